@@ -1,0 +1,62 @@
+"""Command line: ``python -m sparsegrad info``."""
+
+import argparse
+import platform
+import sys
+
+
+def _kernels_built():
+    import importlib
+    import pkgutil
+
+    from . import _kernels
+
+    names = []
+    for module in pkgutil.iter_modules(_kernels.__path__):
+        if module.name.startswith("_"):
+            continue
+        try:
+            importlib.import_module(f"{_kernels.__name__}.{module.name}")
+        except ImportError as exc:
+            names.append(f"{module.name} (failed to load: {exc})")
+        else:
+            names.append(module.name)
+    return names
+
+
+def info(out=sys.stdout):
+    """Print the version, OpenMP, threads, kernels and GPU status."""
+    import numpy
+    import scipy
+
+    import sparsegrad
+    from sparsegrad._kernels import parallel
+    from sparsegrad.framework.backend import cupy_status
+
+    usable, gpu = cupy_status()
+    lines = [
+        f"sparsegrad {sparsegrad.__version__}",
+        f"python     {platform.python_version()} ({platform.machine()})",
+        f"numpy      {numpy.__version__}",
+        f"scipy      {scipy.__version__}",
+        f"openmp     {'yes' if sparsegrad.openmp_enabled() else 'no (serial kernels)'}",
+        f"threads    {sparsegrad.get_num_threads()} "
+        f"(processors seen by OpenMP: {parallel.num_procs()})",
+        f"kernels    {', '.join(_kernels_built())}",
+        f"gpu        {'yes' if usable else 'no'}: {gpu}",
+    ]
+    print("\n".join(lines), file=out)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m sparsegrad")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("info", help="show the build and runtime configuration")
+    args = parser.parse_args(argv)
+    if args.command == "info":
+        info()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

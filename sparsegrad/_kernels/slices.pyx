@@ -1,0 +1,219 @@
+"""Kernels behind IndexedSlices: scatter into a dense array, dedupe, sum of squares.
+
+Design
+------
+Values are viewed as 2-D ``(n, row_width)`` C-contiguous arrays; the Python layer
+(``sparsegrad.framework.indexed_slices``) reshapes, checks dtypes, checks that
+every index lies in ``[0, n_rows)`` and allocates the outputs.  Nothing here
+raises or checks.
+
+Determinism: every output element is accumulated by exactly one thread, in the
+original order of its contributions, so the bits never depend on the thread
+count.
+* scatter_add / scatter_update: the output rows are split into ``n_parts``
+  classes ``row % n_parts``; class ``p`` is one prange iteration, which walks all
+  indices in order and handles the rows of its class.
+* dedupe: a stable LSD radix argsort groups equal indices (keeping their original
+  order), then each group is summed by one thread.
+* sum_of_squares: fixed-size chunks are summed in parallel into ``partials`` with a
+  fixed accumulation pattern, then the partials are added in order.
+"""
+
+from cython cimport floating
+from cython.parallel cimport prange
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy, memset
+
+from ._typedefs cimport index_t
+
+# Below this many touched elements a kernel runs on the calling thread.
+cdef Py_ssize_t PARALLEL_MIN_WORK = 1 << 15
+# Chunk of sum_of_squares: fixed, so that the partial sums do not depend on threads.
+cdef Py_ssize_t SQUARES_CHUNK = 1 << 12
+# Radix digit width of the argsort.
+cdef int RADIX_BITS = 11
+
+
+cdef inline int _parts(Py_ssize_t n, Py_ssize_t row_width, int n_threads) noexcept nogil:
+    if n_threads <= 1 or n * row_width < PARALLEL_MIN_WORK:
+        return 1
+    return n_threads
+
+
+def scatter_add(
+    const floating[:, ::1] values,      # IN  (n, row_width)
+    const index_t[::1] indices,         # IN  (n,), each in [0, out.shape[0])
+    floating[:, ::1] out,               # OUT (n_rows, row_width), added to in place
+    int n_threads,
+):
+    """``out[indices[k]] += values[k]`` for k in order (duplicates accumulate)."""
+    cdef Py_ssize_t n = indices.shape[0], row_width = values.shape[1]
+    cdef Py_ssize_t k, j, i
+    cdef int p, n_parts = _parts(n, row_width, n_threads)
+    for p in prange(n_parts, nogil=True, schedule="static", num_threads=n_parts):
+        for k in range(n):
+            i = indices[k]
+            if i % n_parts != p:
+                continue
+            for j in range(row_width):
+                out[i, j] += values[k, j]
+
+
+def scatter_update(
+    const floating[:, ::1] values,      # IN  (n, row_width)
+    const index_t[::1] indices,         # IN  (n,), each in [0, out.shape[0])
+    floating[:, ::1] out,               # OUT (n_rows, row_width), rows overwritten
+    int n_threads,
+):
+    """``out[indices[k]] = values[k]`` for k in order (the last duplicate wins)."""
+    cdef Py_ssize_t n = indices.shape[0], row_width = values.shape[1]
+    cdef Py_ssize_t k, i
+    cdef int p, n_parts = _parts(n, row_width, n_threads)
+    cdef size_t row_bytes = row_width * sizeof(floating)
+    if row_width == 0:
+        return
+    for p in prange(n_parts, nogil=True, schedule="static", num_threads=n_parts):
+        for k in range(n):
+            i = indices[k]
+            if i % n_parts == p:
+                memcpy(&out[i, 0], &values[k, 0], row_bytes)
+
+
+def argsort_stable(
+    const index_t[::1] keys,            # IN  (n,), each in [0, max_key]
+    int64_t max_key,                    # IN  an upper bound of the keys
+    int64_t[::1] order_out,             # OUT (n,) permutation sorting keys stably
+):
+    """Stable LSD radix argsort of non-negative keys (single-threaded)."""
+    cdef Py_ssize_t n = keys.shape[0], k
+    cdef int n_buckets = 1 << RADIX_BITS
+    cdef uint64_t mask = n_buckets - 1, digit
+    cdef int shift = 0, b
+    cdef int64_t total, count
+    cdef uint64_t *key_cur
+    cdef uint64_t *key_nxt
+    cdef uint64_t *key_tmp
+    cdef int64_t *pos_cur
+    cdef int64_t *pos_nxt
+    cdef int64_t *pos_tmp
+    cdef int64_t *hist
+    if n == 0:
+        return
+    key_cur = <uint64_t *> malloc(n * sizeof(uint64_t))
+    key_nxt = <uint64_t *> malloc(n * sizeof(uint64_t))
+    pos_cur = <int64_t *> malloc(n * sizeof(int64_t))
+    pos_nxt = <int64_t *> malloc(n * sizeof(int64_t))
+    hist = <int64_t *> malloc(n_buckets * sizeof(int64_t))
+    if not (key_cur and key_nxt and pos_cur and pos_nxt and hist):
+        free(key_cur); free(key_nxt); free(pos_cur); free(pos_nxt); free(hist)
+        raise MemoryError("argsort_stable: could not allocate scratch buffers")
+    with nogil:
+        for k in range(n):
+            key_cur[k] = <uint64_t> keys[k]
+            pos_cur[k] = k
+        while shift == 0 or (<uint64_t> max_key >> shift) != 0:
+            memset(hist, 0, n_buckets * sizeof(int64_t))
+            for k in range(n):
+                hist[(key_cur[k] >> shift) & mask] += 1
+            total = 0
+            for b in range(n_buckets):
+                count = hist[b]
+                hist[b] = total
+                total = total + count
+            for k in range(n):
+                digit = (key_cur[k] >> shift) & mask
+                key_nxt[hist[digit]] = key_cur[k]
+                pos_nxt[hist[digit]] = pos_cur[k]
+                hist[digit] += 1
+            key_tmp = key_cur; key_cur = key_nxt; key_nxt = key_tmp
+            pos_tmp = pos_cur; pos_cur = pos_nxt; pos_nxt = pos_tmp
+            shift = shift + RADIX_BITS
+            if shift >= 64:
+                break
+        memcpy(&order_out[0], pos_cur, n * sizeof(int64_t))
+    free(key_cur); free(key_nxt); free(pos_cur); free(pos_nxt); free(hist)
+
+
+def group_starts(
+    const index_t[::1] keys,            # IN  (n,)
+    const int64_t[::1] order,           # IN  (n,) stable sorting permutation of keys
+    index_t[::1] unique_out,            # OUT (>= n_unique,) sorted distinct keys
+    int64_t[::1] starts_out,            # OUT (>= n_unique + 1,) group bounds in order
+):
+    """Distinct sorted keys and where each group starts in ``order``; n_unique."""
+    cdef Py_ssize_t n = keys.shape[0], k, n_unique = 0
+    cdef index_t key, previous = 0
+    with nogil:
+        for k in range(n):
+            key = keys[order[k]]
+            if k == 0 or key != previous:
+                unique_out[n_unique] = key
+                starts_out[n_unique] = k
+                n_unique = n_unique + 1
+                previous = key
+        starts_out[n_unique] = n
+    return n_unique
+
+
+def gather_group_sum(
+    const floating[:, ::1] values,      # IN  (n, row_width)
+    const int64_t[::1] order,           # IN  (n,) rows of values, grouped
+    const int64_t[::1] starts,          # IN  (n_groups + 1,) group bounds in order
+    floating[:, ::1] out,               # OUT (n_groups, row_width), zero-filled
+    int n_threads,
+):
+    """``out[g] = sum(values[order[starts[g]:starts[g + 1]]])``, in that order."""
+    cdef Py_ssize_t n_groups = out.shape[0], row_width = values.shape[1]
+    cdef Py_ssize_t g, k, j, row
+    cdef int threads = _parts(values.shape[0], row_width, n_threads)
+    for g in prange(n_groups, nogil=True, schedule="dynamic", chunksize=16,
+                    num_threads=threads):
+        for k in range(starts[g], starts[g + 1]):
+            row = order[k]
+            for j in range(row_width):
+                out[g, j] += values[row, j]
+
+
+cdef inline double _chunk_squares(const floating *x, Py_ssize_t n) noexcept nogil:
+    # Four interleaved accumulators in a fixed pattern: deterministic, and not
+    # bound by the latency of a single chain of additions.
+    cdef double a0 = 0, a1 = 0, a2 = 0, a3 = 0
+    cdef Py_ssize_t k = 0
+    while k + 4 <= n:
+        a0 += <double> x[k] * x[k]
+        a1 += <double> x[k + 1] * x[k + 1]
+        a2 += <double> x[k + 2] * x[k + 2]
+        a3 += <double> x[k + 3] * x[k + 3]
+        k = k + 4
+    while k < n:
+        a0 += <double> x[k] * x[k]
+        k = k + 1
+    return (a0 + a1) + (a2 + a3)
+
+
+def sum_of_squares(
+    const floating[::1] x,              # IN  (n,)
+    int n_threads,
+):
+    """``sum(x ** 2)`` accumulated in float64; the same bits for any thread count."""
+    cdef Py_ssize_t n = x.shape[0], c, lo, hi
+    cdef Py_ssize_t n_chunks = (n + SQUARES_CHUNK - 1) // SQUARES_CHUNK
+    cdef double total = 0
+    cdef double *partials
+    cdef int threads = _parts(n, 1, n_threads)
+    if n == 0:
+        return 0.0
+    partials = <double *> malloc(n_chunks * sizeof(double))
+    if not partials:
+        raise MemoryError("sum_of_squares: could not allocate partial sums")
+    for c in prange(n_chunks, nogil=True, schedule="static", num_threads=threads):
+        lo = c * SQUARES_CHUNK
+        hi = lo + SQUARES_CHUNK
+        if hi > n:
+            hi = n
+        partials[c] = _chunk_squares(&x[lo], hi - lo)
+    for c in range(n_chunks):
+        total += partials[c]
+    free(partials)
+    return total

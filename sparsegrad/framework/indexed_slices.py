@@ -1,0 +1,387 @@
+"""IndexedSlices: a set of rows of a larger dense tensor, the sparse gradient."""
+
+import numbers
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+from . import sparse_rows
+from .tensor import Tensor, convert_to_tensor
+
+__all__ = ["IndexedSlices", "concat"]
+
+
+def _check_dense_shape(dense_shape):
+    try:
+        shape = tuple(int(d.__index__()) for d in np.atleast_1d(dense_shape).tolist())
+    except (AttributeError, TypeError):
+        raise InvalidArgumentError(
+            f"dense_shape must be a sequence of non-negative ints, got {dense_shape!r}"
+        ) from None
+    if any(d < 0 for d in shape) or not shape:
+        raise InvalidArgumentError(
+            f"dense_shape must be a non-empty sequence of non-negative ints, got "
+            f"{dense_shape!r}"
+        )
+    return shape
+
+
+class IndexedSlices:
+    """Rows of a dense tensor: ``dense[indices[k]] += values[k]``.
+
+    This is how sparsegrad represents the gradient of a gather, an embedding
+    lookup or a ``scipy.sparse`` @ dense product: only the touched rows are
+    stored, and the representation stays sparse through aggregation and
+    clipping into the optimizer.  Indices may repeat; a repeated index stands
+    for the sum of its rows.
+
+    Parameters
+    ----------
+    values : array_like of shape (n, d1, ..., dk)
+        The rows.
+    indices : array_like of shape (n,), int32 or int64
+        Row of the dense tensor that each row of `values` belongs to.  Other
+        integer dtypes are converted to int64.
+    dense_shape : sequence of int, optional
+        Shape ``(n_rows, d1, ..., dk)`` of the dense tensor.  When given, every
+        index must lie in ``[0, n_rows)``.
+
+    Raises
+    ------
+    InvalidArgumentError
+        If `indices` is not 1-D of an integer dtype, ``len(values) !=
+        len(indices)``, the row shape differs from ``dense_shape[1:]``, or an
+        index lies outside ``[0, dense_shape[0])``.
+
+    See Also
+    --------
+    IndexedSlices.to_dense, IndexedSlices.deduplicate
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import sparsegrad as sg
+    >>> s = sg.IndexedSlices([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], [0, 2, 0],
+    ...                      dense_shape=(3, 2))
+    >>> s.to_dense().numpy()
+    array([[6., 8.],
+           [0., 0.],
+           [3., 4.]])
+    >>> d = s.deduplicate()
+    >>> d.indices.numpy(), d.values.numpy()
+    (array([0, 2]), array([[6., 8.],
+           [3., 4.]]))
+    >>> np.asarray(-s)[0]
+    array([-6., -8.])
+    """
+
+    __slots__ = ("_values", "_indices", "_dense_shape")
+
+    # ndarray (op) IndexedSlices defers to our reflected operators.
+    __array_priority__ = 100
+
+    def __init__(self, values, indices, dense_shape=None):
+        values = convert_to_tensor(values, name="values")
+        indices_array = sparse_rows.as_index_array(
+            indices._value if isinstance(indices, Tensor) else indices, "indices"
+        )
+        if values.ndim == 0:
+            raise InvalidArgumentError(
+                "values must be at least 1-D (one row per index), got a scalar"
+            )
+        if values.shape[0] != indices_array.shape[0]:
+            raise InvalidArgumentError(
+                f"values.shape[0] must equal len(indices): got values of shape "
+                f"{values.shape} and {indices_array.shape[0]} indices"
+            )
+        if dense_shape is not None:
+            dense_shape = _check_dense_shape(dense_shape)
+            if dense_shape[1:] != values.shape[1:]:
+                raise InvalidArgumentError(
+                    f"the row shape of values {values.shape[1:]} must equal "
+                    f"dense_shape[1:] {dense_shape[1:]} (dense_shape={dense_shape})"
+                )
+            sparse_rows.check_in_range(indices_array, dense_shape[0], "indices")
+        else:
+            if indices_array.size and indices_array.min() < 0:
+                sparse_rows.check_in_range(
+                    indices_array, np.iinfo(indices_array.dtype).max, "indices"
+                )
+        self._values = values
+        self._indices = convert_to_tensor(indices_array)
+        self._dense_shape = dense_shape
+
+    @classmethod
+    def _from_trusted(cls, values, indices, dense_shape):
+        """Build without checks from a producer that already validated."""
+        s = cls.__new__(cls)
+        s._values = values if isinstance(values, Tensor) else Tensor._wrap(values)
+        s._indices = indices if isinstance(indices, Tensor) else Tensor._wrap(indices)
+        s._dense_shape = None if dense_shape is None else tuple(dense_shape)
+        return s
+
+    # -- structure -------------------------------------------------------------
+
+    @property
+    def values(self):
+        """The rows, a Tensor of shape ``(n,) + row_shape``."""
+        return self._values
+
+    @property
+    def indices(self):
+        """The row indices, a 1-D int32 or int64 Tensor."""
+        return self._indices
+
+    @property
+    def dense_shape(self):
+        """Shape of the dense tensor, a tuple of ints, or None if unknown."""
+        return self._dense_shape
+
+    @property
+    def shape(self):
+        """Same as :attr:`dense_shape`."""
+        return self._dense_shape
+
+    @property
+    def dtype(self):
+        """dtype of the values."""
+        return self._values.dtype
+
+    def __len__(self):
+        return self._indices.shape[0]
+
+    def __repr__(self):
+        shape = "" if self._dense_shape is None else f", dense_shape={self._dense_shape}"
+        return (
+            f"IndexedSlices(indices={self._indices.numpy()!r}, "
+            f"values={self._values.numpy()!r}{shape})"
+        )
+
+    # -- conversions -----------------------------------------------------------
+
+    def _require_dense_shape(self, what):
+        if self._dense_shape is None:
+            raise ValueError(
+                f"{what} needs the dense_shape of the IndexedSlices, which is None: "
+                f"{self!r}"
+            )
+        return self._dense_shape
+
+    def to_dense(self):
+        """The dense tensor: rows of repeated indices summed, missing rows zero.
+
+        Cost O(prod(dense_shape)): this is the one operation on IndexedSlices
+        whose cost is the size of the table, not of the touched rows.
+
+        Returns
+        -------
+        Tensor of shape `dense_shape` and the dtype of the values.
+
+        Raises
+        ------
+        ValueError
+            If `dense_shape` is None.
+        """
+        shape = self._require_dense_shape("to_dense")
+        xp_values = np.asarray(self._values)
+        out = np.zeros(shape, dtype=xp_values.dtype)
+        sparse_rows.scatter_add(out, self._indices._value, xp_values)
+        return Tensor._wrap(out)
+
+    def _as_tensor(self):
+        return self.to_dense()
+
+    def __array__(self, dtype=None, copy=None):
+        if copy is False:
+            raise ValueError("densifying IndexedSlices always makes a new array")
+        dense = self.to_dense()._value
+        return dense if dtype is None else dense.astype(dtype)
+
+    def deduplicate(self):
+        """Sum the rows that share an index.
+
+        Returns
+        -------
+        IndexedSlices
+            With sorted, distinct indices; each row is the sum, in the original
+            order, of the rows that had that index.  Cost O(n) in the number of
+            rows (a radix sort), independent of the dense size.
+        """
+        indices = self._indices._value
+        max_index = None if self._dense_shape is None else self._dense_shape[0] - 1
+        unique, summed = sparse_rows.deduplicate(
+            indices, np.asarray(self._values), max_index=max_index
+        )
+        return IndexedSlices._from_trusted(summed, unique, self._dense_shape)
+
+    # -- arithmetic ------------------------------------------------------------
+
+    def __neg__(self):
+        return IndexedSlices._from_trusted(
+            -np.asarray(self._values), self._indices, self._dense_shape
+        )
+
+    def _scalar(self, factor, op):
+        if isinstance(factor, (Tensor, np.ndarray, np.generic)):
+            array = np.asarray(factor)
+            if array.ndim != 0:
+                raise TypeError(
+                    f"IndexedSlices {op} needs a scalar, got an array of shape "
+                    f"{array.shape}; densify with to_dense() for elementwise math"
+                )
+            return array.astype(self.dtype, copy=False)
+        if isinstance(factor, numbers.Number) and not isinstance(factor, complex):
+            return np.asarray(factor, dtype=self.dtype)
+        return None
+
+    def __mul__(self, factor):
+        scale = self._scalar(factor, "*")
+        if scale is None:
+            return NotImplemented
+        return IndexedSlices._from_trusted(
+            np.asarray(self._values) * scale, self._indices, self._dense_shape
+        )
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, divisor):
+        scale = self._scalar(divisor, "/")
+        if scale is None:
+            return NotImplemented
+        return IndexedSlices._from_trusted(
+            np.asarray(self._values) / scale, self._indices, self._dense_shape
+        )
+
+    # -- scipy.sparse ----------------------------------------------------------
+
+    @classmethod
+    def from_scipy(cls, matrix):
+        """Rows of a 2-D ``scipy.sparse`` matrix that hold a stored entry.
+
+        A CSR row becomes a slice row: the result has one row (dense, of
+        length ``n_cols``) per row of `matrix` with at least one stored entry,
+        indices sorted.  Cost O(stored rows x n_cols).
+
+        Parameters
+        ----------
+        matrix : scipy.sparse matrix or array, 2-D
+
+        Returns
+        -------
+        IndexedSlices with ``dense_shape == matrix.shape``.
+
+        Examples
+        --------
+        >>> import scipy.sparse as sp
+        >>> import sparsegrad as sg
+        >>> m = sp.csr_array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
+        >>> s = sg.IndexedSlices.from_scipy(m)
+        >>> s.indices.numpy(), s.values.numpy()
+        (array([1, 2], dtype=int32), array([[1., 0.],
+               [0., 2.]]))
+        """
+        import scipy.sparse
+
+        if not scipy.sparse.issparse(matrix):
+            raise TypeError(
+                f"from_scipy expects a scipy.sparse matrix, got {type(matrix).__name__}"
+            )
+        if len(matrix.shape) != 2:
+            raise InvalidArgumentError(
+                f"from_scipy expects a 2-D matrix, got shape {matrix.shape}"
+            )
+        csr = scipy.sparse.csr_array(matrix)
+        csr.sum_duplicates()
+        rows = np.flatnonzero(np.diff(csr.indptr)).astype(csr.indptr.dtype)
+        values = csr[rows].toarray() if rows.size else np.zeros(
+            (0, csr.shape[1]), dtype=csr.dtype
+        )
+        return cls._from_trusted(values, rows, csr.shape)
+
+    def to_scipy(self):
+        """A ``scipy.sparse.csr_array`` of the dense tensor (2-D only).
+
+        Repeated indices are summed; zeros in the values are not stored.
+        """
+        import scipy.sparse
+
+        shape = self._require_dense_shape("to_scipy")
+        if len(shape) != 2:
+            raise InvalidArgumentError(
+                f"to_scipy needs a 2-D dense_shape, got {shape}"
+            )
+        dedup = self.deduplicate()
+        rows = np.asarray(dedup._indices)
+        values = np.asarray(dedup._values)
+        coo = scipy.sparse.coo_array(
+            (
+                values.reshape(-1),
+                (np.repeat(rows, shape[1]), np.tile(np.arange(shape[1]), rows.size)),
+            ),
+            shape=shape,
+        )
+        csr = coo.tocsr()
+        csr.eliminate_zeros()
+        return csr
+
+    @staticmethod
+    def concat(slices):
+        """Concatenate several IndexedSlices of one dense tensor (no dedupe)."""
+        return concat(slices)
+
+
+def concat(slices):
+    """Concatenate IndexedSlices that describe the same dense tensor.
+
+    This is how sparse gradients aggregate: the rows are stacked, nothing is
+    summed or densified (cost O(total rows)).  Mixed int32 and int64 indices
+    give int64 indices.
+
+    Parameters
+    ----------
+    slices : sequence of IndexedSlices
+        Same dtype and row shape; the dense shapes that are known must agree.
+
+    Returns
+    -------
+    IndexedSlices
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> a = sg.IndexedSlices([[1.0]], [0], dense_shape=(2, 1))
+    >>> b = sg.IndexedSlices([[2.0]], [0], dense_shape=(2, 1))
+    >>> sg.IndexedSlices.concat([a, b]).to_dense().numpy()
+    array([[3.],
+           [0.]])
+    """
+    slices = list(slices)
+    if not slices:
+        raise ValueError("concat needs at least one IndexedSlices")
+    for k, s in enumerate(slices):
+        if not isinstance(s, IndexedSlices):
+            raise TypeError(
+                f"concat: element {k} is a {type(s).__name__}, not IndexedSlices"
+            )
+    first = slices[0]
+    shapes = {s.dense_shape for s in slices if s.dense_shape is not None}
+    if len(shapes) > 1:
+        raise InvalidArgumentError(
+            f"concat: the slices describe different dense shapes {sorted(shapes)}"
+        )
+    for k, s in enumerate(slices[1:], 1):
+        if s.dtype != first.dtype or s.values.shape[1:] != first.values.shape[1:]:
+            raise InvalidArgumentError(
+                f"concat: element {k} has rows of shape {s.values.shape[1:]} and "
+                f"dtype {s.dtype}, element 0 has {first.values.shape[1:]} and "
+                f"{first.dtype}"
+            )
+    index_dtypes = {s.indices.dtype for s in slices}
+    index_dtype = np.int64 if len(index_dtypes) > 1 else first.indices.dtype
+    indices = np.concatenate([np.asarray(s.indices) for s in slices]).astype(
+        index_dtype, copy=False
+    )
+    values = np.concatenate([np.asarray(s.values) for s in slices])
+    return IndexedSlices._from_trusted(
+        values, indices, shapes.pop() if shapes else None
+    )

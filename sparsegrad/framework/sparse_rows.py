@@ -1,0 +1,227 @@
+"""Validated front end of the row kernels in ``_kernels/slices.pyx``.
+
+Each function checks and converts its arguments, allocates what the kernel writes,
+and calls the kernel with the current thread count.  float32 and float64 values
+go to the compiled kernels; other real dtypes (integers, float16) take a NumPy
+path with the same results.  Index ranges are always checked here, before
+anything is written.
+"""
+
+import numpy as np
+
+from .._kernels import slices as _slices
+from ..errors import InvalidArgumentError
+from .dtypes import INDEX_DTYPES, is_kernel_float
+from .threads import get_num_threads
+
+__all__ = [
+    "as_index_array",
+    "check_in_range",
+    "scatter_add",
+    "scatter_update",
+    "deduplicate",
+    "sum_of_squares",
+]
+
+
+def as_index_array(indices, name="indices"):
+    """`indices` as a 1-D int32 or int64 NumPy array (other integer dtypes are
+    converted to int64).
+
+    Raises
+    ------
+    InvalidArgumentError
+        If `indices` is not 1-D, or not of an integer dtype.
+    """
+    array = np.asarray(indices)
+    if array.dtype.kind not in "iu" or array.dtype == np.bool_:
+        if array.size == 0 and array.dtype.kind == "f":
+            array = array.astype(np.int64)  # np.asarray([]) is float64
+        else:
+            raise InvalidArgumentError(
+                f"{name} must be int32 or int64, got dtype {array.dtype}"
+            )
+    if array.ndim != 1:
+        raise InvalidArgumentError(
+            f"{name} must be 1-D, got shape {tuple(array.shape)}"
+        )
+    if array.dtype not in INDEX_DTYPES:
+        if array.dtype == np.uint64 and array.size and array.max() > np.iinfo(
+            np.int64
+        ).max:
+            raise InvalidArgumentError(
+                f"{name} holds {array.max()}, which does not fit in int64"
+            )
+        array = array.astype(np.int64)
+    return np.ascontiguousarray(array)
+
+
+def check_in_range(indices, n_rows, name="indices"):
+    """Raise unless every index lies in ``[0, n_rows)``.
+
+    The message names the first offending position and value, as TensorFlow's
+    gather and scatter ops do: ``indices[3] = 7 is not in [0, 5)``.
+    """
+    if indices.size == 0:
+        return
+    if indices.min() >= 0 and indices.max() < n_rows:
+        return
+    bad = np.flatnonzero((indices < 0) | (indices >= n_rows))[0]
+    raise InvalidArgumentError(
+        f"{name}[{bad}] = {indices[bad]} is not in [0, {n_rows})"
+    )
+
+
+def _rows_2d(array, n):
+    """View `array` of shape (n, ...) as C-contiguous (n, row_width)."""
+    return np.ascontiguousarray(array).reshape(n, -1)
+
+
+def _check_rows(out, indices, values, what):
+    if out.ndim == 0:
+        raise InvalidArgumentError(f"{what}: the target must be at least 1-D")
+    if values.shape != indices.shape + out.shape[1:]:
+        raise InvalidArgumentError(
+            f"{what}: values of shape {tuple(values.shape)} do not match indices "
+            f"of shape {tuple(indices.shape)} and rows of shape "
+            f"{tuple(out.shape[1:])}; expected {indices.shape + out.shape[1:]}"
+        )
+    if not np.can_cast(values.dtype, out.dtype, casting="same_kind"):
+        raise InvalidArgumentError(
+            f"{what}: values of dtype {values.dtype} cannot be cast to the "
+            f"target's dtype {out.dtype}"
+        )
+
+
+def _check_writable_target(out, what):
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"{what}: the target must be a numpy array")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise InvalidArgumentError(
+            f"{what}: the target must be a writeable C-contiguous array"
+        )
+
+
+def scatter_add(out, indices, values, name="indices"):
+    """``out[indices[k]] += values[k]`` in place, duplicates accumulating.
+
+    `out` is a writeable C-contiguous array of shape ``(n_rows, ...)``; `values`
+    has shape ``(len(indices),) + out.shape[1:]`` and is cast to ``out.dtype``.
+    Nothing is written when any check fails.
+    """
+    _check_writable_target(out, "scatter_add")
+    indices = as_index_array(indices, name)
+    values = np.asarray(values)
+    _check_rows(out, indices, values, "scatter_add")
+    check_in_range(indices, out.shape[0], name)
+    values = values.astype(out.dtype, copy=False)
+    if indices.size == 0:
+        return out
+    if is_kernel_float(out.dtype):
+        n = indices.shape[0]
+        _slices.scatter_add(
+            _rows_2d(values, n), indices, out.reshape(out.shape[0], -1),
+            get_num_threads(),
+        )
+    else:
+        np.add.at(out, indices, values)
+    return out
+
+
+def scatter_update(out, indices, values, name="indices"):
+    """``out[indices[k]] = values[k]`` in place, k in order: the last duplicate
+    wins.  Checks as :func:`scatter_add`."""
+    _check_writable_target(out, "scatter_update")
+    indices = as_index_array(indices, name)
+    values = np.asarray(values)
+    _check_rows(out, indices, values, "scatter_update")
+    check_in_range(indices, out.shape[0], name)
+    values = values.astype(out.dtype, copy=False)
+    if indices.size == 0:
+        return out
+    if is_kernel_float(out.dtype):
+        n = indices.shape[0]
+        _slices.scatter_update(
+            _rows_2d(values, n), indices, out.reshape(out.shape[0], -1),
+            get_num_threads(),
+        )
+    else:
+        # Keep the last occurrence of each index, then one plain assignment.
+        reversed_unique, position = np.unique(indices[::-1], return_index=True)
+        out[reversed_unique] = values[::-1][position]
+    return out
+
+
+def group_rows(indices, max_index):
+    """Group equal indices stably.
+
+    Returns ``(unique, order, starts)``: the sorted distinct indices, a
+    permutation of ``range(len(indices))`` that lists the positions of each
+    distinct index in their original order, and the bounds of each group in
+    ``order`` (``len(unique) + 1`` entries).  Indices must be non-negative and at
+    most `max_index` (checked by the caller).  Cost O(n), for the optimizers that
+    coalesce duplicate rows too.
+    """
+    n = indices.shape[0]
+    order = np.empty(n, dtype=np.int64)
+    _slices.argsort_stable(indices, int(max_index), order)
+    unique = np.empty(n, dtype=indices.dtype)
+    starts = np.empty(n + 1, dtype=np.int64)
+    n_unique = _slices.group_starts(indices, order, unique, starts)
+    return unique[:n_unique], order, starts[: n_unique + 1]
+
+
+def deduplicate(indices, values, max_index=None):
+    """Sum the rows of `values` that share an index.
+
+    Parameters
+    ----------
+    indices : ndarray of shape (n,), int32 or int64, non-negative
+    values : ndarray of shape (n, ...)
+    max_index : int, optional
+        An upper bound of the indices (speeds up the sort); computed if absent.
+
+    Returns
+    -------
+    unique : ndarray of shape (n_unique,), the dtype of `indices`
+        The distinct indices, sorted.
+    summed : ndarray of shape (n_unique, ...), the dtype of `values`
+        ``summed[u]`` is the sum, in the original order, of the rows of
+        `values` whose index is ``unique[u]``.
+    """
+    indices = as_index_array(indices)
+    values = np.asarray(values)
+    n = indices.shape[0]
+    if values.shape[:1] != (n,):
+        raise InvalidArgumentError(
+            f"deduplicate: values of shape {tuple(values.shape)} do not have one "
+            f"row per index ({n} indices)"
+        )
+    if n == 0:
+        return indices.copy(), values.copy()
+    if indices.min() < 0:
+        check_in_range(indices, np.iinfo(indices.dtype).max)
+    if max_index is None:
+        max_index = int(indices.max())
+    unique, order, starts = group_rows(indices, max_index)
+    summed = np.zeros((unique.shape[0],) + values.shape[1:], dtype=values.dtype)
+    if is_kernel_float(values.dtype):
+        _slices.gather_group_sum(
+            _rows_2d(values, n), order, starts,
+            summed.reshape(unique.shape[0], -1), get_num_threads(),
+        )
+    else:
+        group_of = np.repeat(np.arange(unique.shape[0]), np.diff(starts))
+        np.add.at(summed, group_of, values[order])
+    return unique, summed
+
+
+def sum_of_squares(values):
+    """``sum(values ** 2)`` as a Python float, accumulated in float64 in a fixed
+    order (the same bits for any thread count)."""
+    values = np.asarray(values)
+    if is_kernel_float(values.dtype):
+        flat = np.ascontiguousarray(values).reshape(-1)
+        return _slices.sum_of_squares(flat, get_num_threads())
+    flat = values.astype(np.float64).reshape(-1)
+    return _slices.sum_of_squares(np.ascontiguousarray(flat), get_num_threads())

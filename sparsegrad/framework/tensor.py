@@ -1,0 +1,292 @@
+"""Tensor: an immutable n-dimensional array, and conversion to it."""
+
+import itertools
+
+import numpy as np
+
+from . import backend
+from .dtypes import check_numeric
+from ..errors import InvalidArgumentError
+
+__all__ = ["Tensor", "convert_to_tensor", "constant"]
+
+_next_id = itertools.count(1).__next__
+
+
+def _freeze(array):
+    """Mark a NumPy array read-only (CuPy arrays have no such flag)."""
+    if isinstance(array, np.ndarray):
+        array.flags.writeable = False
+    return array
+
+
+class Tensor:
+    """An immutable n-dimensional array.
+
+    A Tensor wraps a NumPy array (or a CuPy array on the GPU) that nobody writes
+    to: the array is a private copy, or the result of an op, and is marked
+    read-only.  Ops take and return Tensors; ``np.asarray(t)`` gives the array
+    back without a copy.
+
+    Use :func:`convert_to_tensor` (or :func:`constant`) to make one.
+
+    Parameters
+    ----------
+    value : array_like
+        Anything :func:`numpy.asarray` accepts, or a Tensor.
+    dtype : dtype, optional
+        Cast to this dtype.
+
+    Attributes
+    ----------
+    shape : tuple of int
+    dtype : numpy.dtype
+    ndim : int
+    size : int
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> t = sg.convert_to_tensor([[1.0, 2.0], [3.0, 4.0]], dtype="float32")
+    >>> t.shape, t.dtype
+    ((2, 2), dtype('float32'))
+    >>> t.numpy()
+    array([[1., 2.],
+           [3., 4.]], dtype=float32)
+    """
+
+    __slots__ = ("_value", "_id", "__weakref__")
+
+    # ndarray (op) Tensor defers to the Tensor's reflected operators.
+    __array_priority__ = 100
+
+    def __init__(self, value, dtype=None):
+        array = _to_array(value, dtype, "value")
+        self._value = _freeze(array)
+        self._id = _next_id()
+
+    @classmethod
+    def _wrap(cls, array):
+        """Wrap an array the caller owns and will never write (no copy)."""
+        t = cls.__new__(cls)
+        t._value = _freeze(array)
+        t._id = _next_id()
+        return t
+
+    @property
+    def shape(self):
+        """The shape, a tuple of ints."""
+        return tuple(self._value.shape)
+
+    @property
+    def dtype(self):
+        """The NumPy dtype of the elements."""
+        return self._value.dtype
+
+    @property
+    def ndim(self):
+        """Number of dimensions."""
+        return self._value.ndim
+
+    @property
+    def size(self):
+        """Number of elements."""
+        return int(self._value.size)
+
+    @property
+    def device(self):
+        """``"cpu"`` for a NumPy-backed Tensor, ``"gpu:N"`` for a CuPy one."""
+        if backend.is_cupy_array(self._value):
+            return f"gpu:{self._value.device.id}"
+        return "cpu"
+
+    def numpy(self):
+        """Return the value as a new, writeable NumPy array (a copy).
+
+        A GPU Tensor is copied to the host.
+        """
+        if backend.is_cupy_array(self._value):
+            return self._value.get()
+        return np.array(self._value, copy=True)
+
+    def __array__(self, dtype=None, copy=None):
+        if backend.is_cupy_array(self._value):
+            if copy is False:
+                raise ValueError("a GPU Tensor cannot be viewed as a NumPy array")
+            return np.asarray(self._value.get(), dtype=dtype)
+        if copy:
+            return np.array(self._value, dtype=dtype, copy=True)
+        if dtype is not None and np.dtype(dtype) != self._value.dtype:
+            if copy is False:
+                raise ValueError(
+                    f"converting a {self._value.dtype} Tensor to {np.dtype(dtype)} "
+                    "needs a copy"
+                )
+            return self._value.astype(dtype)
+        return self._value
+
+    def __len__(self):
+        if self._value.ndim == 0:
+            raise TypeError("len() of a 0-d Tensor")
+        return self._value.shape[0]
+
+    def __bool__(self):
+        if self._value.size != 1:
+            raise ValueError(
+                f"the truth value of a Tensor with {self._value.size} elements is "
+                "ambiguous; use sparsegrad ops or np.any / np.all"
+            )
+        return bool(self._value)
+
+    def __float__(self):
+        return float(self._value)
+
+    def __int__(self):
+        return int(self._value)
+
+    def __index__(self):
+        if self._value.dtype.kind not in "iu" or self._value.ndim != 0:
+            raise TypeError(
+                f"only 0-d integer Tensors can be used as an index, got a "
+                f"{self._value.dtype} Tensor of shape {self.shape}"
+            )
+        return int(self._value)
+
+    def __repr__(self):
+        body = np.array2string(np.asarray(self.numpy()), separator=", ")
+        return (
+            f"<sparsegrad.Tensor: shape={self.shape}, dtype={self.dtype.name}, "
+            f"numpy=\n{body}>"
+            if "\n" in body
+            else f"<sparsegrad.Tensor: shape={self.shape}, dtype={self.dtype.name}, "
+            f"numpy={body}>"
+        )
+
+    def __str__(self):
+        return str(self.numpy())
+
+
+def _to_array(value, dtype, name):
+    """A private array holding `value` (copied unless it is already frozen)."""
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+    if isinstance(value, Tensor):
+        array = value._value
+        if dtype is not None and array.dtype != dtype:
+            array = array.astype(dtype)
+        return array
+    _reject_unconvertible(value, name)
+    if backend.is_cupy_array(value):
+        import cupy
+
+        array = cupy.array(value, dtype=dtype, copy=True)
+    else:
+        try:
+            array = np.array(value, dtype=dtype, copy=True)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"{name}: cannot convert {type(value).__name__} to a Tensor: {exc}"
+            ) from None
+    check_numeric(array.dtype, name)
+    return array
+
+
+def _reject_unconvertible(value, name):
+    if value is None:
+        raise TypeError(f"{name}: cannot convert None to a Tensor")
+    if _is_scipy_sparse(value):
+        raise TypeError(
+            f"{name}: got a scipy.sparse {type(value).__name__}; densifying it "
+            "silently could exhaust memory. Use sparsegrad.sparse ops, "
+            "IndexedSlices.from_scipy, or call .toarray() yourself"
+        )
+
+
+def _is_scipy_sparse(value):
+    module = type(value).__module__
+    if not module.startswith("scipy.sparse"):
+        return False
+    import scipy.sparse
+
+    return scipy.sparse.issparse(value)
+
+
+def convert_to_tensor(value, dtype=None, name=None):
+    """Convert `value` to a :class:`Tensor`.
+
+    Parameters
+    ----------
+    value : Tensor, Variable, IndexedSlices, array_like or scalar
+        A Tensor is returned as is; a Variable gives its current value; an
+        IndexedSlices gives its dense form (duplicates summed, cost
+        O(dense size)); arrays, scalars and nested lists are copied.
+    dtype : dtype, optional
+        The dtype of the result.  Python scalars and lists are converted to it;
+        an existing Tensor, Variable or IndexedSlices must already have it.
+    name : str, optional
+        Names the argument in error messages.
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    InvalidArgumentError
+        If a Tensor, Variable or IndexedSlices has a dtype other than `dtype`,
+        or the value is complex.
+    TypeError
+        If the value cannot be converted (None, strings, objects, a
+        ``scipy.sparse`` matrix).
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> sg.convert_to_tensor(3.0)
+    <sparsegrad.Tensor: shape=(), dtype=float64, numpy=3.0>
+    >>> sg.convert_to_tensor([1, 2], dtype="float32").dtype
+    dtype('float32')
+    """
+    label = name or "value"
+    if isinstance(value, Tensor):
+        _check_dtype_match(value.dtype, dtype, label)
+        return value
+    if hasattr(value, "_as_tensor"):  # Variable, IndexedSlices
+        tensor = value._as_tensor()
+        _check_dtype_match(tensor.dtype, dtype, label)
+        return tensor
+    if _is_frozen(value) and (dtype is None or np.dtype(dtype) == value.dtype):
+        check_numeric(value.dtype, label)
+        return Tensor._wrap(value)  # nobody can write it: no copy needed
+    return Tensor._wrap(_to_array(value, dtype, label))
+
+
+def _is_frozen(value):
+    """True for a NumPy array that no array it views can write to."""
+    if not isinstance(value, np.ndarray):
+        return False
+    while isinstance(value, np.ndarray):
+        if value.flags.writeable:
+            return False
+        value = value.base
+    return value is None
+
+
+def _check_dtype_match(actual, wanted, name):
+    if wanted is not None and np.dtype(wanted) != actual:
+        raise InvalidArgumentError(
+            f"{name}: conversion to dtype {np.dtype(wanted)} requested for a value "
+            f"of dtype {actual}; cast it explicitly"
+        )
+
+
+def constant(value, dtype=None):
+    """Create a Tensor from a scalar, nested list or array (always a copy).
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> sg.constant([1, 2, 3], dtype="float32").numpy()
+    array([1., 2., 3.], dtype=float32)
+    """
+    return Tensor(value, dtype=dtype)
