@@ -1,0 +1,44 @@
+"""Sphinx configuration of the sparsegrad docs.
+
+The docs document the *installed* package (the compiled kernels live there), so
+this file does not put the source tree on sys.path.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "ext"))
+
+import sparsegrad  # noqa: E402
+
+project = "sparsegrad"
+author = "the sparsegrad developers"
+copyright = "2026, the sparsegrad developers"
+version = release = sparsegrad.__version__
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.doctest",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.intersphinx",
+    "coverage_check",
+]
+
+autosummary_generate = True
+autodoc_default_options = {"members": True, "undoc-members": False}
+autodoc_member_order = "bysource"
+napoleon_numpy_docstring = True
+napoleon_google_docstring = False
+napoleon_use_rtype = False
+nitpicky = False
+
+# Run the docstring examples of the API pages with the doctest builder.
+doctest_global_setup = "import numpy as np\nimport sparsegrad as sg"
+
+intersphinx_mapping = {}
+html_theme = "furo"
+html_title = f"sparsegrad {release}"
+html_static_path = ["_static"]
+exclude_patterns = ["_build"]
