@@ -24,8 +24,9 @@ def _kernels_built():
     return names
 
 
-def info(out=sys.stdout):
+def info(out=None):
     """Print the version, OpenMP, threads, kernels and GPU status."""
+    out = sys.stdout if out is None else out
     import numpy
     import scipy
 

@@ -1,0 +1,190 @@
+"""The slices kernels against NumPy, across the dtype matrix and thread counts."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hynp
+
+import sparsegrad as sg
+from sparsegrad._kernels import slices as K
+from sparsegrad.errors import InvalidArgumentError
+from sparsegrad.framework import sparse_rows
+
+FLOATS = [np.float32, np.float64]
+INDEX = [np.int32, np.int64]
+THREADS = [1, 2, 4]
+
+
+def readonly(a):
+    a = np.ascontiguousarray(a)
+    a.flags.writeable = False
+    return a
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("index_dtype", INDEX)
+def test_scatter_add_matches_add_at_and_is_thread_invariant(dtype, index_dtype, rng, zipf):
+    n_rows, width, n = 5000, 16, 20000  # large enough for the parallel path
+    base = rng.standard_normal((n_rows, width)).astype(dtype)
+    indices = readonly(zipf(rng, n, n_rows, dtype=index_dtype))
+    values = readonly(rng.standard_normal((n, width)).astype(dtype))
+    expected = base.copy()
+    np.add.at(expected, indices, values)  # sequential, in order: same rounding
+    results = []
+    for threads in THREADS:
+        out = base.copy()
+        K.scatter_add(values, indices, out, threads)
+        results.append(out)
+    np.testing.assert_array_equal(results[0], expected)
+    for r in results[1:]:
+        assert r.tobytes() == results[0].tobytes()
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("index_dtype", INDEX)
+def test_scatter_update_last_wins(dtype, index_dtype, rng, zipf):
+    n_rows, width, n = 3000, 12, 12000
+    indices = readonly(zipf(rng, n, n_rows, dtype=index_dtype))
+    values = readonly(rng.standard_normal((n, width)).astype(dtype))
+    expected = np.zeros((n_rows, width), dtype)
+    for k in range(n):
+        expected[indices[k]] = values[k]
+    for threads in THREADS:
+        out = np.zeros((n_rows, width), dtype)
+        K.scatter_update(values, indices, out, threads)
+        np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("index_dtype", INDEX)
+@pytest.mark.parametrize("max_key", [0, 1, 7, 2047, 2048, 10**6, 2**31 - 1])
+def test_argsort_stable_matches_numpy(index_dtype, max_key, rng):
+    keys = readonly(rng.integers(0, max_key + 1, size=3001).astype(index_dtype))
+    order = np.empty(keys.size, np.int64)
+    K.argsort_stable(keys, max_key, order)
+    np.testing.assert_array_equal(order, np.argsort(keys, kind="stable"))
+
+
+def test_argsort_stable_large_int64_keys(rng):
+    keys = rng.integers(0, 2**62, size=2000, dtype=np.int64)
+    keys[::7] = keys[0]  # ties
+    keys = readonly(keys)
+    order = np.empty(keys.size, np.int64)
+    K.argsort_stable(keys, int(keys.max()), order)
+    np.testing.assert_array_equal(order, np.argsort(keys, kind="stable"))
+
+
+def test_argsort_empty():
+    order = np.empty(0, np.int64)
+    K.argsort_stable(np.empty(0, np.int64), 0, order)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("index_dtype", INDEX)
+def test_dedupe_matches_unique_add_at_and_is_thread_invariant(dtype, index_dtype, rng, zipf):
+    n_rows, width, n = 100000, 8, 30000
+    indices = readonly(zipf(rng, n, n_rows, dtype=index_dtype))
+    values = readonly(rng.standard_normal((n, width)).astype(dtype))
+    unique, inverse = np.unique(indices, return_inverse=True)
+    expected = np.zeros((unique.size, width), dtype)
+    np.add.at(expected, inverse, values)
+    outputs = []
+    for threads in THREADS:
+        sg.set_num_threads(threads)
+        u, summed = sparse_rows.deduplicate(indices, values)
+        assert u.dtype == index_dtype and summed.dtype == dtype
+        outputs.append(summed)
+        np.testing.assert_array_equal(u, unique)
+    np.testing.assert_array_equal(outputs[0], expected)
+    for o in outputs[1:]:
+        assert o.tobytes() == outputs[0].tobytes()
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 4095, 4096, 4097, 100003])
+def test_sum_of_squares(dtype, n, rng):
+    x = readonly(rng.standard_normal(n).astype(dtype))
+    got = [K.sum_of_squares(x, t) for t in THREADS]
+    assert len({g.hex() for g in got}) == 1, "same bits for any thread count"
+    np.testing.assert_allclose(got[0], np.sum(x.astype(np.float64) ** 2), rtol=1e-12)
+
+
+def test_sum_of_squares_wrapper_other_dtypes():
+    assert sparse_rows.sum_of_squares(np.array([[1, 2], [3, 4]], np.int32)) == 30.0
+    assert sparse_rows.sum_of_squares(np.array([0.5], np.float16)) == 0.25
+    assert sparse_rows.sum_of_squares(np.zeros((0, 3), np.float32)) == 0.0
+
+
+def test_group_rows(rng):
+    indices = np.array([5, 2, 5, 0, 2, 5], np.int32)
+    unique, order, starts = sparse_rows.group_rows(indices, 5)
+    np.testing.assert_array_equal(unique, [0, 2, 5])
+    np.testing.assert_array_equal(order, [3, 1, 4, 0, 2, 5])
+    np.testing.assert_array_equal(starts, [0, 1, 3, 6])
+
+
+# -- the validated wrappers ------------------------------------------------------
+
+
+def test_wrapper_errors_write_nothing(rng):
+    out = rng.standard_normal((4, 3))
+    before = out.copy()
+    with pytest.raises(InvalidArgumentError, match=r"indices\[2\] = -1 is not in \[0, 4\)"):
+        sparse_rows.scatter_add(out, [0, 1, -1], np.ones((3, 3)))
+    with pytest.raises(InvalidArgumentError, match=r"ids\[0\] = 9 is not in \[0, 4\)"):
+        sparse_rows.scatter_update(out, [9], np.ones((1, 3)), name="ids")
+    with pytest.raises(InvalidArgumentError, match="values of shape"):
+        sparse_rows.scatter_add(out, [0], np.ones((2, 3)))
+    with pytest.raises(InvalidArgumentError, match="1-D"):
+        sparse_rows.scatter_add(out, [[0]], np.ones((1, 1, 3)))
+    with pytest.raises(InvalidArgumentError, match="writeable C-contiguous"):
+        sparse_rows.scatter_add(np.asfortranarray(out), [0], np.ones((1, 3)))
+    frozen = out.copy()
+    frozen.flags.writeable = False
+    with pytest.raises(InvalidArgumentError, match="writeable"):
+        sparse_rows.scatter_add(frozen, [0], np.ones((1, 3)))
+    with pytest.raises(TypeError, match="numpy array"):
+        sparse_rows.scatter_add([[0.0]], [0], [[1.0]])
+    with pytest.raises(InvalidArgumentError, match="target must be at least 1-D"):
+        sparse_rows.scatter_add(np.zeros(()), [0], np.ones(1))
+    with pytest.raises(InvalidArgumentError, match="no row per index|one row per index"):
+        sparse_rows.deduplicate([0, 1], np.ones((3, 2)))
+    with pytest.raises(InvalidArgumentError, match=r"indices\[1\] = -4"):
+        sparse_rows.deduplicate([0, -4], np.ones((2, 2)))
+    np.testing.assert_array_equal(out, before)
+
+
+def test_uint64_index_overflow():
+    with pytest.raises(InvalidArgumentError, match="does not fit in int64"):
+        sparse_rows.as_index_array(np.array([2**63], dtype=np.uint64))
+
+
+def test_wrapper_casts_values_to_target_dtype():
+    out = np.zeros((2, 2), np.float32)
+    sparse_rows.scatter_add(out, np.array([1], np.int32), np.array([[0.5, 1.5]]))
+    np.testing.assert_array_equal(out, [[0, 0], [0.5, 1.5]])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n_rows=st.integers(1, 50),
+    data=st.data(),
+    dtype=st.sampled_from(FLOATS),
+    index_dtype=st.sampled_from(INDEX),
+    threads=st.sampled_from(THREADS),
+)
+def test_property_scatter_add_equals_add_at(n_rows, data, dtype, index_dtype, threads):
+    indices = data.draw(
+        hynp.arrays(index_dtype, st.integers(0, 60), elements=st.integers(0, n_rows - 1))
+    )
+    width = data.draw(st.integers(0, 4))
+    values = data.draw(
+        hynp.arrays(dtype, (indices.size, width),
+                    elements=st.floats(-1e3, 1e3, width=32))
+    )
+    expected = np.zeros((n_rows, width), dtype)
+    np.add.at(expected, indices, values)
+    out = np.zeros((n_rows, width), dtype)
+    sg.set_num_threads(threads)
+    sparse_rows.scatter_add(out, indices, values)
+    np.testing.assert_array_equal(out, expected)
