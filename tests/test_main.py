@@ -17,12 +17,13 @@ def test_info_reports_build():
     assert "gpu        " in text
 
 
-def test_module_entry_point():
+def test_module_entry_point(tmp_path):
+    # From outside the source tree, where `python -m` finds the installed package.
     out = subprocess.run([sys.executable, "-m", "sparsegrad", "info"],
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True, check=True, cwd=tmp_path)
     assert out.stdout.startswith("sparsegrad ")
     bad = subprocess.run([sys.executable, "-m", "sparsegrad", "nope"],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, cwd=tmp_path)
     assert bad.returncode == 2
 
 

@@ -32,9 +32,10 @@ def test_numpy_integer_accepted():
 
 
 def _run(code, **env):
+    # Run outside the source tree, so that the installed package is imported.
     full_env = dict(os.environ, **env)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=full_env, check=True)
+                         env=full_env, check=True, cwd=os.path.expanduser("~"))
     return out.stdout.strip(), out.stderr
 
 

@@ -1,0 +1,140 @@
+"""Generate the golden fixtures for tests/training/test_optimizers_golden.py.
+
+Run once, with TensorFlow installed (CI never runs this)::
+
+    /tmp/tfenv/bin/python tests/training/make_optimizer_fixtures.py
+
+For each case it trains two variables (a (5, 3) matrix and a (3,) vector) for
+five steps with a fixed stream of dense gradients and records the variables
+after every step.  Optimizers that Keras 3 has come from ``tf.keras``
+(Keras 3 in TensorFlow 2.21); ProximalGradientDescent and ProximalAdagrad come
+from TensorFlow's raw training ops, which is what
+``tf.compat.v1.train.Proximal*Optimizer`` run.
+
+Learning rates are powers of two: Keras 3 keeps the learning rate in a float32
+variable, and a power of two is the same number in float32 and float64.
+
+Output: ``tests/training/fixtures/optimizer_goldens.npz``.  Each case ``c`` and
+dtype ``d`` stores ``c/d/w0``, ``c/d/b0`` (initial values), ``c/d/gw``, ``c/d/gb``
+(gradients, one per step) and ``c/d/w``, ``c/d/b`` (values after each step);
+``__cases__`` holds the JSON list of ``[case, class name, kwargs]``.
+"""
+
+import json
+import os
+
+import numpy as np
+import tensorflow as tf
+
+N_STEPS = 5
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "fixtures", "optimizer_goldens.npz")
+
+# case name, sparsegrad class name, keyword arguments (shared by both libraries
+# except where translated in `keras_optimizer`).
+CASES = [
+    ("sgd", "SGD", {"learning_rate": 0.125}),
+    ("sgd_momentum", "SGD", {"learning_rate": 0.125, "momentum": 0.9}),
+    ("sgd_nesterov", "SGD", {"learning_rate": 0.125, "momentum": 0.5, "nesterov": True}),
+    ("sgd_clipnorm", "SGD", {"learning_rate": 0.125, "clipnorm": 0.5}),
+    ("sgd_global_clipnorm", "SGD", {"learning_rate": 0.125, "global_clipnorm": 0.75}),
+    ("sgd_clipvalue", "SGD", {"learning_rate": 0.125, "clipvalue": 0.25}),
+    ("adagrad", "Adagrad", {"learning_rate": 0.125}),
+    ("adagrad_eps0", "Adagrad", {"learning_rate": 0.125, "epsilon": 0.0,
+                                 "initial_accumulator_value": 0.5}),
+    ("adadelta", "Adadelta", {"learning_rate": 1.0, "rho": 0.9}),
+    ("adam", "Adam", {"learning_rate": 0.0625}),
+    ("adam_amsgrad", "Adam", {"learning_rate": 0.0625, "amsgrad": True,
+                              "beta_1": 0.8, "beta_2": 0.9}),
+    ("adam_schedule", "Adam", {"learning_rate": ["ExponentialDecay", {
+        "initial_learning_rate": 0.125, "decay_steps": 2, "decay_rate": 0.5,
+        "staircase": True}]}),
+    ("adamw", "AdamW", {"learning_rate": 0.0625, "weight_decay": 0.25}),
+    ("adamax", "Adamax", {"learning_rate": 0.0625}),
+    ("ftrl", "Ftrl", {"learning_rate": 0.25}),
+    ("ftrl_reg", "Ftrl", {"learning_rate": 0.25, "l1_regularization_strength": 0.01,
+                          "l2_regularization_strength": 0.1,
+                          "l2_shrinkage_regularization_strength": 0.05, "beta": 0.5}),
+    ("ftrl_power", "Ftrl", {"learning_rate": 0.25, "learning_rate_power": -0.25,
+                            "l1_regularization_strength": 0.01}),
+    ("rmsprop", "RMSprop", {"learning_rate": 0.0625}),
+    ("rmsprop_momentum", "RMSprop", {"learning_rate": 0.0625, "momentum": 0.5}),
+    ("rmsprop_centered", "RMSprop", {"learning_rate": 0.0625, "centered": True}),
+    ("rmsprop_centered_momentum", "RMSprop", {"learning_rate": 0.0625, "momentum": 0.5,
+                                              "centered": True, "rho": 0.8}),
+    ("proximal_gd", "ProximalGradientDescent", {
+        "learning_rate": 0.125, "l1_regularization_strength": 0.02,
+        "l2_regularization_strength": 0.5}),
+    ("proximal_adagrad", "ProximalAdagrad", {
+        "learning_rate": 0.125, "initial_accumulator_value": 0.1,
+        "l1_regularization_strength": 0.02, "l2_regularization_strength": 0.5}),
+]
+
+
+def keras_optimizer(cls_name, kwargs):
+    kwargs = dict(kwargs)
+    lr = kwargs.get("learning_rate")
+    if isinstance(lr, list):
+        kwargs["learning_rate"] = getattr(tf.keras.optimizers.schedules, lr[0])(**lr[1])
+    return getattr(tf.keras.optimizers, cls_name)(**kwargs)
+
+
+def raw_op_runner(cls_name, kwargs, variables, dtype):
+    """A step function built on tf.raw_ops, for the optimizers Keras lacks."""
+    lr = tf.constant(kwargs["learning_rate"], dtype)
+    l1 = tf.constant(kwargs["l1_regularization_strength"], dtype)
+    l2 = tf.constant(kwargs["l2_regularization_strength"], dtype)
+    if cls_name == "ProximalGradientDescent":
+        def step(grads):
+            for var, g in zip(variables, grads):
+                tf.raw_ops.ResourceApplyProximalGradientDescent(
+                    var=var.handle, alpha=lr, l1=l1, l2=l2, delta=g)
+        return step
+    accums = [tf.Variable(tf.fill(v.shape, tf.constant(
+        kwargs["initial_accumulator_value"], dtype))) for v in variables]
+
+    def step(grads):
+        for var, acc, g in zip(variables, accums, grads):
+            tf.raw_ops.ResourceApplyProximalAdagrad(
+                var=var.handle, accum=acc.handle, lr=lr, l1=l1, l2=l2, grad=g)
+    return step
+
+
+def main():
+    rng = np.random.default_rng(20261122)
+    arrays = {}
+    for case, cls_name, kwargs in CASES:
+        for dtype in (np.float32, np.float64):
+            key = f"{case}/{np.dtype(dtype).name}"
+            w0 = rng.standard_normal((5, 3)).astype(dtype)
+            b0 = rng.standard_normal(3).astype(dtype)
+            gw = rng.standard_normal((N_STEPS, 5, 3)).astype(dtype)
+            gb = rng.standard_normal((N_STEPS, 3)).astype(dtype)
+            w = tf.Variable(w0)
+            b = tf.Variable(b0)
+            if cls_name in ("ProximalGradientDescent", "ProximalAdagrad"):
+                step = raw_op_runner(cls_name, kwargs, [w, b], dtype)
+            else:
+                opt = keras_optimizer(cls_name, kwargs)
+
+                def step(grads, opt=opt):
+                    opt.apply_gradients(zip(grads, [w, b]))
+            ws, bs = [], []
+            for k in range(N_STEPS):
+                step([tf.constant(gw[k]), tf.constant(gb[k])])
+                ws.append(w.numpy())
+                bs.append(b.numpy())
+            arrays.update({
+                f"{key}/w0": w0, f"{key}/b0": b0, f"{key}/gw": gw, f"{key}/gb": gb,
+                f"{key}/w": np.stack(ws), f"{key}/b": np.stack(bs),
+            })
+    arrays["__cases__"] = np.array(json.dumps(CASES))
+    arrays["__versions__"] = np.array(json.dumps(
+        {"tensorflow": tf.__version__, "keras": tf.keras.__version__}))
+    os.makedirs(os.path.dirname(OUT), exist_ok=True)
+    np.savez_compressed(OUT, **arrays)
+    print(f"wrote {OUT}: {len(CASES)} cases x 2 dtypes")
+
+
+if __name__ == "__main__":
+    main()
