@@ -33,6 +33,9 @@ napoleon_numpy_docstring = True
 napoleon_google_docstring = False
 napoleon_use_rtype = False
 nitpicky = False
+# "dtype" and "shape" name attributes of several classes: an ambiguous type
+# reference in a parameter list is not an error.
+suppress_warnings = ["ref.python"]
 
 # Run the docstring examples of the API pages with the doctest builder.
 doctest_global_setup = "import numpy as np\nimport sparsegrad as sg"

@@ -34,15 +34,8 @@ class Tensor:
     ----------
     value : array_like
         Anything :func:`numpy.asarray` accepts, or a Tensor.
-    dtype : dtype, optional
+    dtype : str or numpy.dtype, optional
         Cast to this dtype.
-
-    Attributes
-    ----------
-    shape : tuple of int
-    dtype : numpy.dtype
-    ndim : int
-    size : int
 
     Examples
     --------
@@ -153,7 +146,10 @@ class Tensor:
         return int(self._value)
 
     def __repr__(self):
-        body = np.array2string(np.asarray(self.numpy()), separator=", ")
+        value = np.asarray(self.numpy())
+        body = str(value[()]) if value.ndim == 0 else np.array2string(
+            value, separator=", "
+        )
         return (
             f"<sparsegrad.Tensor: shape={self.shape}, dtype={self.dtype.name}, "
             f"numpy=\n{body}>"
@@ -220,7 +216,7 @@ def convert_to_tensor(value, dtype=None, name=None):
         A Tensor is returned as is; a Variable gives its current value; an
         IndexedSlices gives its dense form (duplicates summed, cost
         O(dense size)); arrays, scalars and nested lists are copied.
-    dtype : dtype, optional
+    dtype : str or numpy.dtype, optional
         The dtype of the result.  Python scalars and lists are converted to it;
         an existing Tensor, Variable or IndexedSlices must already have it.
     name : str, optional

@@ -32,12 +32,8 @@ class Variable:
         Whether tapes watch the variable automatically when it is read.
     name : str, optional
         Shown in messages; defaults to ``"Variable:<n>"``.
-    dtype : dtype, optional
+    dtype : str or numpy.dtype, optional
         Convert the initial value to this dtype.
-
-    Attributes
-    ----------
-    shape, dtype, ndim, size, name, trainable, version
 
     Examples
     --------
