@@ -12,6 +12,16 @@ __all__ = ["Tensor", "convert_to_tensor", "constant"]
 
 _next_id = itertools.count(1).__next__
 
+# The op functions behind Tensor and Variable operators; sparsegrad.ops
+# installs them (see _install_operators).
+_operators = None
+
+
+def _install_operators(namespace):
+    """Install the module/namespace that implements the operators (ops layer)."""
+    global _operators
+    _operators = namespace
+
 
 def _freeze(array):
     """Mark a NumPy array read-only (CuPy arrays have no such flag)."""
@@ -157,6 +167,79 @@ class Tensor:
             else f"<sparsegrad.Tensor: shape={self.shape}, dtype={self.dtype.name}, "
             f"numpy={body}>"
         )
+
+    # -- operators ---------------------------------------------------------------
+    # The implementations live in sparsegrad.ops (a layer above this one); it
+    # installs them with _install_operators when the package is imported.
+
+    def __add__(self, other):
+        return _operators.add(self, other)
+
+    def __radd__(self, other):
+        return _operators.add(other, self)
+
+    def __sub__(self, other):
+        return _operators.subtract(self, other)
+
+    def __rsub__(self, other):
+        return _operators.subtract(other, self)
+
+    def __mul__(self, other):
+        return _operators.multiply(self, other)
+
+    def __rmul__(self, other):
+        return _operators.multiply(other, self)
+
+    def __truediv__(self, other):
+        return _operators.divide(self, other)
+
+    def __rtruediv__(self, other):
+        return _operators.divide(other, self)
+
+    def __matmul__(self, other):
+        return _operators.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _operators.matmul(other, self)
+
+    def __pow__(self, other):
+        return _operators.pow(self, other)
+
+    def __rpow__(self, other):
+        return _operators.pow(other, self)
+
+    def __neg__(self):
+        return _operators.negative(self)
+
+    def __abs__(self):
+        return _operators.abs(self)
+
+    def __getitem__(self, key):
+        return _operators.strided_slice(self, key)
+
+    def __iter__(self):
+        if self._value.ndim == 0:
+            raise TypeError("iteration over a 0-d Tensor")
+        for i in range(self._value.shape[0]):
+            yield _operators.strided_slice(self, i)
+
+    def __lt__(self, other):
+        return _operators.less(self, other)
+
+    def __le__(self, other):
+        return _operators.less_equal(self, other)
+
+    def __gt__(self, other):
+        return _operators.greater(self, other)
+
+    def __ge__(self, other):
+        return _operators.greater_equal(self, other)
+
+    # == and != keep identity semantics so Tensors stay hashable; use
+    # sparsegrad.equal / sparsegrad.not_equal for elementwise comparison.
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__
 
     def __str__(self):
         return str(self.numpy())

@@ -46,11 +46,21 @@ def main():
         add(f"relu_{dtype}", tf.nn.relu, [x], (4, 5), dtype)
         add(f"softplus_{dtype}", tf.nn.softplus, [x], (4, 5), dtype)
         add(f"softmax_{dtype}", tf.nn.softmax, [x], (4, 5), dtype)
-        add(f"softmax_axis0_{dtype}", lambda t: tf.nn.softmax(t, axis=0), [x],
-            (4, 5), dtype)
+        add(
+            f"softmax_axis0_{dtype}",
+            lambda t: tf.nn.softmax(t, axis=0),
+            [x],
+            (4, 5),
+            dtype,
+        )
         add(f"log_softmax_{dtype}", tf.nn.log_softmax, [x], (4, 5), dtype)
-        add(f"log_softmax_axis0_{dtype}", lambda t: tf.nn.log_softmax(t, axis=0),
-            [x], (4, 5), dtype)
+        add(
+            f"log_softmax_axis0_{dtype}",
+            lambda t: tf.nn.log_softmax(t, axis=0),
+            [x],
+            (4, 5),
+            dtype,
+        )
         add(f"l2_loss_{dtype}", tf.nn.l2_loss, [x], (), dtype)
 
         logits = rng.standard_normal((6, 4)) * 4
@@ -58,32 +68,50 @@ def main():
         logits[1] = [-500.0, -400.0, -1000.0, -450.0]
         z = rng.uniform(size=(6, 4))
         z[0] = [0.0, 1.0, 0.5, 1.0]
-        add(f"sigmoid_ce_{dtype}",
+        add(
+            f"sigmoid_ce_{dtype}",
             lambda a, b: tf.nn.sigmoid_cross_entropy_with_logits(labels=a, logits=b),
-            [z, logits], (6, 4), dtype)
+            [z, logits],
+            (6, 4),
+            dtype,
+        )
 
         p = rng.uniform(size=(6, 4))
         p /= p.sum(axis=1, keepdims=True)
         p[0] = [0.0, 1.0, 0.0, 0.0]
-        add(f"softmax_ce_{dtype}",
+        add(
+            f"softmax_ce_{dtype}",
             lambda a, b: tf.nn.softmax_cross_entropy_with_logits(labels=a, logits=b),
-            [p, logits], (6,), dtype)
-        add(f"softmax_ce_axis0_{dtype}",
+            [p, logits],
+            (6,),
+            dtype,
+        )
+        add(
+            f"softmax_ce_axis0_{dtype}",
             lambda a, b: tf.nn.softmax_cross_entropy_with_logits(
-                labels=a, logits=b, axis=0),
-            [p.T, logits.T], (6,), dtype)
+                labels=a, logits=b, axis=0
+            ),
+            [p.T, logits.T],
+            (6,),
+            dtype,
+        )
         logits3 = rng.standard_normal((2, 3, 4)) * 2
         p3 = rng.uniform(size=(2, 3, 4))
-        add(f"softmax_ce_rank3_{dtype}",
+        add(
+            f"softmax_ce_rank3_{dtype}",
             lambda a, b: tf.nn.softmax_cross_entropy_with_logits(labels=a, logits=b),
-            [p3, logits3], (2, 3), dtype)
+            [p3, logits3],
+            (2, 3),
+            dtype,
+        )
 
         labels = np.array([1, 0, 3, 2, 2, 0])
         lv = tf.Variable(logits.astype(dtype))
         w = rng.standard_normal(6).astype(dtype)
         with tf.GradientTape() as tape:
             out = tf.nn.sparse_softmax_cross_entropy_with_logits(
-                labels=labels, logits=lv)
+                labels=labels, logits=lv
+            )
             loss = tf.reduce_sum(out * w)
         name = f"sparse_softmax_ce_{dtype}"
         cases[f"{name}/w"] = w

@@ -1,0 +1,674 @@
+"""Shape ops, slicing, casting and identity-like ops, each with its gradient."""
+
+import numpy as np
+
+from ..autodiff.registry import no_gradient, register_gradient
+from ..autodiff.tape import _STATE, _record
+from ..errors import InvalidArgumentError
+from ..framework import sparse_rows
+from ..framework.indexed_slices import IndexedSlices
+from ..framework.tensor import Tensor
+from ._helpers import as_tensor, dense_gradient, normalize_axis, wrap
+
+__all__ = [
+    "broadcast_to",
+    "cast",
+    "concat",
+    "expand_dims",
+    "identity",
+    "one_hot",
+    "ones_like",
+    "reshape",
+    "squeeze",
+    "stack",
+    "stop_gradient",
+    "strided_slice",
+    "tensor_scatter_add",
+    "transpose",
+    "zeros_like",
+]
+
+
+def _record1(op_type, x, z, attrs=None):
+    tapes = _STATE.tapes
+    if tapes:
+        _record(op_type, (x,), (z,), attrs, None, tapes)
+
+
+_dense = dense_gradient
+
+
+def _shape_arg(shape, op_name):
+    if isinstance(shape, Tensor):
+        shape = shape._value.tolist()
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    try:
+        shape = tuple(int(n) for n in shape)
+    except TypeError:
+        raise InvalidArgumentError(
+            f"{op_name}: shape must be a sequence of ints, got {shape!r}"
+        ) from None
+    return shape
+
+
+# -- reshape / broadcast_to ---------------------------------------------------------
+
+
+def reshape(tensor, shape, name=None):
+    """Give `tensor` a new shape with the same number of elements (no copy).
+
+    Parameters
+    ----------
+    tensor : Tensor, Variable or array_like
+    shape : sequence of int
+        One entry may be -1: it is inferred.
+
+    Raises
+    ------
+    InvalidArgumentError
+        If the sizes do not match.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> sg.reshape([1.0, 2.0, 3.0, 4.0], (2, -1)).numpy()
+    array([[1., 2.],
+           [3., 4.]])
+    """
+    x = as_tensor(tensor, name="tensor")
+    shape = _shape_arg(shape, "reshape")
+    try:
+        out = x._value.reshape(shape)
+    except ValueError:
+        raise InvalidArgumentError(
+            f"reshape: cannot reshape a tensor of shape {x.shape} "
+            f"({x.size} elements) to shape {shape}"
+        ) from None
+    z = wrap(out)
+    _record1("Reshape", x, z)
+    return z
+
+
+@register_gradient("Reshape")
+def _reshape_grad(op, grad):
+    return reshape(_dense(grad), op.inputs[0]._value.shape)
+
+
+def broadcast_to(input, shape, name=None):
+    """Broadcast `input` to `shape` (NumPy rules).
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> sg.broadcast_to([1.0, 2.0], (2, 2)).numpy()
+    array([[1., 2.],
+           [1., 2.]])
+    """
+    x = as_tensor(input, name="input")
+    shape = _shape_arg(shape, "broadcast_to")
+    try:
+        out = np.broadcast_to(x._value, shape)
+    except ValueError:
+        raise InvalidArgumentError(
+            f"broadcast_to: cannot broadcast shape {x.shape} to {shape}"
+        ) from None
+    z = wrap(out)
+    _record1("BroadcastTo", x, z)
+    return z
+
+
+@register_gradient("BroadcastTo")
+def _broadcast_to_grad(op, grad):
+    from .math_ops import _unbroadcast
+
+    return _unbroadcast(_dense(grad), op.inputs[0]._value.shape)
+
+
+# -- transpose / expand_dims / squeeze ------------------------------------------------
+
+
+def transpose(a, perm=None, name=None):
+    """Permute the axes of `a` (reverse them by default).
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> sg.transpose([[1.0, 2.0]]).numpy()
+    array([[1.],
+           [2.]])
+    """
+    x = as_tensor(a, name="a")
+    ndim = x._value.ndim
+    if perm is None:
+        perm = tuple(range(ndim - 1, -1, -1))
+    else:
+        perm = _shape_arg(perm, "transpose")
+        if sorted(p % ndim if ndim else p for p in perm) != list(range(ndim)) or any(
+            not -ndim <= p < ndim for p in perm
+        ):
+            raise InvalidArgumentError(
+                f"transpose: perm {perm} is not a permutation of the {ndim} axes"
+            )
+        perm = tuple(p % ndim for p in perm)
+    z = wrap(np.transpose(x._value, perm))
+    _record1("Transpose", x, z, {"perm": perm})
+    return z
+
+
+@register_gradient("Transpose")
+def _transpose_grad(op, grad):
+    inverse = tuple(int(i) for i in np.argsort(op.attrs["perm"]))
+    return transpose(_dense(grad), inverse)
+
+
+def expand_dims(input, axis, name=None):
+    """Insert an axis of size 1 at `axis` (``-1`` appends).
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> sg.expand_dims([1.0, 2.0], 0).shape
+    (1, 2)
+    """
+    x = as_tensor(input, name="input")
+    ndim = x._value.ndim
+    if isinstance(axis, Tensor):
+        axis = int(axis)
+    if not isinstance(axis, (int, np.integer)) or not -ndim - 1 <= axis <= ndim:
+        raise InvalidArgumentError(
+            f"expand_dims: axis {axis!r} is out of range [{-ndim - 1}, {ndim}]"
+        )
+    z = wrap(np.expand_dims(x._value, int(axis) % (ndim + 1)))
+    _record1("ExpandDims", x, z)
+    return z
+
+
+@register_gradient("ExpandDims")
+def _expand_dims_grad(op, grad):
+    return reshape(_dense(grad), op.inputs[0]._value.shape)
+
+
+def squeeze(input, axis=None, name=None):
+    """Remove axes of size 1 (all of them, or those in `axis`).
+
+    Raises
+    ------
+    InvalidArgumentError
+        If an axis in `axis` does not have size 1.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> sg.squeeze([[1.0], [2.0]]).shape
+    (2,)
+    """
+    x = as_tensor(input, name="input")
+    shape = x._value.shape
+    if axis is None:
+        axes = tuple(i for i, n in enumerate(shape) if n == 1)
+    else:
+        axes = normalize_axis(axis, len(shape), "squeeze")
+        for a in axes:
+            if shape[a] != 1:
+                raise InvalidArgumentError(
+                    f"squeeze: cannot squeeze axis {a} of shape {shape}: its size "
+                    f"is {shape[a]}, not 1"
+                )
+    z = wrap(np.squeeze(x._value, axis=axes))
+    _record1("Squeeze", x, z)
+    return z
+
+
+@register_gradient("Squeeze")
+def _squeeze_grad(op, grad):
+    return reshape(_dense(grad), op.inputs[0]._value.shape)
+
+
+# -- concat / stack ------------------------------------------------------------------
+
+
+def _tensor_list(values, op_name):
+    if isinstance(values, (Tensor, np.ndarray)) or not isinstance(
+        values, (list, tuple)
+    ):
+        raise TypeError(f"{op_name}: values must be a list of tensors")
+    if not values:
+        raise InvalidArgumentError(f"{op_name}: values must not be empty")
+    tensors = []
+    first = None
+    for k, v in enumerate(values):
+        if first is not None and not isinstance(v, (Tensor, IndexedSlices)):
+            from ..framework.variable import Variable
+
+            if not isinstance(v, Variable):
+                v = as_tensor(np.asarray(v).astype(first.dtype, copy=False))
+        t = as_tensor(v, name=f"values[{k}]")
+        if first is None:
+            first = t
+        elif t.dtype != first.dtype:
+            raise InvalidArgumentError(
+                f"{op_name}: values[{k}] has dtype {t.dtype}, values[0] has "
+                f"{first.dtype}"
+            )
+        tensors.append(t)
+    return tensors
+
+
+def concat(values, axis, name=None):
+    """Join tensors along an existing axis.
+
+    Parameters
+    ----------
+    values : list of Tensor or array_like
+        One dtype; equal shapes except along `axis`.
+    axis : int
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> sg.concat([[[1.0]], [[2.0]]], axis=0).numpy()
+    array([[1.],
+           [2.]])
+    """
+    tensors = _tensor_list(values, "concat")
+    ndim = tensors[0]._value.ndim
+    if ndim == 0:
+        raise InvalidArgumentError("concat: cannot concatenate scalars (use stack)")
+    (axis,) = normalize_axis(axis, ndim, "concat")
+    for k, t in enumerate(tensors):
+        s0, s = tensors[0].shape, t.shape
+        if len(s) != ndim or s[:axis] + s[axis + 1 :] != s0[:axis] + s0[axis + 1 :]:
+            raise InvalidArgumentError(
+                f"concat: values[{k}] has shape {s}, values[0] has {s0}; they must "
+                f"match except along axis {axis}"
+            )
+    z = wrap(np.concatenate([t._value for t in tensors], axis=axis))
+    tapes = _STATE.tapes
+    if tapes:
+        _record("ConcatV2", tuple(tensors), (z,), {"axis": axis}, None, tapes)
+    return z
+
+
+@register_gradient("ConcatV2")
+def _concat_grad(op, grad):
+    grad = _dense(grad)
+    axis = op.attrs["axis"]
+    lead = (slice(None),) * axis
+    grads = []
+    start = 0
+    skip = op.skip_input_indices
+    for i, t in enumerate(op.inputs):
+        n = t._value.shape[axis]
+        grads.append(
+            None
+            if i in skip
+            else strided_slice(grad, lead + (slice(start, start + n),))
+        )
+        start += n
+    return grads
+
+
+def stack(values, axis=0, name=None):
+    """Join tensors of one shape along a new axis.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> sg.stack([[1.0, 2.0], [3.0, 4.0]], axis=1).numpy()
+    array([[1., 3.],
+           [2., 4.]])
+    """
+    tensors = _tensor_list(values, "stack")
+    shape = tensors[0].shape
+    for k, t in enumerate(tensors):
+        if t.shape != shape:
+            raise InvalidArgumentError(
+                f"stack: values[{k}] has shape {t.shape}, values[0] has {shape}"
+            )
+    ndim = len(shape) + 1
+    if not isinstance(axis, (int, np.integer)) or not -ndim <= axis < ndim:
+        raise InvalidArgumentError(
+            f"stack: axis {axis!r} is out of range [{-ndim}, {ndim})"
+        )
+    axis = int(axis) % ndim
+    z = wrap(np.stack([t._value for t in tensors], axis=axis))
+    tapes = _STATE.tapes
+    if tapes:
+        _record("Pack", tuple(tensors), (z,), {"axis": axis}, None, tapes)
+    return z
+
+
+@register_gradient("Pack")
+def _pack_grad(op, grad):
+    grad = _dense(grad)
+    lead = (slice(None),) * op.attrs["axis"]
+    skip = op.skip_input_indices
+    return [
+        None if i in skip else strided_slice(grad, lead + (i,))
+        for i in range(len(op.inputs))
+    ]
+
+
+# -- slicing ---------------------------------------------------------------------------
+
+
+class _SliceIndexError(InvalidArgumentError, IndexError):
+    """An integer index out of bounds (an IndexError, so iteration stops)."""
+
+
+def _normalize_key(key, shape):
+    if not isinstance(key, tuple):
+        key = (key,)
+    out = []
+    n_consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if n_consumed > len(shape):
+        raise _SliceIndexError(
+            f"too many indices for a tensor of shape {shape}: {len(key)} given"
+        )
+    if sum(1 for k in key if k is Ellipsis) > 1:
+        raise InvalidArgumentError("an index can only have a single ellipsis ('...')")
+    dim = 0
+    for k in key:
+        if k is None:
+            out.append(None)
+        elif k is Ellipsis:
+            span = len(shape) - n_consumed
+            out.extend([slice(None)] * span)
+            dim += span
+        elif isinstance(k, slice):
+            for part in (k.start, k.stop, k.step):
+                if part is not None and not isinstance(part, (int, np.integer)):
+                    raise TypeError(
+                        f"slice bounds must be ints or None, got {k!r}; use sg.gather "
+                        "to index with a tensor"
+                    )
+            if k.step == 0:
+                raise InvalidArgumentError("slice step cannot be zero")
+            out.append(k)
+            dim += 1
+        elif (
+            isinstance(k, (int, np.integer))
+            and not isinstance(k, bool)
+            or (isinstance(k, Tensor) and k.ndim == 0 and k.dtype.kind in "iu")
+        ):
+            i = int(k)
+            n = shape[dim]
+            if not -n <= i < n:
+                raise _SliceIndexError(
+                    f"slice index {i} of dimension {dim} out of bounds (size {n})"
+                )
+            out.append(i % n)
+            dim += 1
+        else:
+            raise TypeError(
+                f"only ints, slices, Ellipsis and None are valid indices, got "
+                f"{type(k).__name__}; use sg.gather to index with a tensor"
+            )
+    return tuple(out)
+
+
+def strided_slice(input_, key):
+    """``input_[key]`` for a key of ints, slices, ``...`` and ``None``.
+
+    This is what ``Tensor.__getitem__`` calls.  Tensor indices are not
+    supported here: use :func:`~sparsegrad.gather`.
+
+    Raises
+    ------
+    IndexError
+        (also an :class:`~sparsegrad.errors.InvalidArgumentError`) for an
+        integer index out of bounds.
+    TypeError
+        For an index of another type.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> t = sg.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    >>> t[1, ::2].numpy()
+    array([4., 6.])
+    """
+    x = as_tensor(input_, name="input")
+    key = _normalize_key(key, x._value.shape)
+    z = wrap(x._value[key])
+    _record1("StridedSlice", x, z, {"key": key})
+    return z
+
+
+@register_gradient("StridedSlice")
+def _strided_slice_grad(op, grad):
+    return _strided_slice_grad_op(
+        _dense(grad), op.inputs[0]._value.shape, op.attrs["key"]
+    )
+
+
+def _strided_slice_grad_op(grad, shape, key):
+    """Zeros of `shape` with `grad` written at `key` (op StridedSliceGrad)."""
+    out = np.zeros(shape, grad._value.dtype)
+    out[key] = grad._value
+    z = wrap(out)
+    _record1("StridedSliceGrad", grad, z, {"key": key})
+    return z
+
+
+@register_gradient("StridedSliceGrad")
+def _strided_slice_grad_grad(op, grad):
+    return strided_slice(_dense(grad), op.attrs["key"])
+
+
+# -- cast / identity / stop_gradient --------------------------------------------------
+
+
+def cast(x, dtype, name=None):
+    """Convert `x` to `dtype` (float to int truncates toward zero).
+
+    The gradient flows only between floating dtypes.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> sg.cast([1.7, -1.7], "int32").numpy()
+    array([ 1, -1], dtype=int32)
+    """
+    x = as_tensor(x, name="x")
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        raise InvalidArgumentError(f"cast: complex dtype {dtype} is not supported")
+    if x._value.dtype == dtype:
+        z = wrap(x._value.view())
+    else:
+        with np.errstate(invalid="ignore", over="ignore"):
+            z = wrap(x._value.astype(dtype))
+    _record1("Cast", x, z)
+    return z
+
+
+@register_gradient("Cast")
+def _cast_grad(op, grad):
+    x = op.inputs[0]
+    if x._value.dtype.kind != "f" or op.outputs[0]._value.dtype.kind != "f":
+        return None
+    if type(grad) is IndexedSlices:
+        return IndexedSlices._from_trusted(
+            cast(grad.values, x.dtype), grad.indices, grad.dense_shape
+        )
+    return cast(grad, x._value.dtype)
+
+
+def identity(input, name=None):
+    """A new Tensor with the same value; gradients pass through unchanged.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> sg.identity([1.0, 2.0]).numpy()
+    array([1., 2.])
+    """
+    x = as_tensor(input, name="input")
+    z = wrap(x._value.view())
+    _record1("Identity", x, z)
+    return z
+
+
+@register_gradient("Identity")
+def _identity_grad(op, grad):
+    return grad
+
+
+def stop_gradient(input, name=None):
+    """The value of `input`, through which no gradient flows.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> x = sg.constant(3.0)
+    >>> with sg.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = sg.stop_gradient(x * x) * x
+    >>> tape.gradient(y, x)
+    <sparsegrad.Tensor: shape=(), dtype=float64, numpy=9.0>
+    """
+    x = as_tensor(input, name="input")
+    z = wrap(x._value.view())
+    _record1("StopGradient", x, z)
+    return z
+
+
+no_gradient("StopGradient")
+
+
+# -- constructors (never recorded: their outputs do not depend on values) -----------
+
+
+def zeros_like(input, dtype=None, name=None):
+    """Zeros of the shape (and dtype, unless given) of `input`.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> sg.zeros_like([1.0, 2.0]).numpy()
+    array([0., 0.])
+    """
+    x = as_tensor(input, name="input")
+    return wrap(np.zeros(x._value.shape, x._value.dtype if dtype is None else dtype))
+
+
+def ones_like(input, dtype=None, name=None):
+    """Ones of the shape (and dtype, unless given) of `input`.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> sg.ones_like([[1, 2]]).numpy()
+    array([[1, 1]])
+    """
+    x = as_tensor(input, name="input")
+    return wrap(np.ones(x._value.shape, x._value.dtype if dtype is None else dtype))
+
+
+def one_hot(
+    indices, depth, on_value=None, off_value=None, axis=-1, dtype=None, name=None
+):
+    """One-hot encode integer `indices` along a new axis of size `depth`.
+
+    Indices outside ``[0, depth)`` give a row of `off_value` (as in
+    TensorFlow).  The result is float32 unless `dtype` or the on/off values
+    say otherwise.  Not differentiable.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> sg.one_hot([0, 2, 5], 3).numpy()
+    array([[1., 0., 0.],
+           [0., 0., 1.],
+           [0., 0., 0.]], dtype=float32)
+    """
+    idx = as_tensor(indices, name="indices")
+    if idx.dtype.kind not in "iu":
+        raise InvalidArgumentError(
+            f"one_hot: indices must be integers, got dtype {idx.dtype}"
+        )
+    if not isinstance(depth, (int, np.integer)) or depth < 0:
+        raise InvalidArgumentError(f"one_hot: depth must be an int >= 0, got {depth!r}")
+    if dtype is None:
+        for v in (on_value, off_value):
+            if v is not None and hasattr(v, "dtype"):
+                dtype = v.dtype
+                break
+        else:
+            dtype = np.float32
+    dtype = np.dtype(dtype)
+    on = np.asarray(1 if on_value is None else np.asarray(on_value), dtype)
+    off = np.asarray(0 if off_value is None else np.asarray(off_value), dtype)
+    ndim = idx._value.ndim + 1
+    if not -ndim <= axis < ndim:
+        raise InvalidArgumentError(
+            f"one_hot: axis {axis} is out of range for rank {ndim}"
+        )
+    hot = idx._value[..., None] == np.arange(depth)
+    out = np.where(hot, on, off).astype(dtype, copy=False)
+    if axis % ndim != ndim - 1:
+        out = np.moveaxis(out, -1, axis % ndim)
+    return wrap(np.ascontiguousarray(out))
+
+
+# -- scatter (used to aggregate sparse + dense gradients differentiably) -------------
+
+
+def tensor_scatter_add(tensor, indices, updates, name=None):
+    """A copy of `tensor` with the rows ``updates[k]`` added at ``indices[k]``.
+
+    Repeated indices accumulate.  This is how a sparse gradient meets a dense
+    one while a tape records the gradient computation; cost O(size of
+    `tensor`) for the copy.
+
+    Parameters
+    ----------
+    tensor : Tensor of shape (n_rows, ...)
+    indices : array_like of shape (nnz,), int32 or int64, in ``[0, n_rows)``
+    updates : Tensor of shape (nnz, ...), the dtype of `tensor`
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> sg.tensor_scatter_add([[0.0], [0.0]], [1, 1], [[1.0], [2.0]]).numpy()
+    array([[0.],
+           [3.]])
+    """
+    x = as_tensor(tensor, name="tensor")
+    idx = as_tensor(indices, name="indices")
+    values = as_tensor(updates, name="updates")
+    if values.dtype != x.dtype:
+        if isinstance(updates, (Tensor, IndexedSlices)):
+            raise InvalidArgumentError(
+                f"tensor_scatter_add: updates has dtype {values.dtype}, tensor has "
+                f"{x.dtype}"
+            )
+        values = wrap(values._value.astype(x.dtype))
+    if x._value.ndim == 0:
+        raise InvalidArgumentError("tensor_scatter_add: tensor must have rank >= 1")
+    index_array = sparse_rows.as_index_array(idx._value, "indices")
+    sparse_rows.check_in_range(index_array, x._value.shape[0], "indices")
+    if values._value.shape != index_array.shape + x._value.shape[1:]:
+        raise InvalidArgumentError(
+            f"tensor_scatter_add: updates has shape {values.shape}, expected "
+            f"{index_array.shape + x.shape[1:]}"
+        )
+    out = np.array(x._value, copy=True)
+    sparse_rows.scatter_add(out, index_array, np.ascontiguousarray(values._value))
+    z = wrap(out)
+    tapes = _STATE.tapes
+    if tapes:
+        _record("TensorScatterAdd", (x, idx, values), (z,), None, None, tapes)
+    return z
+
+
+@register_gradient("TensorScatterAdd")
+def _tensor_scatter_add_grad(op, grad):
+    from .embedding_ops import gather
+
+    _, idx, _ = op.inputs
+    skip = op.skip_input_indices
+    gu = None if 2 in skip else gather(grad, idx)
+    return grad, None, gu

@@ -1,0 +1,397 @@
+"""Row lookups: gather and embedding_lookup, whose gradients are IndexedSlices.
+
+The gradient of a lookup along axis 0 touches only the rows that were looked
+up, so it is returned as an :class:`~sparsegrad.IndexedSlices` of
+``len(ids)`` rows: the cost of the forward pass and of the gradient is
+O(ids x row width), never O(table rows).  A Variable is read through
+:func:`~sparsegrad.ops._helpers.read_variable`, so ``tape.gradient(loss, var)``
+returns that IndexedSlices.
+"""
+
+import numpy as np
+
+from ..autodiff.registry import register_gradient
+from ..autodiff.tape import record_operation
+from ..errors import InvalidArgumentError
+from ..framework import sparse_rows
+from ..framework.indexed_slices import IndexedSlices
+from ..framework.tensor import Tensor
+from ..framework.variable import Variable
+from . import array_ops
+from ._helpers import as_tensor
+
+__all__ = ["gather", "embedding_lookup"]
+
+
+# -- argument checks -------------------------------------------------------------
+
+
+def _index_tensor(indices, name="indices"):
+    """`indices` as an int32 or int64 Tensor of any rank.
+
+    Tensors and arrays of int32 or int64 keep their dtype; other integer
+    dtypes become int64; an empty list is accepted.
+    """
+    if isinstance(indices, Variable):
+        indices = indices.value()
+    t = indices if isinstance(indices, Tensor) else None
+    array = t._value if t is not None else np.asarray(indices)
+    if array.dtype.kind not in "iu":
+        if array.size == 0 and array.dtype.kind == "f":
+            array = array.astype(np.int64)  # np.asarray([]) is float64
+        else:
+            raise InvalidArgumentError(
+                f"{name} must be int32 or int64, got dtype {array.dtype}"
+            )
+    if array.dtype not in (np.int32, np.int64):
+        if (
+            array.dtype == np.uint64
+            and array.size
+            and array.max() > np.iinfo(np.int64).max
+        ):
+            raise InvalidArgumentError(f"{name} holds {array.max()}, beyond int64")
+        array = array.astype(np.int64)
+        t = None
+    if t is None:
+        t = Tensor._wrap(np.array(array, copy=True))
+    return t
+
+
+def _check_indices_in_range(indices, n, name="indices"):
+    """Raise TensorFlow's ``indices[i,j] = v is not in [0, n)`` if needed."""
+    flat = indices.reshape(-1)
+    if flat.size == 0 or (flat.min() >= 0 and flat.max() < n):
+        return
+    k = int(np.flatnonzero((flat < 0) | (flat >= n))[0])
+    if indices.ndim == 0:
+        where = ""
+    else:
+        where = (
+            "["
+            + ",".join(str(int(i)) for i in np.unravel_index(k, indices.shape))
+            + "]"
+        )
+    raise InvalidArgumentError(f"{name}{where} = {flat[k]} is not in [0, {n})")
+
+
+def _check_gather_axis(axis, ndim):
+    try:
+        axis = int(axis.__index__())
+    except (AttributeError, TypeError):
+        raise InvalidArgumentError(
+            f"gather: axis must be an int, got {axis!r}"
+        ) from None
+    if not -ndim <= axis < ndim:
+        raise InvalidArgumentError(
+            f"gather: axis {axis} is out of range for params of rank {ndim} "
+            f"(expected {-ndim} <= axis < {ndim})"
+        )
+    return axis % ndim
+
+
+# -- gather ------------------------------------------------------------------------
+
+
+def gather(params, indices, axis=0, name=None):
+    """Gather slices of `params` along `axis` at `indices`.
+
+    ``output[p..., i..., q...] = params[p..., indices[i...], q...]``, where
+    ``p`` runs over the dimensions before `axis` and ``q`` over those after.
+
+    Parameters
+    ----------
+    params : array_like, Tensor or Variable, at least 1-D
+    indices : array_like or Tensor of any shape, int32 or int64
+        Positions in ``[0, params.shape[axis])``.
+    axis : int, default=0
+        In ``[-params.ndim, params.ndim)``.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    Tensor of shape ``params.shape[:axis] + indices.shape +
+    params.shape[axis + 1:]`` and the dtype of `params`.
+
+    Raises
+    ------
+    InvalidArgumentError
+        If an index is out of range (``indices[1] = 7 is not in [0, 4)``,
+        checked before any work), `indices` is not of an integer dtype,
+        `params` is a scalar, or `axis` is out of range.
+
+    Notes
+    -----
+    For ``axis=0`` the gradient w.r.t. `params` is an
+    :class:`~sparsegrad.IndexedSlices` with one row per index (repeats are
+    kept, not summed): cost O(indices x row width).  For another axis it is a
+    dense Tensor of the shape of `params` (cost O(params.size)).  An incoming
+    IndexedSlices gradient is densified first, as TensorFlow does.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> v = sg.Variable([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
+    >>> sg.gather(v, [2, 0]).numpy()
+    array([[4., 5.],
+           [0., 1.]])
+    >>> with sg.GradientTape() as tape:
+    ...     loss = sg.reduce_sum(sg.gather(v, [2, 0, 2]))
+    >>> g = tape.gradient(loss, v)
+    >>> g.indices.numpy(), g.dense_shape
+    (array([2, 0, 2]), (3, 2))
+    >>> g.to_dense().numpy()
+    array([[1., 1.],
+           [0., 0.],
+           [2., 2.]])
+    """
+    del name
+    p = as_tensor(params, name="params")
+    if p.ndim == 0:
+        raise InvalidArgumentError("gather: params must be at least 1-D, got a scalar")
+    axis = _check_gather_axis(axis, p.ndim)
+    idx = _index_tensor(indices)
+    _check_indices_in_range(idx._value, p.shape[axis])
+    out = Tensor._wrap(_take(p._value, idx._value, axis))
+    record_operation("GatherV2", (p, idx), (out,), {"axis": axis})
+    return out
+
+
+def _take(array, indices, axis):
+    """``np.take`` without its copy of a non-contiguous `array` (which would
+    cost O(array) for a strided or broadcast table)."""
+    if array.flags.c_contiguous:
+        return np.take(array, indices, axis=axis)
+    return np.asarray(array[(slice(None),) * axis + (indices,)])
+
+
+@register_gradient("GatherV2")
+def _gather_grad(op, grad):
+    params, indices = op.inputs
+    axis = op.get_attr("axis")
+    grad = densify(grad)
+    if axis == 0:
+        values = array_ops.reshape(grad, (indices.size,) + params.shape[1:])
+        flat = Tensor._wrap(indices._value.reshape(-1))
+        return IndexedSlices._from_trusted(values, flat, params.shape), None
+    return _scatter_to_dense(grad, indices, params.shape, axis), None
+
+
+def densify(grad):
+    """A dense Tensor for an IndexedSlices gradient, recorded differentiably.
+
+    Repeated indices are summed.  A Tensor is returned unchanged.  Cost
+    O(dense size) for an IndexedSlices.
+    """
+    if isinstance(grad, IndexedSlices):
+        if grad.dense_shape is None:
+            raise ValueError(
+                f"cannot densify an IndexedSlices without dense_shape: {grad!r}"
+            )
+        return _scatter_to_dense(grad.values, grad.indices, grad.dense_shape, 0)
+    return grad
+
+
+def _scatter_to_dense(grad, indices, params_shape, axis):
+    """Dense gradient of a gather along `axis`: sum `grad`'s slices into zeros.
+
+    Recorded as a "GatherV2Grad" op, whose own gradient is a gather again.
+    """
+    grad = as_tensor(grad, name="grad")
+    g = grad._value
+    idx = indices._value.reshape(-1)
+    n_outer = int(np.prod(params_shape[:axis], dtype=np.int64))
+    n_inner = int(np.prod(params_shape[axis + 1 :], dtype=np.int64))
+    n = params_shape[axis]
+    expected = (
+        tuple(params_shape[:axis]) + indices.shape + tuple(params_shape[axis + 1 :])
+    )
+    if g.shape != expected:
+        raise InvalidArgumentError(
+            f"gather gradient: grad of shape {g.shape} does not match the gather "
+            f"output shape {expected}"
+        )
+    # (n_outer, n_idx, n_inner) -> rows indexed by idx: (n_idx, n_outer * n_inner)
+    rows = g.reshape(n_outer, idx.size, n_inner).transpose(1, 0, 2)
+    rows = np.ascontiguousarray(rows).reshape(idx.size, n_outer * n_inner)
+    acc = np.zeros((n, n_outer * n_inner), dtype=g.dtype)
+    sparse_rows.scatter_add(acc, idx, rows)
+    if axis == 0:
+        dense = acc.reshape(params_shape)
+    else:
+        dense = np.ascontiguousarray(
+            acc.reshape(n, n_outer, n_inner).transpose(1, 0, 2)
+        ).reshape(params_shape)
+    out = Tensor._wrap(dense)
+    record_operation(
+        "GatherV2Grad",
+        (grad, indices),
+        (out,),
+        {"axis": axis, "shape": tuple(params_shape)},
+    )
+    return out
+
+
+@register_gradient("GatherV2Grad")
+def _scatter_to_dense_grad(op, grad):
+    # The scatter is linear in its first input, the transpose of a gather.
+    return gather(grad, op.inputs[1], axis=op.get_attr("axis")), None
+
+
+# -- embedding_lookup --------------------------------------------------------------
+
+
+def embedding_lookup(params, ids, max_norm=None, name=None):
+    """Look up the rows of an embedding table: ``gather(params, ids)``.
+
+    Parameters
+    ----------
+    params : Variable, Tensor or array_like of shape (n_rows, ...), or a list of them
+        The table, or the shards of a table split by rows.  Shards are laid out
+        as TensorFlow 2's "div" strategy does: with ``n`` rows in ``p`` shards,
+        shard ``s`` holds the next ``n // p + (s < n % p)`` consecutive ids.
+    ids : array_like or Tensor of any shape, int32 or int64
+        Row ids in ``[0, n_rows)``.
+    max_norm : float, optional
+        If given, each looked-up row whose L2 norm exceeds `max_norm` is
+        scaled down to norm `max_norm` (the table itself is not changed).
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    Tensor of shape ``ids.shape + params.shape[1:]``.
+
+    Raises
+    ------
+    InvalidArgumentError
+        If an id is out of range (``indices[3] = 9 is not in [0, 4)``; for
+        shards ``ids[3] = 9 is not in [0, 4)``) or not an integer, or `params`
+        is a scalar, or the shards disagree in dtype or row shape, or their
+        sizes are not the "div" layout.
+
+    Notes
+    -----
+    The gradient w.r.t. `params` (w.r.t. each shard) is an
+    :class:`~sparsegrad.IndexedSlices` with one row per id (per id of that
+    shard) and the dense shape of the table (shard); forward and gradient cost
+    O(ids x row width).
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> table = sg.Variable([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0]])
+    >>> with sg.GradientTape() as tape:
+    ...     rows = sg.nn.embedding_lookup(table, [2, 2, 0])
+    ...     loss = sg.reduce_sum(rows)
+    >>> rows.numpy()
+    array([[4., 5.],
+           [4., 5.],
+           [0., 1.]])
+    >>> g = tape.gradient(loss, table)
+    >>> g.indices.numpy(), g.values.numpy()
+    (array([2, 2, 0]), array([[1., 1.],
+           [1., 1.],
+           [1., 1.]]))
+
+    Two shards of a 5-row table hold rows 0-2 and 3-4:
+
+    >>> shards = [sg.Variable([[0.0], [1.0], [2.0]]), sg.Variable([[3.0], [4.0]])]
+    >>> sg.nn.embedding_lookup(shards, [4, 0]).numpy()
+    array([[4.],
+           [0.]])
+    """
+    del name
+    if isinstance(params, (list, tuple)):
+        if not params:
+            raise InvalidArgumentError("embedding_lookup: params is an empty list")
+        if len(params) == 1:
+            params = params[0]
+        else:
+            rows = _sharded_lookup(params, ids)
+            row_rank = np.ndim(params[0]) - 1
+            if max_norm is None:
+                return rows
+            return _clip_rows(rows, max_norm, rows.ndim - row_rank)
+    rows = gather(params, ids, axis=0)
+    if max_norm is None:
+        return rows
+    return _clip_rows(rows, max_norm, rows.ndim - (_table_rank(params) - 1))
+
+
+def _sharded_lookup(shards, ids):
+    """Lookup in a table split by rows ("div" layout): one gather per shard,
+    then the rows are put back in the order of `ids`.  Cost O(ids x width)."""
+    tensors = [as_tensor(p, name=f"params[{k}]") for k, p in enumerate(shards)]
+    first = tensors[0]
+    for k, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise InvalidArgumentError(
+                f"embedding_lookup: params[{k}] must be at least 1-D, got a scalar"
+            )
+        if t.dtype != first.dtype or t.shape[1:] != first.shape[1:]:
+            raise InvalidArgumentError(
+                f"embedding_lookup: the shards must share dtype and row shape; "
+                f"params[{k}] has {t.dtype} rows of shape {t.shape[1:]}, "
+                f"params[0] has {first.dtype} rows of shape {first.shape[1:]}"
+            )
+    n_shards = len(tensors)
+    sizes = [t.shape[0] for t in tensors]
+    n_rows = sum(sizes)
+    per_shard, extras = divmod(n_rows, n_shards)
+    expected = [per_shard + (s < extras) for s in range(n_shards)]
+    if sizes != expected:
+        raise InvalidArgumentError(
+            f"embedding_lookup: shards of {sizes} rows do not split {n_rows} rows "
+            f"the 'div' way, which gives shard sizes {expected}"
+        )
+    idx = _index_tensor(ids, "ids")
+    _check_indices_in_range(idx._value, n_rows, "ids")
+    flat = idx._value.reshape(-1)
+    # Shard s holds ids [start_s, start_s + size_s); the first `extras` shards
+    # have per_shard + 1 rows.
+    big = extras * (per_shard + 1)
+    if per_shard == 0:
+        shard_of = flat.astype(np.int64)
+        local = np.zeros_like(flat)
+    else:
+        in_big = flat < big
+        shard_of = np.where(
+            in_big, flat // (per_shard + 1), extras + (flat - big) // per_shard
+        ).astype(np.int64)
+        local = np.where(in_big, flat % (per_shard + 1), (flat - big) % per_shard)
+    order = np.argsort(shard_of, kind="stable")
+    bounds = np.searchsorted(shard_of[order], np.arange(n_shards + 1))
+    pieces = []
+    for s, t in enumerate(tensors):
+        positions = order[bounds[s] : bounds[s + 1]]
+        pieces.append(gather(t, local[positions].astype(flat.dtype, copy=False)))
+    stacked = array_ops.concat(pieces, axis=0)
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(order.size)
+    rows = gather(stacked, inverse)
+    return array_ops.reshape(rows, idx.shape + first.shape[1:])
+
+
+def _table_rank(params):
+    return params.ndim if hasattr(params, "ndim") else np.ndim(params)
+
+
+def _clip_rows(rows, max_norm, ids_rank):
+    """Scale each embedding (the dims after `ids_rank`) to norm <= max_norm.
+
+    TensorFlow's clip_by_norm formula, ``rows * max_norm / maximum(norm,
+    max_norm)``, built from differentiable ops (a zero row stays zero).
+    """
+    from . import math_ops
+
+    max_norm = float(max_norm)
+    axes = tuple(range(ids_rank, rows.ndim))
+    if not axes:  # scalar embeddings: the norm is the absolute value
+        norm = math_ops.abs(rows)
+    else:
+        sq = math_ops.reduce_sum(rows * rows, axis=axes, keepdims=True)
+        positive = sq._value > 0
+        safe = math_ops.where(positive, sq, np.ones_like(sq._value))
+        norm = math_ops.where(positive, math_ops.sqrt(safe), sq)
+    return rows * max_norm / math_ops.maximum(norm, max_norm)

@@ -1,0 +1,164 @@
+"""Products of a ``scipy.sparse`` matrix with a dense Tensor.
+
+``sparse_dense_matmul(a, b)`` is how a linear model over ``scipy.sparse``
+features gets a sparse gradient: the gradient w.r.t. the dense weights `b`
+touches only the rows of `b` that meet a stored entry of `a`, and is returned
+as an :class:`~sparsegrad.IndexedSlices` computed in O(nnz x n_out).  The
+sparse operand `a` is a constant (it gets no gradient).
+"""
+
+import numpy as np
+
+from ..autodiff.registry import register_gradient
+from ..autodiff.tape import record_operation
+from ..errors import InvalidArgumentError
+from ..framework.indexed_slices import IndexedSlices
+from ..framework.tensor import Tensor
+from . import array_ops
+from ._helpers import as_tensor
+from .embedding_ops import densify
+
+__all__ = ["sparse_dense_matmul"]
+
+
+def _as_csr(a, dtype):
+    """`a` (a 2-D scipy.sparse matrix or array) as a CSR array of `dtype`."""
+    import scipy.sparse
+
+    if not scipy.sparse.issparse(a):
+        raise TypeError(
+            f"sparse_dense_matmul: sp_a must be a scipy.sparse matrix or array, "
+            f"got {type(a).__name__}; use matmul for dense operands"
+        )
+    if len(a.shape) != 2:
+        raise InvalidArgumentError(
+            f"sparse_dense_matmul: sp_a must be 2-D, got shape {a.shape}"
+        )
+    if a.dtype.kind not in "biuf":
+        raise InvalidArgumentError(
+            f"sparse_dense_matmul: sp_a has dtype {a.dtype}; only real dtypes are "
+            f"supported"
+        )
+    # A private copy: the recorded op must not see later edits of `a`.
+    return scipy.sparse.csr_array(a, dtype=dtype, copy=True)
+
+
+def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
+    """Multiply a ``scipy.sparse`` matrix by a dense matrix: ``op(sp_a) @ op(b)``.
+
+    ``op(x)`` is ``x.T`` when the matching `adjoint_*` flag is set (the
+    adjoint of a real matrix is its transpose).
+
+    Parameters
+    ----------
+    sp_a : scipy.sparse matrix or array of shape (m, k), or (k, m) with `adjoint_a`
+        Any real dtype; its values are cast to the dtype of `b`.  A constant:
+        it gets no gradient.
+    b : Tensor, Variable or array_like of shape (k, n), or (n, k) with `adjoint_b`
+        float32 or float64.
+    adjoint_a, adjoint_b : bool, default=False
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    Tensor of shape (m, n) and the dtype of `b`.
+
+    Raises
+    ------
+    TypeError
+        If `sp_a` is not a ``scipy.sparse`` matrix.
+    InvalidArgumentError
+        If either operand is not 2-D, the inner dimensions differ, or `b` is
+        not float32 or float64.
+
+    Notes
+    -----
+    Without `adjoint_b` the gradient w.r.t. `b` is an
+    :class:`~sparsegrad.IndexedSlices` over the rows of `b` whose index is a
+    column of ``op(sp_a)`` holding a stored entry (sorted), with values
+    ``op(sp_a)[:, cols].T @ grad``: cost O(nnz x n), independent of
+    ``b.shape[0]``.  With `adjoint_b` the gradient is dense, of the shape of
+    `b` (cost O(nnz x n + b.size)).
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> import sparsegrad as sg
+    >>> a = sp.csr_array([[1.0, 0.0, 0.0, 2.0], [0.0, 0.0, 0.0, 3.0]])
+    >>> w = sg.Variable(np.ones((4, 2)))
+    >>> with sg.GradientTape() as tape:
+    ...     y = sg.sparse.sparse_dense_matmul(a, w)
+    >>> y.numpy()
+    array([[3., 3.],
+           [3., 3.]])
+    >>> g = tape.gradient(y, w)
+    >>> g.indices.numpy(), g.values.numpy()
+    (array([0, 3], dtype=int32), array([[1., 1.],
+           [5., 5.]]))
+    """
+    del name
+    bt = as_tensor(b, name="b")
+    if bt.dtype not in (np.float32, np.float64):
+        raise InvalidArgumentError(
+            f"sparse_dense_matmul: b must be float32 or float64, got dtype {bt.dtype}"
+        )
+    if bt.ndim != 2:
+        raise InvalidArgumentError(
+            f"sparse_dense_matmul: b must be 2-D, got shape {bt.shape}"
+        )
+    csr = _as_csr(sp_a, bt.dtype)
+    if adjoint_a:
+        csr = csr.T.tocsr()
+    adjoint_b = bool(adjoint_b)
+    b_value = bt._value.T if adjoint_b else bt._value
+    if csr.shape[1] != b_value.shape[0]:
+        raise InvalidArgumentError(
+            f"sparse_dense_matmul: inner dimensions differ: op(sp_a) has shape "
+            f"{csr.shape} and op(b) has shape {b_value.shape} (sp_a of shape "
+            f"{sp_a.shape}, adjoint_a={bool(adjoint_a)}; b of shape {bt.shape}, "
+            f"adjoint_b={adjoint_b})"
+        )
+    return _matmul(csr, bt, adjoint_b)
+
+
+def _matmul(csr, b, adjoint_b):
+    """``csr @ op(b)`` for a validated CSR array of b's dtype; recorded."""
+    b_value = b._value.T if adjoint_b else b._value
+    out = np.asarray(csr @ b_value, dtype=b._value.dtype)
+    if out.shape != (csr.shape[0], b_value.shape[1]):  # scipy never differs
+        raise AssertionError("sparse product of unexpected shape")
+    y = Tensor._wrap(np.ascontiguousarray(out))
+    record_operation(
+        "SparseDenseMatmul", (b,), (y,), {"a": csr, "adjoint_b": adjoint_b}
+    )
+    return y
+
+
+def _touched_columns(csr):
+    """The sorted distinct columns of `csr` holding a stored entry, and the
+    transpose of `csr` restricted to them, as a CSR array of shape
+    (n_cols_touched, m).  Cost O(nnz log nnz + m), independent of the number
+    of columns."""
+    import scipy.sparse
+
+    cols, compact = np.unique(csr.indices, return_inverse=True)
+    index_dtype = csr.indices.dtype
+    narrow = scipy.sparse.csr_array(
+        (csr.data, compact.astype(index_dtype, copy=False), csr.indptr),
+        shape=(csr.shape[0], cols.size),
+    )
+    return cols.astype(index_dtype, copy=False), narrow.T.tocsr()
+
+
+@register_gradient("SparseDenseMatmul")
+def _sparse_dense_matmul_grad(op, grad):
+    csr = op.get_attr("a")
+    (b,) = op.inputs
+    grad = densify(grad)  # an IndexedSlices grad is densified (recorded)
+    if op.get_attr("adjoint_b"):
+        # y = A @ B.T  ->  dB = grad.T @ A = (A.T @ grad).T, dense.
+        return array_ops.transpose(_matmul(csr.T.tocsr(), grad, False))
+    cols, narrow_t = _touched_columns(csr)
+    values = _matmul(narrow_t, grad, False)
+    return IndexedSlices._from_trusted(values, Tensor._wrap(cols), b.shape)
