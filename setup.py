@@ -36,14 +36,18 @@ def _env_flag(name):
 
 
 def gen_from_templates(templates):
-    """Render each ``X.pyx.tp`` to ``X.pyx`` when the template is newer."""
+    """Render each ``X.pyx.tp`` to ``X.pyx`` when a template is newer.
+
+    A template may read another one (``training_avx2.pyx.tp`` renders
+    ``training.pyx.tp`` with other flags), so an output is stale when *any*
+    template is newer than it.
+    """
     from Cython import Tempita
 
+    newest = max((os.path.getmtime(t) for t in templates), default=0.0)
     for template in templates:
         outfile = template[: -len(".tp")]
-        if os.path.exists(outfile) and os.path.getmtime(template) <= os.path.getmtime(
-            outfile
-        ):
+        if os.path.exists(outfile) and newest <= os.path.getmtime(outfile):
             continue
         with open(template, encoding="utf-8") as f:
             rendered = Tempita.sub(f.read())
@@ -121,6 +125,9 @@ class BuildExt(build_ext):
         for ext in self.extensions:
             ext.extra_compile_args = opt + cflags + ext.extra_compile_args
             ext.extra_link_args = ldflags + ext.extra_link_args
+        if not self.parallel:
+            # The training kernels are large C files: compile modules side by side.
+            self.parallel = os.cpu_count() or 1
         super().build_extensions()
 
 

@@ -5,6 +5,7 @@ table.
 """
 
 from . import errors
+from . import training_ops
 from ._version import __version__
 from .framework import (
     IndexedSlices,
@@ -74,15 +75,18 @@ from .ops.math_ops import (
     where,
 )
 from . import testing
+from . import optimizers
 from . import nn, sparse
 from .ops.embedding_ops import gather
 
 __all__ = [
+    "optimizers",
     "nn",
     "sparse",
     "gather",
     "__version__",
     "errors",
+    "training_ops",
     "Tensor",
     "Variable",
     "IndexedSlices",

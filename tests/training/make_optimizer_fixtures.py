@@ -11,8 +11,11 @@ after every step.  Optimizers that Keras 3 has come from ``tf.keras``
 from TensorFlow's raw training ops, which is what
 ``tf.compat.v1.train.Proximal*Optimizer`` run.
 
-Learning rates are powers of two: Keras 3 keeps the learning rate in a float32
-variable, and a power of two is the same number in float32 and float64.
+Hyper-parameters are exactly representable in float32 (powers of two and
+their short sums) except in the ``*_defaults`` cases: Keras 3 keeps the learning
+rate in a float32 variable and converts Python-float hyper-parameters to float32
+tensors before casting them to a float64 variable's dtype, so only such values
+mean the same number to both libraries.
 
 Output: ``tests/training/fixtures/optimizer_goldens.npz``.  Each case ``c`` and
 dtype ``d`` stores ``c/d/w0``, ``c/d/b0`` (initial values), ``c/d/gw``, ``c/d/gb``
@@ -34,40 +37,157 @@ OUT = os.path.join(HERE, "fixtures", "optimizer_goldens.npz")
 # except where translated in `keras_optimizer`).
 CASES = [
     ("sgd", "SGD", {"learning_rate": 0.125}),
-    ("sgd_momentum", "SGD", {"learning_rate": 0.125, "momentum": 0.9}),
-    ("sgd_nesterov", "SGD", {"learning_rate": 0.125, "momentum": 0.5, "nesterov": True}),
+    ("sgd_momentum", "SGD", {"learning_rate": 0.125, "momentum": 0.875}),
+    (
+        "sgd_nesterov",
+        "SGD",
+        {"learning_rate": 0.125, "momentum": 0.5, "nesterov": True},
+    ),
     ("sgd_clipnorm", "SGD", {"learning_rate": 0.125, "clipnorm": 0.5}),
     ("sgd_global_clipnorm", "SGD", {"learning_rate": 0.125, "global_clipnorm": 0.75}),
     ("sgd_clipvalue", "SGD", {"learning_rate": 0.125, "clipvalue": 0.25}),
-    ("adagrad", "Adagrad", {"learning_rate": 0.125}),
-    ("adagrad_eps0", "Adagrad", {"learning_rate": 0.125, "epsilon": 0.0,
-                                 "initial_accumulator_value": 0.5}),
-    ("adadelta", "Adadelta", {"learning_rate": 1.0, "rho": 0.9}),
-    ("adam", "Adam", {"learning_rate": 0.0625}),
-    ("adam_amsgrad", "Adam", {"learning_rate": 0.0625, "amsgrad": True,
-                              "beta_1": 0.8, "beta_2": 0.9}),
-    ("adam_schedule", "Adam", {"learning_rate": ["ExponentialDecay", {
-        "initial_learning_rate": 0.125, "decay_steps": 2, "decay_rate": 0.5,
-        "staircase": True}]}),
-    ("adamw", "AdamW", {"learning_rate": 0.0625, "weight_decay": 0.25}),
-    ("adamax", "Adamax", {"learning_rate": 0.0625}),
-    ("ftrl", "Ftrl", {"learning_rate": 0.25}),
-    ("ftrl_reg", "Ftrl", {"learning_rate": 0.25, "l1_regularization_strength": 0.01,
-                          "l2_regularization_strength": 0.1,
-                          "l2_shrinkage_regularization_strength": 0.05, "beta": 0.5}),
-    ("ftrl_power", "Ftrl", {"learning_rate": 0.25, "learning_rate_power": -0.25,
-                            "l1_regularization_strength": 0.01}),
-    ("rmsprop", "RMSprop", {"learning_rate": 0.0625}),
-    ("rmsprop_momentum", "RMSprop", {"learning_rate": 0.0625, "momentum": 0.5}),
-    ("rmsprop_centered", "RMSprop", {"learning_rate": 0.0625, "centered": True}),
-    ("rmsprop_centered_momentum", "RMSprop", {"learning_rate": 0.0625, "momentum": 0.5,
-                                              "centered": True, "rho": 0.8}),
-    ("proximal_gd", "ProximalGradientDescent", {
-        "learning_rate": 0.125, "l1_regularization_strength": 0.02,
-        "l2_regularization_strength": 0.5}),
-    ("proximal_adagrad", "ProximalAdagrad", {
-        "learning_rate": 0.125, "initial_accumulator_value": 0.1,
-        "l1_regularization_strength": 0.02, "l2_regularization_strength": 0.5}),
+    ("adagrad", "Adagrad", {"learning_rate": 0.125, "initial_accumulator_value": 0.25}),
+    (
+        "adagrad_eps0",
+        "Adagrad",
+        {"learning_rate": 0.125, "epsilon": 0.0, "initial_accumulator_value": 0.5},
+    ),
+    ("adadelta", "Adadelta", {"learning_rate": 1.0, "rho": 0.875, "epsilon": 2.0**-20}),
+    (
+        "adam",
+        "Adam",
+        {
+            "learning_rate": 0.0625,
+            "beta_1": 0.875,
+            "beta_2": 1 - 2.0**-9,
+            "epsilon": 2.0**-20,
+        },
+    ),
+    (
+        "adam_amsgrad",
+        "Adam",
+        {
+            "learning_rate": 0.0625,
+            "amsgrad": True,
+            "beta_1": 0.75,
+            "beta_2": 0.875,
+            "epsilon": 2.0**-20,
+        },
+    ),
+    (
+        "adam_schedule",
+        "Adam",
+        {
+            "learning_rate": [
+                "ExponentialDecay",
+                {
+                    "initial_learning_rate": 0.125,
+                    "decay_steps": 2,
+                    "decay_rate": 0.5,
+                    "staircase": True,
+                },
+            ],
+            "beta_1": 0.875,
+            "beta_2": 0.96875,
+            "epsilon": 2.0**-20,
+        },
+    ),
+    (
+        "adamw",
+        "AdamW",
+        {
+            "learning_rate": 0.0625,
+            "weight_decay": 0.25,
+            "beta_1": 0.875,
+            "beta_2": 0.96875,
+            "epsilon": 2.0**-20,
+        },
+    ),
+    (
+        "adamax",
+        "Adamax",
+        {
+            "learning_rate": 0.0625,
+            "beta_1": 0.875,
+            "beta_2": 0.96875,
+            "epsilon": 2.0**-20,
+        },
+    ),
+    ("ftrl", "Ftrl", {"learning_rate": 0.25, "initial_accumulator_value": 0.125}),
+    (
+        "ftrl_reg",
+        "Ftrl",
+        {
+            "learning_rate": 0.25,
+            "initial_accumulator_value": 0.125,
+            "l1_regularization_strength": 0.0625,
+            "l2_regularization_strength": 0.125,
+            "l2_shrinkage_regularization_strength": 0.03125,
+            "beta": 0.5,
+        },
+    ),
+    (
+        "ftrl_power",
+        "Ftrl",
+        {
+            "learning_rate": 0.25,
+            "learning_rate_power": -0.25,
+            "initial_accumulator_value": 0.125,
+            "l1_regularization_strength": 0.0625,
+        },
+    ),
+    (
+        "rmsprop",
+        "RMSprop",
+        {"learning_rate": 0.0625, "rho": 0.875, "epsilon": 2.0**-20},
+    ),
+    (
+        "rmsprop_momentum",
+        "RMSprop",
+        {"learning_rate": 0.0625, "momentum": 0.5, "rho": 0.875, "epsilon": 2.0**-20},
+    ),
+    (
+        "rmsprop_centered",
+        "RMSprop",
+        {"learning_rate": 0.0625, "centered": True, "rho": 0.875, "epsilon": 2.0**-20},
+    ),
+    (
+        "rmsprop_centered_momentum",
+        "RMSprop",
+        {
+            "learning_rate": 0.0625,
+            "momentum": 0.5,
+            "centered": True,
+            "rho": 0.75,
+            "epsilon": 2.0**-20,
+        },
+    ),
+    (
+        "proximal_gd",
+        "ProximalGradientDescent",
+        {
+            "learning_rate": 0.125,
+            "l1_regularization_strength": 0.02,
+            "l2_regularization_strength": 0.5,
+        },
+    ),
+    (
+        "proximal_adagrad",
+        "ProximalAdagrad",
+        {
+            "learning_rate": 0.125,
+            "initial_accumulator_value": 0.1,
+            "l1_regularization_strength": 0.02,
+            "l2_regularization_strength": 0.5,
+        },
+    ),
+    # Keras defaults: Keras 3 converts Python-float hyper-parameters (0.9,
+    # 0.999, 1e-7, 0.1) to float32 before casting them to a float64
+    # variable's dtype, so float64 results differ from ours in the 6th digit.
+    ("adam_defaults", "Adam", {}),
+    ("adagrad_defaults", "Adagrad", {}),
+    ("rmsprop_defaults", "RMSprop", {"momentum": 0.9}),
+    ("ftrl_defaults", "Ftrl", {}),
 ]
 
 
@@ -85,18 +205,27 @@ def raw_op_runner(cls_name, kwargs, variables, dtype):
     l1 = tf.constant(kwargs["l1_regularization_strength"], dtype)
     l2 = tf.constant(kwargs["l2_regularization_strength"], dtype)
     if cls_name == "ProximalGradientDescent":
+
         def step(grads):
             for var, g in zip(variables, grads):
                 tf.raw_ops.ResourceApplyProximalGradientDescent(
-                    var=var.handle, alpha=lr, l1=l1, l2=l2, delta=g)
+                    var=var.handle, alpha=lr, l1=l1, l2=l2, delta=g
+                )
+
         return step
-    accums = [tf.Variable(tf.fill(v.shape, tf.constant(
-        kwargs["initial_accumulator_value"], dtype))) for v in variables]
+    accums = [
+        tf.Variable(
+            tf.fill(v.shape, tf.constant(kwargs["initial_accumulator_value"], dtype))
+        )
+        for v in variables
+    ]
 
     def step(grads):
         for var, acc, g in zip(variables, accums, grads):
             tf.raw_ops.ResourceApplyProximalAdagrad(
-                var=var.handle, accum=acc.handle, lr=lr, l1=l1, l2=l2, grad=g)
+                var=var.handle, accum=acc.handle, lr=lr, l1=l1, l2=l2, grad=g
+            )
+
     return step
 
 
@@ -119,18 +248,26 @@ def main():
 
                 def step(grads, opt=opt):
                     opt.apply_gradients(zip(grads, [w, b]))
+
             ws, bs = [], []
             for k in range(N_STEPS):
                 step([tf.constant(gw[k]), tf.constant(gb[k])])
                 ws.append(w.numpy())
                 bs.append(b.numpy())
-            arrays.update({
-                f"{key}/w0": w0, f"{key}/b0": b0, f"{key}/gw": gw, f"{key}/gb": gb,
-                f"{key}/w": np.stack(ws), f"{key}/b": np.stack(bs),
-            })
+            arrays.update(
+                {
+                    f"{key}/w0": w0,
+                    f"{key}/b0": b0,
+                    f"{key}/gw": gw,
+                    f"{key}/gb": gb,
+                    f"{key}/w": np.stack(ws),
+                    f"{key}/b": np.stack(bs),
+                }
+            )
     arrays["__cases__"] = np.array(json.dumps(CASES))
-    arrays["__versions__"] = np.array(json.dumps(
-        {"tensorflow": tf.__version__, "keras": tf.keras.__version__}))
+    arrays["__versions__"] = np.array(
+        json.dumps({"tensorflow": tf.__version__, "keras": tf.keras.__version__})
+    )
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     np.savez_compressed(OUT, **arrays)
     print(f"wrote {OUT}: {len(CASES)} cases x 2 dtypes")

@@ -1,0 +1,62 @@
+"""Keras-style optimizers: ``sparsegrad.optimizers.Adam`` and friends.
+
+The implementation lives in :mod:`sparsegrad.training.optimizers`.
+"""
+
+from ..training.optimizers import (
+    SGD,
+    Adadelta,
+    AdadeltaState,
+    Adagrad,
+    AdagradState,
+    Adam,
+    Adamax,
+    AdamaxState,
+    AdamState,
+    AdamW,
+    Ftrl,
+    FtrlState,
+    Optimizer,
+    ProximalAdagrad,
+    ProximalAdagradState,
+    ProximalGradientDescent,
+    ProximalGradientDescentState,
+    RMSprop,
+    RMSpropState,
+    RowwiseAdagrad,
+    RowwiseAdagradState,
+    SGDState,
+    deserialize,
+    get,
+    serialize,
+)
+from . import schedules
+
+__all__ = [
+    "Optimizer",
+    "SGD",
+    "Adagrad",
+    "RowwiseAdagrad",
+    "Adadelta",
+    "Adam",
+    "AdamW",
+    "Adamax",
+    "Ftrl",
+    "RMSprop",
+    "ProximalGradientDescent",
+    "ProximalAdagrad",
+    "SGDState",
+    "AdagradState",
+    "RowwiseAdagradState",
+    "AdadeltaState",
+    "AdamState",
+    "AdamaxState",
+    "FtrlState",
+    "RMSpropState",
+    "ProximalGradientDescentState",
+    "ProximalAdagradState",
+    "schedules",
+    "serialize",
+    "deserialize",
+    "get",
+]

@@ -1,0 +1,1 @@
+"""Training: the raw in-place apply ops (``training_ops``) and the optimizers."""

@@ -1,0 +1,125 @@
+"""Keras-style optimizers built on the raw training ops.
+
+Each optimizer takes dense gradients and ``IndexedSlices`` in
+``apply_gradients``; sparse gradients are summed per row inside the update
+kernel and applied once per distinct row.  See :class:`Optimizer`.
+"""
+
+from . import schedules
+from .adadelta import Adadelta, AdadeltaState
+from .adagrad import Adagrad, AdagradState, RowwiseAdagrad, RowwiseAdagradState
+from .adam import Adam, AdamState, Adamax, AdamaxState, AdamW
+from .base import Optimizer
+from .ftrl import Ftrl, FtrlState
+from .proximal import (
+    ProximalAdagrad,
+    ProximalAdagradState,
+    ProximalGradientDescent,
+    ProximalGradientDescentState,
+)
+from .rmsprop import RMSprop, RMSpropState
+from .sgd import SGD, SGDState
+
+__all__ = [
+    "Optimizer",
+    "SGD",
+    "Adagrad",
+    "RowwiseAdagrad",
+    "Adadelta",
+    "Adam",
+    "AdamW",
+    "Adamax",
+    "Ftrl",
+    "RMSprop",
+    "ProximalGradientDescent",
+    "ProximalAdagrad",
+    "SGDState",
+    "AdagradState",
+    "RowwiseAdagradState",
+    "AdadeltaState",
+    "AdamState",
+    "AdamaxState",
+    "FtrlState",
+    "RMSpropState",
+    "ProximalGradientDescentState",
+    "ProximalAdagradState",
+    "schedules",
+    "serialize",
+    "deserialize",
+    "get",
+]
+
+_CLASSES = {
+    cls.__name__: cls
+    for cls in (SGD, Adagrad, RowwiseAdagrad, Adadelta, Adam, AdamW, Adamax, Ftrl,
+                RMSprop, ProximalGradientDescent, ProximalAdagrad)
+}
+
+
+def serialize(optimizer):
+    """``{"class_name": ..., "config": ...}`` of an optimizer (no state).
+
+    Examples
+    --------
+    >>> cfg = sg.optimizers.serialize(sg.optimizers.SGD(learning_rate=0.1))
+    >>> cfg["class_name"], cfg["config"]["learning_rate"]
+    ('SGD', 0.1)
+    >>> sg.optimizers.deserialize(cfg).get_config() == cfg["config"]
+    True
+    """
+    if not isinstance(optimizer, Optimizer):
+        raise TypeError(
+            f"serialize needs a sparsegrad optimizer, got {type(optimizer).__name__}"
+        )
+    return {"class_name": type(optimizer).__name__, "config": optimizer.get_config()}
+
+
+def deserialize(config, custom_objects=None):
+    """Rebuild an optimizer from :func:`serialize`'s dict.
+
+    `custom_objects` maps further class names to optimizer or schedule
+    classes.
+    """
+    from ...errors import InvalidArgumentError
+
+    classes = dict(_CLASSES)
+    classes.update(custom_objects or {})
+    try:
+        name, kwargs = config["class_name"], config["config"]
+    except (TypeError, KeyError):
+        raise InvalidArgumentError(
+            f"an optimizer config needs 'class_name' and 'config' keys, got {config!r}"
+        ) from None
+    if name not in classes:
+        raise InvalidArgumentError(
+            f"unknown optimizer class_name {name!r}; known: {sorted(classes)}"
+        )
+    return classes[name].from_config(kwargs, custom_objects=custom_objects)
+
+
+def get(identifier):
+    """An optimizer from an instance, a class name (defaults) or a config dict.
+
+    Examples
+    --------
+    >>> sg.optimizers.get("adam").get_config()["learning_rate"]
+    0.001
+    """
+    from ...errors import InvalidArgumentError
+
+    if isinstance(identifier, Optimizer):
+        return identifier
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
+    if isinstance(identifier, str):
+        by_lower = {k.lower(): v for k, v in _CLASSES.items()}
+        cls = _CLASSES.get(identifier) or by_lower.get(identifier.lower())
+        if cls is None:
+            raise InvalidArgumentError(
+                f"unknown optimizer {identifier!r}; known: {sorted(_CLASSES)}"
+            )
+        return cls()
+    raise InvalidArgumentError(
+        f"cannot interpret {identifier!r} as an optimizer (an instance, a name or "
+        "a config dict)"
+    )

@@ -1,0 +1,80 @@
+"""Adadelta."""
+
+from typing import NamedTuple
+
+from ...framework.variable import Variable
+from .. import training_ops
+from .base import Optimizer, check_number
+
+__all__ = ["Adadelta", "AdadeltaState"]
+
+
+class AdadeltaState(NamedTuple):
+    """Slots of one variable under :class:`Adadelta`."""
+
+    #: [var.shape, var.dtype] Decaying average of squared gradients.
+    accum_grad: Variable
+    #: [var.shape, var.dtype] Decaying average of squared updates.
+    accum_var: Variable
+
+
+class Adadelta(Optimizer):
+    r"""Adadelta: step sizes from running averages of gradients and updates.
+
+    .. math::
+
+        a \leftarrow \rho a + (1-\rho) g^2, \quad
+        u = \frac{\sqrt{d + \epsilon}}{\sqrt{a + \epsilon}}\, g, \quad
+        \theta \leftarrow \theta - \eta u, \quad
+        d \leftarrow \rho d + (1-\rho) u^2
+
+    (``training_ops.apply_adadelta``).  Keras 3 computes the same formula
+    with a different operation order (it divides by ``sqrt(a + eps)`` where
+    the kernel multiplies by its reciprocal), so results agree to rounding.
+    A sparse gradient updates only its rows (lazy, as Keras 2), after summing
+    repeated indices.
+
+    Parameters
+    ----------
+    learning_rate : float, LearningRateSchedule or callable, default=0.001
+    rho : float in [0, 1], default=0.95
+    epsilon : float >= 0, default=1e-7
+    name : str, default="Adadelta"
+    clipnorm, clipvalue, global_clipnorm : float, optional
+
+    Examples
+    --------
+    >>> w = sg.Variable([1.0])
+    >>> opt = sg.optimizers.Adadelta(learning_rate=1.0, rho=0.5, epsilon=1.0)
+    >>> _ = opt.apply_gradients([(np.array([4.0]), w)])
+    >>> np.round(w.numpy(), 6), opt.get_slot(w, "accum_grad").numpy()
+    (array([-0.333333]), array([8.]))
+    """
+
+    State = AdadeltaState
+    _slot_aliases = {"accumulated_grad": "accum_grad",
+                     "accumulated_delta_var": "accum_var"}
+    _config_keys = ("rho", "epsilon")
+
+    def __init__(self, learning_rate=0.001, rho=0.95, epsilon=1e-7, name="Adadelta",
+                 clipnorm=None, clipvalue=None, global_clipnorm=None):
+        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm)
+        self.rho = check_number(rho, "rho", low=0.0, high=1.0)
+        self.epsilon = check_number(epsilon, "epsilon", low=0.0)
+
+    def _create_slots(self, var):
+        return AdadeltaState(accum_grad=self._slot_variable(var, "accum_grad"),
+                             accum_var=self._slot_variable(var, "accum_var"))
+
+    def _hypers(self, lr, dtype):
+        return (self._hyper(lr, dtype), self._hyper(self.rho, dtype),
+                self._hyper(self.epsilon, dtype))
+
+    def _apply_dense(self, grad, var, state, lr):
+        training_ops.apply_adadelta(
+            var, state.accum_grad, state.accum_var, *self._hypers(lr, var.dtype), grad)
+
+    def _apply_sparse(self, values, indices, var, state, lr):
+        training_ops.sparse_apply_adadelta(
+            var, state.accum_grad, state.accum_var, *self._hypers(lr, var.dtype),
+            values, indices, coalesce_duplicates=True)

@@ -1,0 +1,274 @@
+"""Adam, AdamW and Adamax."""
+
+from typing import NamedTuple, Optional
+
+import numpy as np
+
+from ...errors import InvalidArgumentError
+from ...framework import sparse_rows
+from ...framework.variable import Variable
+from .. import training_ops
+from .base import Optimizer, check_number
+
+__all__ = ["Adam", "AdamState", "AdamW", "Adamax", "AdamaxState"]
+
+
+class AdamState(NamedTuple):
+    """Slots of one variable under :class:`Adam` and :class:`AdamW`."""
+
+    #: [var.shape, var.dtype] First moment (decaying mean of gradients).
+    m: Variable
+    #: [var.shape, var.dtype] Second moment (decaying mean of squared gradients).
+    v: Variable
+    #: [var.shape, var.dtype] Running maximum of ``v``; None unless amsgrad.
+    vhat: Optional[Variable]
+
+
+def _beta_powers(beta_1, beta_2, step, dtype):
+    """``beta ** step`` computed in `dtype`, as Keras does."""
+    t = np.asarray(step, dtype)
+    return (np.power(np.asarray(beta_1, dtype), t),
+            np.power(np.asarray(beta_2, dtype), t))
+
+
+class Adam(Optimizer):
+    r"""Adam, with optional AMSGrad and a lazy mode for sparse gradients.
+
+    With :math:`t` the step number (1 on the first step),
+
+    .. math::
+
+        \alpha = \eta \sqrt{1-\beta_2^t} / (1-\beta_1^t), \quad
+        m \leftarrow m + (g - m)(1-\beta_1), \quad
+        v \leftarrow v + (g^2 - v)(1-\beta_2), \quad
+        \theta \leftarrow \theta - \frac{\alpha\, m}{\sqrt{v} + \hat\epsilon}
+
+    (``training_ops.apply_adam``; with ``amsgrad=True``,
+    ``apply_adam_with_amsgrad``, which divides by the running maximum of
+    ``v``).  Keras 3 computes the same formula in the same order.
+
+    Sparse gradients (repeated indices are summed first):
+
+    * ``lazy=False`` (default) is TensorFlow's semantics: the result is that
+      of the dense gradient with zeros on the rows not in it, so every row's
+      moments decay and every row moves.  This costs O(table size) per step:
+      the summed gradient is scattered into a dense buffer.
+    * ``lazy=True`` touches only the rows in the gradient
+      (``training_ops.sparse_apply_adam``; TF-Addons' LazyAdam): other rows
+      keep their moments and do not move, and the bias correction uses the
+      global step.  Cost O(nnz * row width).  Dense gradients are unaffected.
+
+    Parameters
+    ----------
+    learning_rate : float, LearningRateSchedule or callable, default=0.001
+    beta_1 : float in [0, 1), default=0.9
+    beta_2 : float in [0, 1), default=0.999
+    epsilon : float >= 0, default=1e-7
+        The "epsilon hat" of the paper, added outside the square root.
+    amsgrad : bool, default=False
+    lazy : bool, default=False
+        Cannot be combined with `amsgrad` (as TF-Addons' LazyAdam).
+    name : str, default="Adam"
+    clipnorm, clipvalue, global_clipnorm : float, optional
+
+    Examples
+    --------
+    >>> w = sg.Variable([1.0, -1.0])
+    >>> opt = sg.optimizers.Adam(learning_rate=0.1)
+    >>> _ = opt.apply_gradients([(np.array([0.5, -2.0]), w)])
+    >>> np.round(w.numpy(), 4)
+    array([ 0.9, -0.9])
+    >>> opt.iterations.numpy()
+    array(1)
+    """
+
+    State = AdamState
+    _slot_aliases = {"momentum": "m", "velocity": "v", "velocity_hat": "vhat"}
+    _config_keys = ("beta_1", "beta_2", "epsilon", "amsgrad", "lazy")
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
+                 amsgrad=False, lazy=False, name="Adam", clipnorm=None,
+                 clipvalue=None, global_clipnorm=None):
+        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm)
+        self.beta_1 = check_number(beta_1, "beta_1", low=0.0, high=1.0, high_open=True)
+        self.beta_2 = check_number(beta_2, "beta_2", low=0.0, high=1.0, high_open=True)
+        self.epsilon = check_number(epsilon, "epsilon", low=0.0)
+        self.amsgrad = bool(amsgrad)
+        self.lazy = bool(lazy)
+        if self.amsgrad and self.lazy:
+            raise InvalidArgumentError(
+                "amsgrad=True cannot be combined with lazy=True: the running "
+                "maximum of v is not defined for rows a step does not touch"
+            )
+
+    def _create_slots(self, var):
+        return AdamState(
+            m=self._slot_variable(var, "m"),
+            v=self._slot_variable(var, "v"),
+            vhat=self._slot_variable(var, "vhat") if self.amsgrad else None,
+        )
+
+    def _hypers(self, lr, dtype):
+        step = self.iterations_count + 1
+        b1p, b2p = _beta_powers(self.beta_1, self.beta_2, step, dtype)
+        return (b1p, b2p, self._hyper(lr, dtype), self._hyper(self.beta_1, dtype),
+                self._hyper(self.beta_2, dtype), self._hyper(self.epsilon, dtype))
+
+    def _apply_dense(self, grad, var, state, lr):
+        self._adam_dense(grad, var, state, lr)
+
+    def _adam_dense(self, grad, var, state, lr):
+        hypers = self._hypers(lr, var.dtype)
+        if self.amsgrad:
+            training_ops.apply_adam_with_amsgrad(
+                var, state.m, state.v, state.vhat, *hypers, grad)
+        else:
+            training_ops.apply_adam(var, state.m, state.v, *hypers, grad)
+
+    def _apply_sparse(self, values, indices, var, state, lr):
+        if not self.lazy:
+            dense = np.zeros(var.shape, var.dtype)
+            sparse_rows.scatter_add(dense, indices, values)
+            self._adam_dense(dense, var, state, lr)
+            return
+        training_ops.sparse_apply_adam(
+            var, state.m, state.v, *self._hypers(lr, var.dtype), values, indices,
+            coalesce_duplicates=True)
+
+
+class AdamW(Adam):
+    r"""Adam with decoupled weight decay (Loshchilov and Hutter).
+
+    Before the Adam update, each variable with a gradient decays:
+    ``var <- var - (var * weight_decay) * lr`` (Keras 3's order).  On a
+    sparse gradient **only the rows in the gradient decay** (each distinct
+    row once), in both lazy and non-lazy mode; the Adam part then follows
+    `lazy` as in :class:`Adam`.
+
+    Parameters
+    ----------
+    learning_rate : float, LearningRateSchedule or callable, default=0.001
+    weight_decay : float >= 0, default=0.004
+    beta_1, beta_2, epsilon, amsgrad, lazy
+        As for :class:`Adam`.
+    name : str, default="AdamW"
+    clipnorm, clipvalue, global_clipnorm : float, optional
+
+    Examples
+    --------
+    >>> w = sg.Variable([2.0])
+    >>> opt = sg.optimizers.AdamW(learning_rate=0.5, weight_decay=0.5)
+    >>> _ = opt.apply_gradients([(np.zeros(1), w)])
+    >>> w.numpy()
+    array([1.5])
+    """
+
+    _config_keys = ("weight_decay",) + Adam._config_keys
+
+    def __init__(self, learning_rate=0.001, weight_decay=0.004, beta_1=0.9,
+                 beta_2=0.999, epsilon=1e-7, amsgrad=False, lazy=False, name="AdamW",
+                 clipnorm=None, clipvalue=None, global_clipnorm=None):
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, lazy, name,
+                         clipnorm, clipvalue, global_clipnorm)
+        self.weight_decay = check_number(weight_decay, "weight_decay", low=0.0)
+
+    def _apply_dense(self, grad, var, state, lr):
+        self._decay_dense(var, lr)
+        super()._apply_dense(grad, var, state, lr)
+
+    def _apply_sparse(self, values, indices, var, state, lr):
+        self._decay_rows(var, indices, lr)
+        super()._apply_sparse(values, indices, var, state, lr)
+
+    def _decay_dense(self, var, lr):
+        if self.weight_decay == 0:
+            return
+        buf = var._value
+        decay = buf * self._hyper(self.weight_decay, var.dtype)
+        decay *= self._hyper(lr, var.dtype)
+        buf -= decay
+        var._bump()
+
+    def _decay_rows(self, var, indices, lr):
+        if self.weight_decay == 0 or indices.shape[0] == 0:
+            return
+        rows = sparse_rows.group_rows(indices, var.shape[0] - 1)[0]
+        buf = var._value
+        old = buf[rows]
+        decay = old * self._hyper(self.weight_decay, var.dtype)
+        decay *= self._hyper(lr, var.dtype)
+        buf[rows] = old - decay
+        var._bump()
+
+
+class AdamaxState(NamedTuple):
+    """Slots of one variable under :class:`Adamax`."""
+
+    #: [var.shape, var.dtype] First moment.
+    m: Variable
+    #: [var.shape, var.dtype] Exponentially weighted infinity norm.
+    v: Variable
+
+
+class Adamax(Optimizer):
+    r"""Adamax: Adam with the infinity norm.
+
+    .. math::
+
+        m \leftarrow m + (g - m)(1-\beta_1), \quad
+        v \leftarrow \max(\beta_2 v, |g|), \quad
+        \theta \leftarrow \theta - \frac{\eta}{1-\beta_1^t}\cdot\frac{m}{v + \epsilon}
+
+    (``training_ops.apply_ada_max``).  Keras 3 computes the same formula as
+    ``(eta * m) / ((1 - beta_1^t) * (v + eps))``, a different operation order,
+    so results agree to rounding.  A sparse gradient updates only its rows
+    (lazy, as Keras 2), after summing repeated indices; the bias correction
+    uses the global step.
+
+    Parameters
+    ----------
+    learning_rate : float, LearningRateSchedule or callable, default=0.001
+    beta_1 : float in [0, 1), default=0.9
+    beta_2 : float in [0, 1], default=0.999
+    epsilon : float >= 0, default=1e-7
+    name : str, default="Adamax"
+    clipnorm, clipvalue, global_clipnorm : float, optional
+
+    Examples
+    --------
+    >>> w = sg.Variable([1.0])
+    >>> opt = sg.optimizers.Adamax(learning_rate=0.5, epsilon=0.0)
+    >>> _ = opt.apply_gradients([(np.array([4.0]), w)])
+    >>> np.round(w.numpy(), 6)
+    array([0.5])
+    """
+
+    State = AdamaxState
+    _slot_aliases = {"momentum": "m", "norm": "v", "u": "v"}
+    _config_keys = ("beta_1", "beta_2", "epsilon")
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
+                 name="Adamax", clipnorm=None, clipvalue=None, global_clipnorm=None):
+        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm)
+        self.beta_1 = check_number(beta_1, "beta_1", low=0.0, high=1.0, high_open=True)
+        self.beta_2 = check_number(beta_2, "beta_2", low=0.0, high=1.0)
+        self.epsilon = check_number(epsilon, "epsilon", low=0.0)
+
+    def _create_slots(self, var):
+        return AdamaxState(m=self._slot_variable(var, "m"),
+                           v=self._slot_variable(var, "v"))
+
+    def _hypers(self, lr, dtype):
+        t = np.asarray(self.iterations_count + 1, dtype)
+        b1p = np.power(np.asarray(self.beta_1, dtype), t)
+        return (b1p, self._hyper(lr, dtype), self._hyper(self.beta_1, dtype),
+                self._hyper(self.beta_2, dtype), self._hyper(self.epsilon, dtype))
+
+    def _apply_dense(self, grad, var, state, lr):
+        training_ops.apply_ada_max(var, state.m, state.v, *self._hypers(lr, var.dtype),
+                                   grad)
+
+    def _apply_sparse(self, values, indices, var, state, lr):
+        training_ops.sparse_apply_ada_max(
+            var, state.m, state.v, *self._hypers(lr, var.dtype), values, indices,
+            coalesce_duplicates=True)

@@ -1,0 +1,626 @@
+"""The optimizer base class: validation, clipping, slots, step count, state.
+
+``apply_gradients`` runs three stages, each testable alone (STYLE.md §9):
+
+1. **validate and clip** every (gradient, variable) pair before anything is
+   written (DESIGN invariant 3: on error every variable and slot is unchanged);
+2. **update**: the subclass's ``_apply_dense`` / ``_apply_sparse`` call a raw
+   training op of :mod:`sparsegrad.training_ops`; sparse gradients go to the
+   op with ``coalesce_duplicates=True``, so repeated indices are summed and
+   applied once per distinct row inside the kernel;
+3. **count**: ``iterations`` goes up by one.
+
+A subclass declares its per-variable slots as a ``NamedTuple`` (``State``)
+whose fields are TensorFlow's slot names, creates them in ``_create_slots``
+and reads its hyper-parameters through :meth:`Optimizer._hyper`.
+"""
+
+import io
+import json
+import math
+import numbers
+import os
+import zipfile
+
+import numpy as np
+
+from ...errors import InvalidArgumentError, NotFoundError
+from ...framework import sparse_rows
+from ...framework.dtypes import is_kernel_float
+from ...framework.indexed_slices import IndexedSlices
+from ...framework.tensor import Tensor
+from ...framework.variable import Variable
+from . import _clipping
+from . import schedules as _schedules
+
+__all__ = ["Optimizer"]
+
+_STATE_FORMAT = "sparsegrad.optimizer_state/1"
+
+
+def check_number(value, name, *, low=None, high=None, low_open=False, high_open=False):
+    """A finite real hyper-parameter within bounds, as a Python float.
+
+    Raises InvalidArgumentError naming `name` and the value otherwise.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidArgumentError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise InvalidArgumentError(f"{name} must be finite, got {value!r}")
+    if low is not None and (value <= low if low_open else value < low):
+        relation = ">" if low_open else ">="
+        raise InvalidArgumentError(f"{name} must be {relation} {low}, got {value!r}")
+    if high is not None and (value >= high if high_open else value > high):
+        relation = "<" if high_open else "<="
+        raise InvalidArgumentError(f"{name} must be {relation} {high}, got {value!r}")
+    return value
+
+
+def _check_learning_rate(learning_rate):
+    if isinstance(learning_rate, _schedules.LearningRateSchedule):
+        return learning_rate
+    if callable(learning_rate):
+        return learning_rate
+    return check_number(learning_rate, "learning_rate", low=0.0)
+
+
+def _check_clip(value, name):
+    if value is None:
+        return None
+    return check_number(value, name, low=0.0, low_open=True)
+
+
+class Optimizer:
+    """Base class of the Keras-style optimizers.
+
+    Subclasses set ``State`` (a NamedTuple of slot Variables), and implement
+    ``_create_slots(var)``, ``_apply_dense(grad, var, state, lr)`` and
+    ``_apply_sparse(values, indices, var, state, lr)``; constructor
+    hyper-parameters are stored as attributes and listed in ``_config_keys``.
+
+    Parameters
+    ----------
+    learning_rate : float, LearningRateSchedule or callable
+        A non-negative float, or a function of the step count (the number of
+        completed :meth:`apply_gradients` calls) returning one.
+    name : str
+    clipnorm : float, optional
+        Clip each gradient to this L2 norm.
+    clipvalue : float, optional
+        Clip each gradient element to ``[-clipvalue, clipvalue]``.
+    global_clipnorm : float, optional
+        Clip all gradients together to this global L2 norm.  At most one of
+        the three clipping arguments may be set.
+
+    Notes
+    -----
+    For an ``IndexedSlices`` gradient, clipping acts on the tensor it
+    represents (repeated indices summed first; DESIGN.md), and the gradient
+    stays sparse.
+
+    State: the slots of each variable (a ``<Name>State`` NamedTuple of slot
+    Variables, :meth:`get_state`; one slot by TensorFlow's name,
+    :meth:`get_slot`) and the step count :attr:`iterations`, which goes up
+    once per :meth:`apply_gradients`.  :meth:`save_state` writes them to an
+    ``.npz`` file and :meth:`load_state` restores them, after which training
+    continues bit for bit as if it had not been interrupted.
+
+    Examples
+    --------
+    >>> w = sg.Variable(np.ones((3, 2)))
+    >>> opt = sg.optimizers.Adam(learning_rate=0.1, lazy=True)
+    >>> grad = sg.IndexedSlices(np.ones((2, 2)), [2, 2])   # row 2, twice
+    >>> _ = opt.apply_gradients([(grad, w)])
+    >>> opt.get_slot(w, "m").numpy()[:, 0]    # one update with the summed row
+    array([0. , 0. , 0.2])
+    >>> import io
+    >>> buf = io.BytesIO()
+    >>> opt.save_state(buf)
+    >>> _ = buf.seek(0)
+    >>> again = sg.optimizers.Adam.from_config(opt.get_config())
+    >>> again.load_state(buf, [w])
+    >>> again.iterations_count, again.get_config()["lazy"]
+    (1, True)
+    """
+
+    #: NamedTuple of the slots of one variable; subclasses override.
+    State = None
+    #: Keras 3 slot names accepted by :meth:`get_slot` as aliases.
+    _slot_aliases = {}
+    #: Constructor arguments beyond the common ones, for get_config.
+    _config_keys = ()
+
+    def __init__(self, learning_rate, name, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None):
+        if not isinstance(name, str):
+            raise InvalidArgumentError(f"name must be a str, got {name!r}")
+        self._learning_rate = _check_learning_rate(learning_rate)
+        self.name = name
+        self.clipnorm = _check_clip(clipnorm, "clipnorm")
+        self.clipvalue = _check_clip(clipvalue, "clipvalue")
+        self.global_clipnorm = _check_clip(global_clipnorm, "global_clipnorm")
+        given = [k for k in ("clipnorm", "clipvalue", "global_clipnorm")
+                 if getattr(self, k) is not None]
+        if len(given) > 1:
+            raise InvalidArgumentError(
+                f"only one of clipnorm, clipvalue and global_clipnorm can be set; "
+                f"got {', '.join(f'{k}={getattr(self, k)!r}' for k in given)}"
+            )
+        if not callable(self._learning_rate):
+            self._validate_learning_rate(self._learning_rate)
+        self._iterations = Variable(np.int64(0), trainable=False, name="iterations")
+        # uid -> (variable, State); dicts keep the order variables were first seen.
+        self._slots = {}
+
+    # -- hyper-parameters ------------------------------------------------------
+
+    @property
+    def learning_rate(self):
+        """The learning rate: a float, a schedule or a callable of the step."""
+        return self._learning_rate
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        value = _check_learning_rate(value)
+        if not callable(value):
+            self._validate_learning_rate(value)
+        self._learning_rate = value
+
+    def current_learning_rate(self):
+        """The learning rate the next step will use, as a Python float."""
+        lr = self._learning_rate
+        if callable(lr):
+            value = lr(self.iterations_count)
+            try:
+                value = float(np.asarray(value))
+            except (TypeError, ValueError):
+                raise InvalidArgumentError(
+                    f"the learning-rate callable returned {value!r} at step "
+                    f"{self.iterations_count}; expected a number"
+                ) from None
+            if not value >= 0:
+                raise InvalidArgumentError(
+                    f"the learning-rate callable returned {value!r} at step "
+                    f"{self.iterations_count}; expected a number >= 0"
+                )
+            return value
+        return lr
+
+    @staticmethod
+    def _hyper(value, dtype):
+        """A hyper-parameter as a 0-d array of the variable's dtype."""
+        return np.asarray(value, dtype=dtype)
+
+    # -- slots and variables ---------------------------------------------------
+
+    @property
+    def iterations(self):
+        """The step count: a scalar int64 :class:`~sparsegrad.Variable`."""
+        return self._iterations
+
+    @property
+    def iterations_count(self):
+        """The step count as a Python int."""
+        return int(self._iterations._value)
+
+    def _slot_variable(self, var, slot_name, fill=0.0, shape=None):
+        """A slot Variable of `var`'s dtype filled with `fill`."""
+        shape = var.shape if shape is None else shape
+        return Variable(
+            np.full(shape, fill, dtype=var.dtype), trainable=False,
+            name=f"{var.name}/{slot_name}",
+        )
+
+    def _create_slots(self, var):
+        raise NotImplementedError
+
+    def _state(self, var):
+        """The State of `var`, creating its slots on first use."""
+        entry = self._slots.get(var._uid)
+        if entry is None:
+            entry = (var, self._create_slots(var))
+            self._slots[var._uid] = entry
+        return entry[1]
+
+    def build(self, var_list):
+        """Create the slots of every variable in `var_list` now (optional).
+
+        Slots are otherwise created lazily by the first gradient of each
+        variable; building first fixes the order used by :meth:`save_state`.
+        """
+        for var in var_list:
+            self._check_variable(var, "var_list entry")
+            self._state(var)
+
+    def get_slot_names(self):
+        """The slot names this optimizer creates (TensorFlow's names)."""
+        return list(self.State._fields)
+
+    def get_slot(self, var, slot_name):
+        """The slot Variable `slot_name` of `var`.
+
+        Slot names follow TensorFlow (``"m"``, ``"v"``, ``"accumulator"``,
+        ...); Keras 3's names are accepted as aliases.
+
+        Raises
+        ------
+        NotFoundError
+            If `var` has no slots yet (no gradient applied) or the optimizer
+            has no slot of that name for it.
+        """
+        entry = self._slots.get(getattr(var, "_uid", None))
+        if entry is None:
+            raise NotFoundError(
+                f"{type(self).__name__} has no slots for variable "
+                f"{getattr(var, 'name', var)!r}; slots are created by the first "
+                "apply_gradients (or build) that includes it"
+            )
+        field = self._slot_aliases.get(slot_name, slot_name)
+        slot = getattr(entry[1], field, None) if field in entry[1]._fields else None
+        if slot is None:
+            available = [
+                f for f in entry[1]._fields if getattr(entry[1], f) is not None
+            ]
+            raise NotFoundError(
+                f"{type(self).__name__} has no slot {slot_name!r} for variable "
+                f"{entry[0].name!r}; its slots are {available}"
+            )
+        return slot
+
+    def get_state(self, var):
+        """The ``State`` NamedTuple (slot Variables) of `var`, or None."""
+        entry = self._slots.get(getattr(var, "_uid", None))
+        return None if entry is None else entry[1]
+
+    def tracked_variables(self):
+        """The model variables with slots, in the order they were first seen."""
+        return [var for var, _ in self._slots.values()]
+
+    def variables(self):
+        """The optimizer's own variables: ``iterations``, then every slot."""
+        out = [self._iterations]
+        for _, state in self._slots.values():
+            out.extend(slot for slot in state if slot is not None)
+        return out
+
+    # -- validation ------------------------------------------------------------
+
+    @staticmethod
+    def _check_variable(var, what):
+        if not isinstance(var, Variable):
+            raise TypeError(
+                f"{what} must be a sparsegrad.Variable, got {type(var).__name__}"
+            )
+        if not is_kernel_float(var.dtype):
+            raise InvalidArgumentError(
+                f"variable {var.name!r} has dtype {var.dtype}; optimizers update "
+                "float32 and float64 variables"
+            )
+
+    @staticmethod
+    def _as_gradient(grad, var):
+        """Validate `grad` against `var`: an ndarray or IndexedSlices in var.dtype."""
+        if isinstance(grad, IndexedSlices):
+            values = np.asarray(grad.values._value)
+            if values.dtype != var.dtype:
+                values = values.astype(var.dtype)
+            if var.ndim == 0:
+                raise InvalidArgumentError(
+                    f"variable {var.name!r} is a scalar and cannot take an "
+                    "IndexedSlices gradient"
+                )
+            if values.shape[1:] != var.shape[1:]:
+                raise InvalidArgumentError(
+                    f"var and grad do not have the same shape: the IndexedSlices "
+                    f"gradient of {var.name!r} has rows of shape {values.shape[1:]}, "
+                    f"the variable {var.shape}"
+                )
+            if grad.dense_shape is not None and tuple(grad.dense_shape) != var.shape:
+                raise InvalidArgumentError(
+                    f"var and grad do not have the same shape: IndexedSlices "
+                    f"dense_shape {tuple(grad.dense_shape)} vs variable "
+                    f"{var.name!r} of shape {var.shape}"
+                )
+            indices = grad.indices._value
+            sparse_rows.check_in_range(indices, var.shape[0], "indices")
+            values = np.ascontiguousarray(values)
+            if np.may_share_memory(values, var._value):
+                values = values.copy()
+            return IndexedSlices._from_trusted(values, indices, var.shape)
+        if isinstance(grad, Variable):
+            grad = grad._value
+        elif isinstance(grad, Tensor):
+            grad = grad._value
+        try:
+            array = np.asarray(grad)
+        except (TypeError, ValueError) as exc:
+            raise InvalidArgumentError(
+                f"the gradient of {var.name!r} is not convertible to an array: {exc}"
+            ) from None
+        if array.dtype.kind not in "fiub":
+            raise InvalidArgumentError(
+                f"the gradient of {var.name!r} has dtype {array.dtype}; expected a "
+                "real floating dtype"
+            )
+        if array.shape != var.shape:
+            raise InvalidArgumentError(
+                f"var and grad do not have the same shape: variable {var.name!r} "
+                f"has shape {var.shape}, its gradient {array.shape}"
+            )
+        array = np.ascontiguousarray(array, dtype=var.dtype)
+        if np.may_share_memory(array, var._value):
+            array = array.copy()          # e.g. var.value(): the kernel writes var
+        return array
+
+    # -- the three stages ------------------------------------------------------
+
+    def _clip(self, grads):
+        """Stage 1b: clip a list of validated gradients (None kept)."""
+        if self.clipnorm is not None:
+            return [None if g is None else _clipping.clip_by_norm(g, self.clipnorm)
+                    for g in grads]
+        if self.global_clipnorm is not None:
+            return _clipping.clip_by_global_norm(grads, self.global_clipnorm)
+        if self.clipvalue is not None:
+            return [None if g is None else _clipping.clip_by_value(g, self.clipvalue)
+                    for g in grads]
+        return grads
+
+    def apply_gradients(self, grads_and_vars):
+        """Apply one step of the optimizer.
+
+        Parameters
+        ----------
+        grads_and_vars : iterable of (gradient, Variable)
+            A gradient is array_like or a Tensor of the variable's shape, an
+            :class:`~sparsegrad.IndexedSlices` of rows of it, or None (that
+            variable is skipped).  Sparse gradients are summed per row and
+            applied once per distinct row, inside the update kernel.
+
+        Returns
+        -------
+        Variable
+            :attr:`iterations`, incremented by one unless every gradient was
+            None.
+
+        Raises
+        ------
+        InvalidArgumentError
+            If a gradient does not match its variable (shape, row shape,
+            index range, dtype) or the same variable appears twice.  Nothing
+            is updated then.
+        """
+        pairs = []
+        seen = set()
+        for k, pair in enumerate(grads_and_vars):
+            try:
+                grad, var = pair
+            except (TypeError, ValueError):
+                raise InvalidArgumentError(
+                    f"grads_and_vars[{k}] must be a (gradient, variable) pair, got "
+                    f"{pair!r}"
+                ) from None
+            self._check_variable(var, f"grads_and_vars[{k}][1]")
+            if grad is None:
+                continue
+            if var._uid in seen:
+                raise InvalidArgumentError(
+                    f"variable {var.name!r} appears twice in grads_and_vars; sum its "
+                    "gradients first"
+                )
+            seen.add(var._uid)
+            pairs.append((self._as_gradient(grad, var), var))
+        if not pairs:
+            return self._iterations
+        lr = self.current_learning_rate()
+        self._validate_learning_rate(lr)
+        grads = self._clip([g for g, _ in pairs])
+        states = [self._state(var) for _, var in pairs]
+        for grad, (_, var), state in zip(grads, pairs, states):
+            if isinstance(grad, IndexedSlices):
+                self._apply_sparse(
+                    grad.values._value, grad.indices._value, var, state, lr
+                )
+            else:
+                self._apply_dense(grad, var, state, lr)
+        self._iterations._value[...] += 1
+        self._iterations._bump()
+        return self._iterations
+
+    def _validate_learning_rate(self, lr):
+        """Hook: reject a learning rate the update kernels cannot take."""
+        del lr
+
+    def _lr_error(self, lr, expected):
+        where = ""
+        if hasattr(self, "_iterations"):
+            where = f" at step {self.iterations_count}"
+        return InvalidArgumentError(
+            f"{type(self).__name__} needs learning_rate {expected}, got {lr!r}{where}"
+        )
+
+    def _apply_dense(self, grad, var, state, lr):
+        raise NotImplementedError
+
+    def _apply_sparse(self, values, indices, var, state, lr):
+        raise NotImplementedError
+
+    def minimize(self, loss, var_list, tape=None):
+        """Compute the gradient of `loss` and apply it.
+
+        Parameters
+        ----------
+        loss : callable or Tensor
+            A function of no arguments returning the loss (evaluated under a
+            tape), or a Tensor computed under `tape`.
+        var_list : list of Variable, or a callable returning one
+        tape : GradientTape, optional
+            Required when `loss` is a Tensor.
+
+        Returns
+        -------
+        Variable
+            :attr:`iterations`.
+        """
+        from ...autodiff.tape import GradientTape
+
+        if not callable(loss) and tape is None:
+            raise InvalidArgumentError(
+                "minimize: a tape is required when loss is a Tensor; pass "
+                "tape=... or make loss a callable"
+            )
+        tape = tape if tape is not None else GradientTape()
+        if callable(loss):
+            with tape:
+                if not callable(var_list):
+                    tape.watch(var_list)
+                loss = loss()
+                if callable(var_list):
+                    var_list = var_list()
+        elif callable(var_list):
+            var_list = var_list()
+        var_list = list(var_list)
+        grads = tape.gradient(loss, var_list)
+        return self.apply_gradients(zip(grads, var_list))
+
+    # -- config ----------------------------------------------------------------
+
+    def get_config(self):
+        """The constructor arguments as a dict (schedules serialized)."""
+        lr = self._learning_rate
+        if isinstance(lr, _schedules.LearningRateSchedule):
+            lr = _schedules.serialize(lr)
+        config = {
+            "name": self.name,
+            "learning_rate": lr,
+            "clipnorm": self.clipnorm,
+            "clipvalue": self.clipvalue,
+            "global_clipnorm": self.global_clipnorm,
+        }
+        for key in self._config_keys:
+            config[key] = getattr(self, key)
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """Build an optimizer from :meth:`get_config`'s dict (no state)."""
+        config = dict(config)
+        lr = config.get("learning_rate")
+        if isinstance(lr, dict):
+            config["learning_rate"] = _schedules.deserialize(lr, custom_objects)
+        return cls(**config)
+
+    # -- state -----------------------------------------------------------------
+
+    def save_state(self, path):
+        """Write the optimizer state to an ``.npz`` file.
+
+        The file holds the step count, the learning rate (when it is a
+        number), the class name, and every slot of every tracked
+        variable in the order the optimizer first saw them (see
+        :meth:`tracked_variables`).  Model variables are not saved.
+
+        Parameters
+        ----------
+        path : str or os.PathLike or file-like
+        """
+        arrays = {"iterations": np.asarray(self._iterations._value, np.int64)}
+        variables = []
+        for k, (var, state) in enumerate(self._slots.values()):
+            slots = []
+            for field in state._fields:
+                slot = getattr(state, field)
+                if slot is not None:
+                    arrays[f"slot/{k}/{field}"] = slot._value
+                    slots.append(field)
+            variables.append({"name": var.name, "shape": list(var.shape),
+                              "dtype": var.dtype.name, "slots": slots})
+        lr = self._learning_rate
+        meta = {
+            "format": _STATE_FORMAT,
+            "class": type(self).__name__,
+            "learning_rate": lr if isinstance(lr, float) else None,
+            "variables": variables,
+        }
+        arrays["meta"] = np.asarray(json.dumps(meta))
+        if isinstance(path, (str, os.PathLike)):
+            with open(path, "wb") as f:
+                np.savez(f, **arrays)
+        else:
+            np.savez(path, **arrays)
+
+    def load_state(self, path, var_list=None):
+        """Restore what :meth:`save_state` wrote; training then resumes exactly.
+
+        Parameters
+        ----------
+        path : str or os.PathLike or file-like
+        var_list : list of Variable, optional
+            The model variables, in the order the saving optimizer first saw
+            them (its :meth:`tracked_variables`).  Defaults to this
+            optimizer's tracked variables, which must then number as many.
+            Slots this optimizer held for other variables are dropped.
+
+        Raises
+        ------
+        InvalidArgumentError
+            If the file is not an optimizer state of this class, or the
+            variables do not match in number, shape or dtype.  The optimizer
+            is unchanged then.
+        """
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                contents = {k: data[k] for k in data.files}
+        except (OSError, ValueError, zipfile.BadZipFile,
+                io.UnsupportedOperation) as exc:
+            raise InvalidArgumentError(
+                f"load_state: cannot read an optimizer state from {path!r}: {exc}"
+            ) from None
+        try:
+            meta = json.loads(str(contents["meta"]))
+        except (KeyError, ValueError):
+            meta = {}
+        if meta.get("format") != _STATE_FORMAT:
+            raise InvalidArgumentError(
+                f"load_state: {path!r} is not a sparsegrad optimizer state file"
+            )
+        if meta["class"] != type(self).__name__:
+            raise InvalidArgumentError(
+                f"load_state: the state in {path!r} was saved by {meta['class']}, "
+                f"not {type(self).__name__}"
+            )
+        saved = meta["variables"]
+        if var_list is None:
+            var_list = self.tracked_variables()
+        var_list = list(var_list)
+        if len(var_list) != len(saved):
+            raise InvalidArgumentError(
+                f"load_state: the state holds slots for {len(saved)} variables, "
+                f"var_list has {len(var_list)}"
+            )
+        new_slots = {}
+        for k, (var, info) in enumerate(zip(var_list, saved)):
+            self._check_variable(var, f"var_list[{k}]")
+            if list(var.shape) != info["shape"] or var.dtype.name != info["dtype"]:
+                raise InvalidArgumentError(
+                    f"load_state: var_list[{k}] ({var.name!r}, {var.shape}, "
+                    f"{var.dtype}) does not match saved variable {info['name']!r} "
+                    f"({tuple(info['shape'])}, {info['dtype']})"
+                )
+            state = self._create_slots(var)
+            present = [f for f in state._fields if getattr(state, f) is not None]
+            if present != info["slots"]:
+                raise InvalidArgumentError(
+                    f"load_state: saved slots {info['slots']} of {info['name']!r} "
+                    f"differ from this optimizer's {present}; are the "
+                    "hyper-parameters the same?"
+                )
+            for field in present:
+                getattr(state, field)._value[...] = contents[f"slot/{k}/{field}"]
+            new_slots[var._uid] = (var, state)
+        self._slots = new_slots
+        self._iterations._value[...] = contents["iterations"]
+        self._iterations._bump()
+        if meta.get("learning_rate") is not None and not callable(self._learning_rate):
+            self._learning_rate = float(meta["learning_rate"])

@@ -1,0 +1,122 @@
+"""FTRL-Proximal."""
+
+from typing import NamedTuple
+
+from ...framework.variable import Variable
+from .. import training_ops
+from .base import Optimizer, check_number
+
+__all__ = ["Ftrl", "FtrlState"]
+
+
+class FtrlState(NamedTuple):
+    """Slots of one variable under :class:`Ftrl`."""
+
+    #: [var.shape, var.dtype] Sum of squared gradients ("n").
+    accumulator: Variable
+    #: [var.shape, var.dtype] The linear term ("z").
+    linear: Variable
+
+
+class Ftrl(Optimizer):
+    r"""FTRL-Proximal (McMahan et al., 2013), for wide sparse linear models.
+
+    With :math:`p` = `learning_rate_power`, :math:`n` the accumulator and
+    :math:`z` the linear term, :math:`g_s = g + 2\lambda_s\theta` (l2
+    shrinkage) and :math:`\lambda_2' = \lambda_2 + \beta / (2\eta)`:
+
+    .. math::
+
+        n' = n + g^2, \quad
+        z \leftarrow z + g_s - \frac{n'^{-p} - n^{-p}}{\eta}\,\theta, \quad
+        \theta \leftarrow \frac{\mathrm{clip}(z, -\lambda_1, \lambda_1) - z}
+                               {n'^{-p}/\eta + 2\lambda_2'}, \quad n \leftarrow n'
+
+    (``training_ops.apply_ftrl``, or ``apply_ftrl_v2`` when
+    `l2_shrinkage_regularization_strength` > 0).  The kernels take
+    :math:`\sqrt{\cdot}` for :math:`p=-1/2` where Keras 3 calls ``pow``; the
+    formulas agree, the rounding may differ in the last bits.  A sparse
+    gradient updates only its rows (lazy, as Keras 2), after summing repeated
+    indices.
+
+    Parameters
+    ----------
+    learning_rate : float, LearningRateSchedule or callable, default=0.001
+        Must be > 0 at every step.
+    learning_rate_power : float <= 0, default=-0.5
+    initial_accumulator_value : float >= 0, default=0.1
+    l1_regularization_strength : float >= 0, default=0.0
+    l2_regularization_strength : float >= 0, default=0.0
+    l2_shrinkage_regularization_strength : float >= 0, default=0.0
+    beta : float >= 0, default=0.0
+    name : str, default="Ftrl"
+    clipnorm, clipvalue, global_clipnorm : float, optional
+
+    Examples
+    --------
+    >>> w = sg.Variable([0.0, 0.0])
+    >>> opt = sg.optimizers.Ftrl(learning_rate=1.0, initial_accumulator_value=0.0,
+    ...                          l1_regularization_strength=1.0)
+    >>> _ = opt.apply_gradients([(np.array([0.5, -4.0]), w)])
+    >>> w.numpy(), opt.get_slot(w, "linear").numpy()
+    (array([0.  , 0.75]), array([ 0.5, -4. ]))
+    """
+
+    State = FtrlState
+    _slot_aliases = {"accumulators": "accumulator", "linears": "linear"}
+    _config_keys = ("learning_rate_power", "initial_accumulator_value",
+                    "l1_regularization_strength", "l2_regularization_strength",
+                    "l2_shrinkage_regularization_strength", "beta")
+
+    def __init__(self, learning_rate=0.001, learning_rate_power=-0.5,
+                 initial_accumulator_value=0.1, l1_regularization_strength=0.0,
+                 l2_regularization_strength=0.0,
+                 l2_shrinkage_regularization_strength=0.0, beta=0.0, name="Ftrl",
+                 clipnorm=None, clipvalue=None, global_clipnorm=None):
+        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm)
+        self.learning_rate_power = check_number(
+            learning_rate_power, "learning_rate_power", high=0.0)
+        self.initial_accumulator_value = check_number(
+            initial_accumulator_value, "initial_accumulator_value", low=0.0)
+        self.l1_regularization_strength = check_number(
+            l1_regularization_strength, "l1_regularization_strength", low=0.0)
+        self.l2_regularization_strength = check_number(
+            l2_regularization_strength, "l2_regularization_strength", low=0.0)
+        self.l2_shrinkage_regularization_strength = check_number(
+            l2_shrinkage_regularization_strength,
+            "l2_shrinkage_regularization_strength", low=0.0)
+        self.beta = check_number(beta, "beta", low=0.0)
+
+    def _validate_learning_rate(self, lr):
+        if not lr > 0:
+            raise self._lr_error(lr, "> 0")
+
+    def _create_slots(self, var):
+        return FtrlState(
+            accumulator=self._slot_variable(var, "accumulator",
+                                            self.initial_accumulator_value),
+            linear=self._slot_variable(var, "linear"),
+        )
+
+    def _hypers(self, lr, dtype):
+        l2 = self.l2_regularization_strength + self.beta / (2.0 * lr)
+        hypers = [self._hyper(lr, dtype),
+                  self._hyper(self.l1_regularization_strength, dtype),
+                  self._hyper(l2, dtype)]
+        if self.l2_shrinkage_regularization_strength > 0:
+            hypers.append(self._hyper(self.l2_shrinkage_regularization_strength, dtype))
+        hypers.append(self._hyper(self.learning_rate_power, dtype))
+        return hypers
+
+    def _apply_dense(self, grad, var, state, lr):
+        op = (training_ops.apply_ftrl_v2
+              if self.l2_shrinkage_regularization_strength > 0
+              else training_ops.apply_ftrl)
+        op(var, state.accumulator, state.linear, grad, *self._hypers(lr, var.dtype))
+
+    def _apply_sparse(self, values, indices, var, state, lr):
+        op = (training_ops.sparse_apply_ftrl_v2
+              if self.l2_shrinkage_regularization_strength > 0
+              else training_ops.sparse_apply_ftrl)
+        op(var, state.accumulator, state.linear, values, indices,
+           *self._hypers(lr, var.dtype), coalesce_duplicates=True)

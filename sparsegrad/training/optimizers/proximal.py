@@ -1,0 +1,164 @@
+"""Proximal gradient descent and proximal Adagrad (FOBOS with l1/l2)."""
+
+from typing import NamedTuple
+
+from ...framework.variable import Variable
+from .. import training_ops
+from .base import Optimizer, check_number
+
+__all__ = [
+    "ProximalGradientDescent",
+    "ProximalGradientDescentState",
+    "ProximalAdagrad",
+    "ProximalAdagradState",
+]
+
+
+class ProximalGradientDescentState(NamedTuple):
+    """:class:`ProximalGradientDescent` keeps no slots."""
+
+
+class ProximalGradientDescent(Optimizer):
+    r"""Gradient descent followed by the l1/l2 proximal step (FOBOS).
+
+    .. math::
+
+        p = \theta - \eta g, \qquad
+        \theta \leftarrow \frac{\mathrm{sign}(p)\max(|p| - \eta\lambda_1, 0)}
+                               {1 + \eta\lambda_2}
+
+    (``training_ops.apply_proximal_gradient_descent``; TensorFlow's
+    ``tf.compat.v1.train.ProximalGradientDescentOptimizer``; Keras has no
+    such optimizer.)  A sparse gradient updates only its rows, after summing
+    repeated indices.
+
+    Parameters
+    ----------
+    learning_rate : float, LearningRateSchedule or callable, default=0.01
+    l1_regularization_strength : float >= 0, default=0.0
+    l2_regularization_strength : float >= 0, default=0.0
+    name : str, default="ProximalGradientDescent"
+    clipnorm, clipvalue, global_clipnorm : float, optional
+
+    Examples
+    --------
+    >>> w = sg.Variable([1.0, -0.25])
+    >>> opt = sg.optimizers.ProximalGradientDescent(
+    ...     learning_rate=0.5, l1_regularization_strength=0.5)
+    >>> _ = opt.apply_gradients([(np.array([1.0, 0.0]), w)])
+    >>> w.numpy()
+    array([ 0.25, -0.  ])
+    """
+
+    State = ProximalGradientDescentState
+    _config_keys = ("l1_regularization_strength", "l2_regularization_strength")
+
+    def __init__(self, learning_rate=0.01, l1_regularization_strength=0.0,
+                 l2_regularization_strength=0.0, name="ProximalGradientDescent",
+                 clipnorm=None, clipvalue=None, global_clipnorm=None):
+        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm)
+        self.l1_regularization_strength = check_number(
+            l1_regularization_strength, "l1_regularization_strength", low=0.0)
+        self.l2_regularization_strength = check_number(
+            l2_regularization_strength, "l2_regularization_strength", low=0.0)
+
+    def _create_slots(self, var):
+        del var
+        return ProximalGradientDescentState()
+
+    def _hypers(self, lr, dtype):
+        return (self._hyper(lr, dtype),
+                self._hyper(self.l1_regularization_strength, dtype),
+                self._hyper(self.l2_regularization_strength, dtype))
+
+    def _apply_dense(self, grad, var, state, lr):
+        training_ops.apply_proximal_gradient_descent(
+            var, *self._hypers(lr, var.dtype), grad)
+
+    def _apply_sparse(self, values, indices, var, state, lr):
+        training_ops.sparse_apply_proximal_gradient_descent(
+            var, *self._hypers(lr, var.dtype), values, indices,
+            coalesce_duplicates=True)
+
+
+class ProximalAdagradState(NamedTuple):
+    """Slots of one variable under :class:`ProximalAdagrad`."""
+
+    #: [var.shape, var.dtype] Running sum of squared gradients.
+    accumulator: Variable
+
+
+class ProximalAdagrad(Optimizer):
+    r"""Adagrad step sizes with the l1/l2 proximal step.
+
+    .. math::
+
+        a \leftarrow a + g^2, \quad \eta' = \eta / \sqrt{a}, \quad
+        p = \theta - \eta' g, \quad
+        \theta \leftarrow \frac{\mathrm{sign}(p)\max(|p| - \eta'\lambda_1, 0)}
+                               {1 + \eta'\lambda_2}
+
+    (``training_ops.apply_proximal_adagrad``; TensorFlow's
+    ``tf.compat.v1.train.ProximalAdagradOptimizer``; Keras has no such
+    optimizer.)  A sparse gradient updates only its rows, after summing
+    repeated indices.
+
+    Parameters
+    ----------
+    learning_rate : float, LearningRateSchedule or callable, default=0.001
+        Must be > 0 at every step (the kernel's requirement).
+    initial_accumulator_value : float > 0, default=0.1
+    l1_regularization_strength : float >= 0, default=0.0
+    l2_regularization_strength : float >= 0, default=0.0
+    name : str, default="ProximalAdagrad"
+    clipnorm, clipvalue, global_clipnorm : float, optional
+
+    Examples
+    --------
+    >>> w = sg.Variable([1.0])
+    >>> opt = sg.optimizers.ProximalAdagrad(learning_rate=1.0,
+    ...                                     initial_accumulator_value=12.0)
+    >>> _ = opt.apply_gradients([(np.array([2.0]), w)])
+    >>> w.numpy()
+    array([0.5])
+    """
+
+    State = ProximalAdagradState
+    _slot_aliases = {"accumulators": "accumulator"}
+    _config_keys = ("initial_accumulator_value", "l1_regularization_strength",
+                    "l2_regularization_strength")
+
+    def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1,
+                 l1_regularization_strength=0.0, l2_regularization_strength=0.0,
+                 name="ProximalAdagrad", clipnorm=None, clipvalue=None,
+                 global_clipnorm=None):
+        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm)
+        self.initial_accumulator_value = check_number(
+            initial_accumulator_value, "initial_accumulator_value", low=0.0,
+            low_open=True)
+        self.l1_regularization_strength = check_number(
+            l1_regularization_strength, "l1_regularization_strength", low=0.0)
+        self.l2_regularization_strength = check_number(
+            l2_regularization_strength, "l2_regularization_strength", low=0.0)
+
+    def _validate_learning_rate(self, lr):
+        if not lr > 0:
+            raise self._lr_error(lr, "> 0")
+
+    def _create_slots(self, var):
+        return ProximalAdagradState(accumulator=self._slot_variable(
+            var, "accumulator", self.initial_accumulator_value))
+
+    def _hypers(self, lr, dtype):
+        return (self._hyper(lr, dtype),
+                self._hyper(self.l1_regularization_strength, dtype),
+                self._hyper(self.l2_regularization_strength, dtype))
+
+    def _apply_dense(self, grad, var, state, lr):
+        training_ops.apply_proximal_adagrad(
+            var, state.accumulator, *self._hypers(lr, var.dtype), grad)
+
+    def _apply_sparse(self, values, indices, var, state, lr):
+        training_ops.sparse_apply_proximal_adagrad(
+            var, state.accumulator, *self._hypers(lr, var.dtype), values, indices,
+            coalesce_duplicates=True)

@@ -1,0 +1,92 @@
+"""Stochastic gradient descent, with optional (Nesterov) momentum."""
+
+from typing import NamedTuple, Optional
+
+from ...framework.variable import Variable
+from .. import training_ops
+from .base import Optimizer, check_number
+
+__all__ = ["SGD", "SGDState"]
+
+
+class SGDState(NamedTuple):
+    """Slots of one variable under :class:`SGD`."""
+
+    #: [var.shape, var.dtype] The velocity (learning rate folded in); None
+    #: without momentum.
+    momentum: Optional[Variable]
+
+
+class SGD(Optimizer):
+    r"""Gradient descent with optional momentum (Keras' formulation).
+
+    Without momentum, ``var -= lr * g`` (``training_ops.apply_gradient_descent``).
+    With momentum, the velocity holds the learning rate already
+    (``training_ops.apply_keras_momentum``):
+
+    .. math::
+
+        m \leftarrow \mu m - \eta g, \qquad
+        \theta \leftarrow \theta + m
+        \quad\text{or, Nesterov,}\quad \theta \leftarrow \theta + (\mu m - \eta g)
+
+    Keras 3 and the raw kernels use the same formulas and the same operation
+    order.  A sparse gradient updates only its rows: with momentum, rows not
+    in the gradient keep their velocity and do not move (TensorFlow's lazy
+    ``SparseApplyKerasMomentum``; Keras 3 would keep moving them).
+
+    Parameters
+    ----------
+    learning_rate : float, LearningRateSchedule or callable, default=0.01
+    momentum : float in [0, 1], default=0.0
+    nesterov : bool, default=False
+    name : str, default="SGD"
+    clipnorm, clipvalue, global_clipnorm : float, optional
+        See :class:`Optimizer`.
+
+    Examples
+    --------
+    >>> w = sg.Variable([1.0, 2.0])
+    >>> opt = sg.optimizers.SGD(learning_rate=0.5, momentum=0.5)
+    >>> _ = opt.apply_gradients([(np.array([1.0, -1.0]), w)])
+    >>> _ = opt.apply_gradients([(np.array([1.0, -1.0]), w)])
+    >>> w.numpy(), opt.get_slot(w, "momentum").numpy()
+    (array([-0.25,  3.25]), array([-0.75,  0.75]))
+    """
+
+    State = SGDState
+    _config_keys = ("momentum", "nesterov")
+
+    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD",
+                 clipnorm=None, clipvalue=None, global_clipnorm=None):
+        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm)
+        self.momentum = check_number(momentum, "momentum", low=0.0, high=1.0)
+        self.nesterov = bool(nesterov)
+
+    def _create_slots(self, var):
+        if self.momentum == 0:
+            return SGDState(momentum=None)
+        return SGDState(momentum=self._slot_variable(var, "momentum"))
+
+    def _apply_dense(self, grad, var, state, lr):
+        dtype = var.dtype
+        if state.momentum is None:
+            training_ops.apply_gradient_descent(var, self._hyper(lr, dtype), grad)
+        else:
+            training_ops.apply_keras_momentum(
+                var, state.momentum, self._hyper(lr, dtype), grad,
+                self._hyper(self.momentum, dtype), use_nesterov=self.nesterov,
+            )
+
+    def _apply_sparse(self, values, indices, var, state, lr):
+        dtype = var.dtype
+        if state.momentum is None:
+            training_ops.sparse_apply_gradient_descent(
+                var, self._hyper(lr, dtype), values, indices, coalesce_duplicates=True
+            )
+        else:
+            training_ops.sparse_apply_keras_momentum(
+                var, state.momentum, self._hyper(lr, dtype), values, indices,
+                self._hyper(self.momentum, dtype), use_nesterov=self.nesterov,
+                coalesce_duplicates=True,
+            )
