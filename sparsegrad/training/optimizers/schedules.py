@@ -77,7 +77,34 @@ class LearningRateSchedule:
     __hash__ = None
 
 
-class ExponentialDecay(LearningRateSchedule):
+class _DecayOverSteps(LearningRateSchedule):
+    """Shared by the schedules that decay by ``step / decay_steps``: their
+    arguments, the (optionally floored) progress and the config."""
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False):
+        self.initial_learning_rate = _check_number(
+            initial_learning_rate, "initial_learning_rate")
+        self.decay_steps = _check_number(decay_steps, "decay_steps", positive=True)
+        self.decay_rate = _check_number(decay_rate, "decay_rate")
+        self.staircase = bool(staircase)
+
+    def _progress(self, step):
+        """``step / decay_steps``, floored when `staircase`."""
+        p = _check_step(step) / self.decay_steps
+        if self.staircase:
+            p = math.floor(p)
+        return p
+
+    def get_config(self):
+        return {
+            "initial_learning_rate": self.initial_learning_rate,
+            "decay_steps": self.decay_steps,
+            "decay_rate": self.decay_rate,
+            "staircase": self.staircase,
+        }
+
+
+class ExponentialDecay(_DecayOverSteps):
     r"""Decay the learning rate by `decay_rate` every `decay_steps` steps.
 
     .. math::
@@ -103,26 +130,9 @@ class ExponentialDecay(LearningRateSchedule):
     0.05
     """
 
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False):
-        self.initial_learning_rate = _check_number(
-            initial_learning_rate, "initial_learning_rate")
-        self.decay_steps = _check_number(decay_steps, "decay_steps", positive=True)
-        self.decay_rate = _check_number(decay_rate, "decay_rate")
-        self.staircase = bool(staircase)
-
     def __call__(self, step):
-        p = _check_step(step) / self.decay_steps
-        if self.staircase:
-            p = math.floor(p)
+        p = self._progress(step)
         return self.initial_learning_rate * self.decay_rate**p
-
-    def get_config(self):
-        return {
-            "initial_learning_rate": self.initial_learning_rate,
-            "decay_steps": self.decay_steps,
-            "decay_rate": self.decay_rate,
-            "staircase": self.staircase,
-        }
 
 
 class PiecewiseConstantDecay(LearningRateSchedule):
@@ -176,7 +186,7 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         return {"boundaries": list(self.boundaries), "values": list(self.values)}
 
 
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_DecayOverSteps):
     r"""Decay the learning rate as ``1 / (1 + decay_rate * t / decay_steps)``.
 
     .. math::
@@ -201,26 +211,9 @@ class InverseTimeDecay(LearningRateSchedule):
     0.6666666666666666
     """
 
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False):
-        self.initial_learning_rate = _check_number(
-            initial_learning_rate, "initial_learning_rate")
-        self.decay_steps = _check_number(decay_steps, "decay_steps", positive=True)
-        self.decay_rate = _check_number(decay_rate, "decay_rate")
-        self.staircase = bool(staircase)
-
     def __call__(self, step):
-        p = _check_step(step) / self.decay_steps
-        if self.staircase:
-            p = math.floor(p)
+        p = self._progress(step)
         return self.initial_learning_rate / (1.0 + self.decay_rate * p)
-
-    def get_config(self):
-        return {
-            "initial_learning_rate": self.initial_learning_rate,
-            "decay_steps": self.decay_steps,
-            "decay_rate": self.decay_rate,
-            "staircase": self.staircase,
-        }
 
 
 _SCHEDULES = {
