@@ -31,7 +31,7 @@ import numpy as np
 from .._kernels import training as _baseline_kernels
 from ..errors import InvalidArgumentError
 from ..framework.dtypes import FLOAT_DTYPES, INDEX_DTYPES
-from ..framework.sparse_rows import group_rows
+from ..framework.sparse_rows import deduplicate
 from ..framework.threads import get_num_threads
 from ..framework.variable import Variable
 
@@ -394,31 +394,45 @@ class _Op:
 
 def _sparse_kernel(kernel, rows, grad, indices, hp, coalesce, lock):
     """Run ``sparse_<op>`` (each thread scans the indices for its own rows), or
-    ``sparse_<op>_grouped`` on the rows grouped by ``group_rows``: to coalesce,
-    and for narrow rows on several threads, where the scans would cost as much
-    as the updates."""
+    ``sparse_<op>_by_row``, which groups the occurrences by row first: to
+    coalesce, and for narrow rows on several threads, where the scans would
+    cost as much as the updates."""
     n_threads = get_num_threads()
-    width = grad.shape[1]
-    if coalesce or (n_threads > 1 and width < _NARROW_ROW):
-        unique, order, starts = group_rows(indices, rows[0].shape[0] - 1)
-        grouped = getattr(_k, kernel.__name__ + "_grouped")
+    n, width = grad.shape
+    if n >= _BY_ROW_MAX_N:
+        # Beyond the by-row kernels' int32 links: sum the duplicates first
+        # (in order, from zero: the same bits), then one update per row.
+        if coalesce:
+            indices, grad = deduplicate(indices, grad, rows[0].shape[0] - 1)
         with lock:
-            grouped(
-                *rows,
-                grad,
-                unique,
-                order,
-                starts,
-                _hp(hp),
-                bool(coalesce),
-                n_threads,
-            )
+            kernel(*rows, grad, indices, _hp(hp), n_threads)
+    elif coalesce or (n_threads > 1 and width < _NARROW_ROW):
+        by_row = getattr(_k, kernel.__name__ + "_by_row")
+        scratch = _scratch(_k.by_row_scratch_size(n, width, n_threads))
+        with lock:
+            by_row(*rows, grad, indices, _hp(hp), bool(coalesce), n_threads, scratch)
     else:
         with lock:
             kernel(*rows, grad, indices, _hp(hp), n_threads)
 
 
-# Rows narrower than this take the grouped sparse kernel on several threads.
+# The by-row kernels link occurrences with int32 offsets.
+_BY_ROW_MAX_N = _baseline_kernels.BY_ROW_MAX_N
+_scratch_cache = threading.local()
+
+
+def _scratch(words):
+    """An int32 work area of at least `words` entries for the by-row kernels,
+    kept per Python thread (the kernels release the GIL) and grown on demand:
+    fresh large buffers would cost page faults on every call."""
+    buffer = getattr(_scratch_cache, "buffer", None)
+    if buffer is None or buffer.shape[0] < words:
+        buffer = np.empty(max(words, 1024), dtype=np.int32)
+        _scratch_cache.buffer = buffer
+    return buffer
+
+
+# Rows narrower than this take the by-row sparse kernel on several threads.
 _NARROW_ROW = 16
 
 
@@ -1592,14 +1606,26 @@ def sparse_apply_keras_momentum(
 
 
 def _adam_scalars(op, beta1_power, beta2_power, lr, beta1, beta2, epsilon):
-    values = [op.scalar(beta1_power, "beta1_power")]
-    if beta2_power is not None:
-        values.append(op.scalar(beta2_power, "beta2_power"))
-    values.append(op.scalar(lr, "lr", sep=" : "))
-    values.append(op.scalar(beta1, "beta1"))
-    values.append(op.scalar(beta2, "beta2"))
-    values.append(op.scalar(epsilon, "epsilon"))
-    return values
+    """The Adam kernels' hyper-parameters, checked in TF's order: the step size,
+    then beta1, beta2, epsilon.
+
+    The step size is computed here once, in var's dtype with one rounding per
+    operation, as TF's kernels compute it: ``lr * sqrt(1 - beta2_power) / (1 -
+    beta1_power)``, or ``lr / (1 - beta1_power)`` for AdaMax (`beta2_power`
+    None).
+    """
+    b1p = op.scalar(beta1_power, "beta1_power")
+    b2p = None if beta2_power is None else op.scalar(beta2_power, "beta2_power")
+    lr = op.scalar(lr, "lr", sep=" : ")
+    rest = [op.scalar(beta1, "beta1"), op.scalar(beta2, "beta2"),
+            op.scalar(epsilon, "epsilon")]
+    t = op.dtype.type
+    with np.errstate(all="ignore"):             # beta1_power == 1: inf, as TF
+        if b2p is None:
+            step = t(lr) / (t(1) - t(b1p))
+        else:
+            step = (t(lr) * np.sqrt(t(1) - t(b2p))) / (t(1) - t(b1p))
+    return [float(step)] + rest
 
 
 def apply_adam(

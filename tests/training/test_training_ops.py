@@ -295,7 +295,7 @@ def test_public_names():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n_threads", [1, 2])
 def test_duplicates_apply_one_after_another(op, shape, dtype, n_threads, rng):
-    # One thread: the scan kernel; two: the grouped kernel for narrow rows.
+    # One thread: the scan kernel; two: the by-row kernel for narrow rows.
     sg.set_num_threads(n_threads)
     kwargs = sparse_args(op, rng, shape=shape, dtype=dtype)
     one_by_one = {
@@ -735,7 +735,7 @@ def _big_sparse(op, dtype, index_dtype, zipf, shape):
 def test_sparse_bits_do_not_depend_on_threads(op, coalesce, shape, zipf):
     # Big enough for the parallel paths (20000 Zipf ids).  Rows of 16: the scan
     # kernel on 1, 2 and 4 threads; rows of 3: the scan kernel on one thread,
-    # the grouped kernel on 2 and 4.
+    # the by-row kernel on 2 and 4.
     results = []
     for n_threads, dtype in ((1, np.float32), (2, np.float32), (4, np.float32)):
         sg.set_num_threads(n_threads)
@@ -866,6 +866,64 @@ def test_adagrad_v2_any_indices(indices, width, coalesce):
         grad,
         np.asarray(indices, dtype=np.int64),
         coalesce_duplicates=coalesce,
+    )
+    np.testing.assert_array_equal(var, want_var)
+    np.testing.assert_array_equal(accum, want_accum)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(2048, 5000),
+    n_rows=st.sampled_from([1, 3, 64, 4099, 1 << 16]),
+    n_threads=st.sampled_from([2, 3, 4]),
+    index_dtype=st.sampled_from([np.int32, np.int64]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_by_row_kernel_sums_each_rows_gradients_in_order(
+    n, n_rows, n_threads, index_dtype, seed
+):
+    # Enough work (n * 16 >= 2**15) for the by-row kernel to run on several
+    # threads, each grouping its own rows in a hash table: few rows (long
+    # chains), rows that are multiples of a power of two (colliding low bits),
+    # or a wide spread.  Reference: np.add.at, which adds in order from zero.
+    rng = np.random.default_rng(seed)
+    if n_rows == 1 << 16:
+        indices = (rng.integers(0, 64, size=n) * 1024).astype(index_dtype)
+    else:
+        indices = rng.integers(0, n_rows, size=n).astype(index_dtype)
+    grad = rng.normal(size=(n, 16)).astype(np.float32)
+    var = rng.normal(size=(n_rows, 16)).astype(np.float32)
+    summed = np.zeros_like(var)
+    np.add.at(summed, indices, grad)
+    touched = np.unique(indices)
+    want = var.copy()
+    want[touched] = var[touched] - summed[touched] * np.float32(0.25)
+    sg.set_num_threads(n_threads)
+    training_ops.sparse_apply_gradient_descent(
+        var, 0.25, grad, indices, coalesce_duplicates=True
+    )
+    np.testing.assert_array_equal(var, want)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_more_indices_than_the_by_row_kernel_links(n_threads, monkeypatch, zipf):
+    # Beyond 2**31 - 2 occurrences the by-row kernel's int32 links would
+    # overflow: duplicates are summed first, then applied once per row.  The
+    # limit is lowered here to take that path with a small gradient.
+    from sparsegrad.training import training_ops as impl
+
+    sg.set_num_threads(n_threads)
+    indices = zipf(np.random.default_rng(5), 20000, 3000, dtype=np.int64)
+    grad = np.random.default_rng(6).normal(size=(20000, 3))
+    var = np.random.default_rng(7).normal(size=(3000, 3))
+    accum = np.full_like(var, 0.5)
+    want_var, want_accum = var.copy(), accum.copy()
+    training_ops.sparse_apply_adagrad(
+        want_var, want_accum, 0.1, grad, indices, coalesce_duplicates=True
+    )
+    monkeypatch.setattr(impl, "_BY_ROW_MAX_N", 1000)
+    training_ops.sparse_apply_adagrad(
+        var, accum, 0.1, grad, indices, coalesce_duplicates=True
     )
     np.testing.assert_array_equal(var, want_var)
     np.testing.assert_array_equal(accum, want_accum)
