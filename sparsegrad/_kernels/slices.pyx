@@ -21,7 +21,7 @@ count.
 
 from cython cimport floating
 from cython.parallel cimport prange
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
@@ -39,6 +39,35 @@ cdef inline int _parts(Py_ssize_t n, Py_ssize_t row_width, int n_threads) noexce
     if n_threads <= 1 or n * row_width < PARALLEL_MIN_WORK:
         return 1
     return n_threads
+
+
+def all_in_range(
+    const index_t[::1] indices,         # IN  (n,)
+    int64_t n_rows,                     # IN  the exclusive upper bound, >= 0
+):
+    """True when every index lies in ``[0, n_rows)``.
+
+    With ``last = n_rows - 1``, an index x is in range exactly when neither x
+    nor ``last - x`` is negative, so the sign bit of the OR of ``x | (last -
+    x)`` over all indices answers (wrapping unsigned arithmetic: no overflow,
+    no branch; the loop vectorises with plain SSE2).
+    """
+    cdef Py_ssize_t k, n = indices.shape[0]
+    cdef uint32_t acc32 = 0, last32
+    cdef uint64_t acc64 = 0, last64
+    if index_t is int32_t:
+        # Every non-negative int32 is below n_rows when n_rows > 2**31 - 1.
+        last32 = <uint32_t>(n_rows - 1 if n_rows <= 2147483647 else 2147483647)
+        with nogil:
+            for k in range(n):
+                acc32 = acc32 | (<uint32_t>indices[k] | (last32 - <uint32_t>indices[k]))
+        return (acc32 >> 31) == 0
+    else:
+        last64 = <uint64_t>(n_rows - 1)
+        with nogil:
+            for k in range(n):
+                acc64 = acc64 | (<uint64_t>indices[k] | (last64 - <uint64_t>indices[k]))
+        return (acc64 >> 63) == 0
 
 
 def scatter_add(

@@ -62,14 +62,35 @@ def check_in_range(indices, n_rows, name="indices"):
     The message names the first offending position and value, as TensorFlow's
     gather and scatter ops do: ``indices[3] = 7 is not in [0, 5)``.
     """
+    bad = first_out_of_range(indices, n_rows)
+    if bad is not None:
+        raise InvalidArgumentError(
+            f"{name}[{bad}] = {indices[bad]} is not in [0, {n_rows})"
+        )
+
+
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
+
+def first_out_of_range(indices, n_rows):
+    """The position of the first index outside ``[0, n_rows)``, or None.
+
+    One compiled pass for int32/int64 arrays (the common, valid case); the
+    position is searched only when something is out of range.
+    """
     if indices.size == 0:
-        return
-    if indices.min() >= 0 and indices.max() < n_rows:
-        return
-    bad = np.flatnonzero((indices < 0) | (indices >= n_rows))[0]
-    raise InvalidArgumentError(
-        f"{name}[{bad}] = {indices[bad]} is not in [0, {n_rows})"
-    )
+        return None
+    if (
+        indices.dtype in INDEX_DTYPES
+        and indices.ndim == 1
+        and indices.flags.c_contiguous
+        and 0 <= n_rows <= _INT64_MAX
+    ):
+        if _slices.all_in_range(indices, n_rows):
+            return None
+    elif indices.min() >= 0 and indices.max() < n_rows:
+        return None
+    return int(np.flatnonzero((indices < 0) | (indices >= n_rows))[0])
 
 
 def _rows_2d(array, n):

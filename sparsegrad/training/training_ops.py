@@ -22,6 +22,7 @@ each index are summed first (in their original order) and the update is applied
 once per distinct index, which is what Keras' optimizers do.
 """
 
+import math
 import os
 import threading
 import weakref
@@ -31,7 +32,7 @@ import numpy as np
 from .._kernels import training as _baseline_kernels
 from ..errors import InvalidArgumentError
 from ..framework.dtypes import FLOAT_DTYPES, INDEX_DTYPES
-from ..framework.sparse_rows import deduplicate
+from ..framework.sparse_rows import deduplicate, first_out_of_range
 from ..framework.threads import get_num_threads
 from ..framework.variable import Variable
 
@@ -225,6 +226,8 @@ class _Op:
 
     def scalar(self, value, name, label=None, sep=": "):
         """`value` rounded to the dtype of var, as a Python float."""
+        if type(value) is float:                # the common case, made cheap
+            return float(self.dtype.type(value))
         array = self._scalar_array(value, name)
         if array.ndim != 0:
             raise InvalidArgumentError(
@@ -342,11 +345,9 @@ class _Op:
 
     def in_range(self, indices, keras=False):
         n_rows = self.var.shape[0]
-        if indices.size == 0:
+        bad = first_out_of_range(indices, n_rows)
+        if bad is None:
             return
-        if indices.min() >= 0 and indices.max() < n_rows:
-            return
-        bad = int(np.flatnonzero((indices < 0) | (indices >= n_rows))[0])
         if keras:
             raise InvalidArgumentError(
                 f"indices[{bad}] = {indices[bad]} is not in [0, {n_rows})"
@@ -437,7 +438,7 @@ _NARROW_ROW = 16
 
 
 def _inner_dim(var):
-    return int(np.prod(var.shape[1:], dtype=np.int64)) if var.ndim >= 1 else 1
+    return math.prod(var.shape[1:]) if var.ndim >= 1 else 1
 
 
 def _hp(values):
@@ -1619,13 +1620,18 @@ def _adam_scalars(op, beta1_power, beta2_power, lr, beta1, beta2, epsilon):
     lr = op.scalar(lr, "lr", sep=" : ")
     rest = [op.scalar(beta1, "beta1"), op.scalar(beta2, "beta2"),
             op.scalar(epsilon, "epsilon")]
-    t = op.dtype.type
-    with np.errstate(all="ignore"):             # beta1_power == 1: inf, as TF
-        if b2p is None:
-            step = t(lr) / (t(1) - t(b1p))
-        else:
-            step = (t(lr) * np.sqrt(t(1) - t(b2p))) / (t(1) - t(b1p))
-    return [float(step)] + rest
+    if b1p == 1 or (b2p is not None and not b2p <= 1):
+        with np.errstate(all="ignore"):         # inf or nan, as TF gets
+            step = _adam_step(op.dtype.type, lr, b1p, b2p)
+    else:
+        step = _adam_step(op.dtype.type, lr, b1p, b2p)
+    return [step] + rest
+
+
+def _adam_step(t, lr, b1p, b2p):
+    if b2p is None:
+        return float(t(lr) / (t(1) - t(b1p)))
+    return float((t(lr) * np.sqrt(t(1) - t(b2p))) / (t(1) - t(b1p)))
 
 
 def apply_adam(

@@ -188,3 +188,29 @@ def test_property_scatter_add_equals_add_at(n_rows, data, dtype, index_dtype, th
     sg.set_num_threads(threads)
     sparse_rows.scatter_add(out, indices, values)
     np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize(
+    "n_rows", [0, 1, 5, 2**31 - 1, 2**31, 2**31 + 5, 2**62, 2**63 - 1]
+)
+def test_all_in_range_at_the_edges(dtype, n_rows):
+    info = np.iinfo(dtype)
+    for x in (info.min, -1, 0, 1, 4, 5, 2**31 - 2, 2**31 - 1, info.max):
+        if not info.min <= x <= info.max:
+            continue
+        indices = np.array([x, 0, 0], dtype)
+        want = 0 <= x < n_rows and n_rows > 0
+        assert K.all_in_range(indices, n_rows) == want, (x, n_rows)
+        assert K.all_in_range(indices[::-1].copy(), n_rows) == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=st.lists(st.integers(-(2**40), 2**40), max_size=40),
+    n_rows=st.integers(0, 2**41),
+)
+def test_all_in_range_matches_numpy(values, n_rows):
+    indices = np.array(values, dtype=np.int64)
+    want = bool(np.all((indices >= 0) & (indices < n_rows)))
+    assert K.all_in_range(indices, n_rows) == want
