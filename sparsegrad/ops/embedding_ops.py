@@ -92,25 +92,33 @@ def _check_gather_axis(axis, ndim):
 # -- gather ------------------------------------------------------------------------
 
 
-def gather(params, indices, axis=0, name=None):
+def gather(params, indices, axis=None, name=None, *, batch_dims=0):
     """Gather slices of `params` along `axis` at `indices`.
 
     ``output[p..., i..., q...] = params[p..., indices[i...], q...]``, where
     ``p`` runs over the dimensions before `axis` and ``q`` over those after.
+    With ``batch_dims=b`` the first ``b`` dimensions of `params` and
+    `indices` are batch dimensions, gathered one batch entry at a time:
+    ``output[b..., p..., i..., q...] = params[b..., p..., indices[b..., i...],
+    q...]``.
 
     Parameters
     ----------
     params : array_like, Tensor or Variable, at least 1-D
     indices : array_like or Tensor of any shape, int32 or int64
         Positions in ``[0, params.shape[axis])``.
-    axis : int, default=0
-        In ``[-params.ndim, params.ndim)``.
+    axis : int, optional
+        In ``[-params.ndim, params.ndim)``; by default `batch_dims` (0).
     name : str, optional
         Ignored.
+    batch_dims : int, default=0
+        In ``[-indices.ndim, indices.ndim]`` (negative counts from the end of
+        the indices' dimensions) and at most `axis`; ``params.shape[:b]`` must
+        equal ``indices.shape[:b]``.
 
     Returns
     -------
-    Tensor of shape ``params.shape[:axis] + indices.shape +
+    Tensor of shape ``params.shape[:axis] + indices.shape[batch_dims:] +
     params.shape[axis + 1:]`` and the dtype of `params`.
 
     Raises
@@ -118,15 +126,17 @@ def gather(params, indices, axis=0, name=None):
     InvalidArgumentError
         If an index is out of range (``indices[1] = 7 is not in [0, 4)``,
         checked before any work), `indices` is not of an integer dtype,
-        `params` is a scalar, or `axis` is out of range.
+        `params` is a scalar, `axis` or `batch_dims` is out of range, or the
+        batch dimensions differ.
 
     Notes
     -----
     For ``axis=0`` the gradient w.r.t. `params` is an
     :class:`~sparsegrad.IndexedSlices` with one row per index (repeats are
-    kept, not summed): cost O(indices x row width).  For another axis it is a
-    dense Tensor of the shape of `params` (cost O(params.size)).  An incoming
-    IndexedSlices gradient is densified first, as TensorFlow does.
+    kept, not summed): cost O(indices x row width).  For another axis, or
+    with batch dimensions, it is a dense Tensor of the shape of `params`
+    (cost O(params.size)), as in TensorFlow.  An incoming IndexedSlices
+    gradient is densified first, as TensorFlow does.
 
     Examples
     --------
@@ -144,17 +154,80 @@ def gather(params, indices, axis=0, name=None):
     array([[1., 1.],
            [0., 0.],
            [2., 2.]])
+
+    One row of indices per row of `params` (``batch_dims=1``):
+
+    >>> sg.gather([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [[2, 0], [1, 1]],
+    ...           batch_dims=1).numpy()
+    array([[3., 1.],
+           [5., 5.]])
     """
     del name
     p = as_tensor(params, name="params")
     if p.ndim == 0:
         raise InvalidArgumentError("gather: params must be at least 1-D, got a scalar")
-    axis = _check_gather_axis(axis, p.ndim)
     idx = _index_tensor(indices)
+    batch_dims = _check_batch_dims(batch_dims, idx.ndim)
+    axis = _check_gather_axis(batch_dims if axis is None else axis, p.ndim)
     _check_indices_in_range(idx._value, p.shape[axis])
+    if batch_dims:
+        return _batched_gather(p, idx, axis, batch_dims)
     out = Tensor._wrap(_take(p._value, idx._value, axis))
     record_operation("GatherV2", (p, idx), (out,), {"axis": axis})
     return out
+
+
+def _check_batch_dims(batch_dims, indices_ndim):
+    try:
+        batch_dims = int(batch_dims.__index__())
+    except (AttributeError, TypeError):
+        raise InvalidArgumentError(
+            f"gather: batch_dims must be an int, got {batch_dims!r}"
+        ) from None
+    if not -indices_ndim <= batch_dims <= indices_ndim:
+        raise InvalidArgumentError(
+            f"gather: batch_dims {batch_dims} is out of range for indices of rank "
+            f"{indices_ndim} (expected {-indices_ndim} <= batch_dims <= "
+            f"{indices_ndim})"
+        )
+    return batch_dims % indices_ndim if batch_dims < 0 else batch_dims
+
+
+def _batched_gather(p, idx, axis, b):
+    """gather with `b` batch dimensions, built from differentiable ops: the
+    axis is moved next to the (flattened) batch, each batch entry's indices
+    are offset into its own block of rows, one axis-0 gather, then the
+    dimensions are put back in order."""
+    if b > axis:
+        raise InvalidArgumentError(
+            f"gather: batch_dims ({b}) must be less than or equal to axis ({axis})"
+        )
+    if p.shape[:b] != idx.shape[:b]:
+        raise InvalidArgumentError(
+            f"gather: params.shape[:{b}] = {p.shape[:b]} and indices.shape[:{b}] = "
+            f"{idx.shape[:b]} must be equal (batch_dims={b})"
+        )
+    n_batch = int(np.prod(p.shape[:b], dtype=np.int64))
+    n = p.shape[axis]
+    before = p.shape[b:axis]                    # dims between batch and axis
+    after = p.shape[axis + 1 :]
+    # params -> (n_batch * n, *before, *after): the gathered axis right after
+    # the batch, both flattened into rows.
+    x = array_ops.reshape(p, (n_batch,) + p.shape[b:])
+    k = len(before)
+    x = array_ops.transpose(x, (0, k + 1) + tuple(range(1, k + 1))
+                            + tuple(range(k + 2, x.ndim)))
+    x = array_ops.reshape(x, (n_batch * n,) + before + after)
+    local = idx._value.reshape((n_batch,) + idx.shape[b:])
+    offsets = (np.arange(n_batch, dtype=np.int64) * n).reshape(
+        (n_batch,) + (1,) * (local.ndim - 1))
+    rows = gather(x, Tensor._wrap(local + offsets), axis=0)
+    # rows: (n_batch, *i, *before, *after) -> (n_batch, *before, *i, *after)
+    m = local.ndim - 1
+    perm = ((0,) + tuple(range(m + 1, m + 1 + k)) + tuple(range(1, m + 1))
+            + tuple(range(m + 1 + k, rows.ndim)))
+    rows = array_ops.transpose(rows, perm)
+    return array_ops.reshape(rows, p.shape[:axis] + idx.shape[b:] + after)
 
 
 def _take(array, indices, axis):
@@ -241,15 +314,16 @@ def _scatter_to_dense_grad(op, grad):
 # -- embedding_lookup --------------------------------------------------------------
 
 
-def embedding_lookup(params, ids, max_norm=None, name=None):
+def embedding_lookup(params, ids, max_norm=None, name=None, *,
+                     partition_strategy="div"):
     """Look up the rows of an embedding table: ``gather(params, ids)``.
 
     Parameters
     ----------
     params : Variable, Tensor or array_like of shape (n_rows, ...), or a list of them
-        The table, or the shards of a table split by rows.  Shards are laid out
-        as TensorFlow 2's "div" strategy does: with ``n`` rows in ``p`` shards,
-        shard ``s`` holds the next ``n // p + (s < n % p)`` consecutive ids.
+        The table, or the shards of a table split by rows.  With ``n`` rows in
+        ``p`` shards, shard ``s`` holds ``n // p + (s < n % p)`` rows, laid out
+        by `partition_strategy`.
     ids : array_like or Tensor of any shape, int32 or int64
         Row ids in ``[0, n_rows)``.
     max_norm : float, optional
@@ -257,6 +331,12 @@ def embedding_lookup(params, ids, max_norm=None, name=None):
         scaled down to norm `max_norm` (the table itself is not changed).
     name : str, optional
         Ignored.
+    partition_strategy : {"div", "mod"}, default="div"
+        How the rows of a sharded table are spread over its shards.  "div"
+        (TensorFlow 2's only layout): each shard holds consecutive ids, the
+        first shard ids ``0 .. n // p + (0 < n % p) - 1``.  "mod" (TensorFlow
+        1's default): id ``i`` is row ``i // p`` of shard ``i % p``.  Ignored
+        for a single table.
 
     Returns
     -------
@@ -268,7 +348,8 @@ def embedding_lookup(params, ids, max_norm=None, name=None):
         If an id is out of range (``indices[3] = 9 is not in [0, 4)``; for
         shards ``ids[3] = 9 is not in [0, 4)``) or not an integer, or `params`
         is a scalar, or the shards disagree in dtype or row shape, or their
-        sizes are not the "div" layout.
+        sizes do not split the table as above, or `partition_strategy` is
+        neither "div" nor "mod".
 
     Notes
     -----
@@ -300,15 +381,27 @@ def embedding_lookup(params, ids, max_norm=None, name=None):
     >>> sg.nn.embedding_lookup(shards, [4, 0]).numpy()
     array([[4.],
            [0.]])
+
+    With ``partition_strategy="mod"`` the same shards hold rows 0, 2, 4 and
+    1, 3:
+
+    >>> sg.nn.embedding_lookup(shards, [4, 1], partition_strategy="mod").numpy()
+    array([[2.],
+           [3.]])
     """
     del name
+    if partition_strategy not in ("div", "mod"):
+        raise InvalidArgumentError(
+            f"embedding_lookup: partition_strategy must be 'div' or 'mod', got "
+            f"{partition_strategy!r}"
+        )
     if isinstance(params, (list, tuple)):
         if not params:
             raise InvalidArgumentError("embedding_lookup: params is an empty list")
         if len(params) == 1:
             params = params[0]
         else:
-            rows = _sharded_lookup(params, ids)
+            rows = _sharded_lookup(params, ids, partition_strategy)
             row_rank = np.ndim(params[0]) - 1
             if max_norm is None:
                 return rows
@@ -319,9 +412,10 @@ def embedding_lookup(params, ids, max_norm=None, name=None):
     return _clip_rows(rows, max_norm, rows.ndim - (_table_rank(params) - 1))
 
 
-def _sharded_lookup(shards, ids):
-    """Lookup in a table split by rows ("div" layout): one gather per shard,
-    then the rows are put back in the order of `ids`.  Cost O(ids x width)."""
+def _sharded_lookup(shards, ids, strategy):
+    """Lookup in a table split by rows ("div" or "mod" layout): one gather per
+    shard, then the rows are put back in the order of `ids`.  Cost O(ids x
+    width)."""
     tensors = [as_tensor(p, name=f"params[{k}]") for k, p in enumerate(shards)]
     first = tensors[0]
     for k, t in enumerate(tensors):
@@ -343,15 +437,19 @@ def _sharded_lookup(shards, ids):
     if sizes != expected:
         raise InvalidArgumentError(
             f"embedding_lookup: shards of {sizes} rows do not split {n_rows} rows "
-            f"the 'div' way, which gives shard sizes {expected}"
+            f"the {strategy!r} way, which gives shard sizes {expected}"
         )
     idx = _index_tensor(ids, "ids")
     _check_indices_in_range(idx._value, n_rows, "ids")
     flat = idx._value.reshape(-1)
-    # Shard s holds ids [start_s, start_s + size_s); the first `extras` shards
-    # have per_shard + 1 rows.
+    # "div": shard s holds ids [start_s, start_s + size_s), and the first
+    # `extras` shards have per_shard + 1 rows.  "mod": id i is row i // p of
+    # shard i % p.
     big = extras * (per_shard + 1)
-    if per_shard == 0:
+    if strategy == "mod":
+        shard_of = (flat % n_shards).astype(np.int64)
+        local = flat // n_shards
+    elif per_shard == 0:
         shard_of = flat.astype(np.int64)
         local = np.zeros_like(flat)
     else:

@@ -351,6 +351,38 @@ def test_sharded_lookup_equals_one_table(rng, sizes):
         np.testing.assert_allclose(g.to_dense().numpy(), part, rtol=1e-14)
 
 
+@pytest.mark.parametrize("n_rows,n_shards", [(7, 3), (6, 3), (2, 3), (5, 1)])
+def test_mod_sharded_lookup_equals_one_table(rng, n_rows, n_shards):
+    # "mod": id i is row i // p of shard i % p, so shard s is table[s::p].
+    table = rng.standard_normal((n_rows, 3))
+    shards = [sg.Variable(table[s::n_shards]) for s in range(n_shards)]
+    ids = rng.integers(0, n_rows, size=(5, 2)).astype(np.int32)
+    upstream = rng.standard_normal((5, 2, 3))
+    with sg.GradientTape() as tape:
+        y = sg.nn.embedding_lookup(shards, ids, partition_strategy="mod")
+    np.testing.assert_array_equal(y.numpy(), table[ids])
+    grads = tape.gradient(y, shards, output_gradients=sg.constant(upstream))
+    dense = np.zeros_like(table)
+    np.add.at(dense, ids.reshape(-1), upstream.reshape(-1, 3))
+    for s, g in enumerate(grads):
+        assert isinstance(g, sg.IndexedSlices)
+        assert g.dense_shape == shards[s].shape
+        np.testing.assert_allclose(g.to_dense().numpy(), dense[s::n_shards], rtol=1e-14)
+        # Each slice names a row of its own shard: local ids i // p.
+        own = ids.reshape(-1)[ids.reshape(-1) % n_shards == s]
+        np.testing.assert_array_equal(np.sort(g.indices.numpy()), np.sort(own // n_shards))
+
+
+def test_partition_strategy_errors():
+    a, b = sg.Variable(np.ones((3, 2))), sg.Variable(np.ones((2, 2)))
+    with pytest.raises(InvalidArgumentError, match="'div' or 'mod', got 'hash'"):
+        sg.nn.embedding_lookup([a, b], [0], partition_strategy="hash")
+    with pytest.raises(InvalidArgumentError, match=r"the 'mod' way, .* \[3, 2\]"):
+        sg.nn.embedding_lookup([b, a], [0], partition_strategy="mod")
+    with pytest.raises(InvalidArgumentError, match=r"^ids\[0\] = 5 is not in \[0, 5\)$"):
+        sg.nn.embedding_lookup([a, b], [5], partition_strategy="mod")
+
+
 def test_sharded_lookup_finite_differences(rng):
     ids = np.array([[4, 0], [2, 2], [3, 1]])
     check_gradients(
@@ -426,3 +458,83 @@ def test_modified_variable_is_detected():
     v.assign_add(np.ones((4, 3), np.float32))
     with pytest.raises(FailedPreconditionError, match="modified in place"):
         tape.gradient(y, v)
+
+
+# -- gather with batch_dims ----------------------------------------------------------
+
+
+def _batched_gather_reference(params, indices, axis, b):
+    out = np.empty(params.shape[:axis] + indices.shape[b:] + params.shape[axis + 1 :])
+    for batch in np.ndindex(params.shape[:b]):
+        out[batch] = np.take(params[batch], indices[batch], axis=axis - b)
+    return out
+
+
+def test_gather_batch_dims_matches_tensorflow():
+    # TensorFlow 2.21: tf.gather(p, idx, axis=2, batch_dims=1) and the gradient
+    # of sum(y * w) w.r.t. the variable p (a dense tensor).
+    p = sg.Variable(np.arange(24.0).reshape(2, 3, 4))
+    w = np.arange(12.0).reshape(2, 3, 2)
+    with sg.GradientTape() as tape:
+        y = sg.gather(p, [[3, 0], [1, 1]], axis=2, batch_dims=1)
+        loss = sg.reduce_sum(y * w)
+    np.testing.assert_array_equal(
+        y.numpy(),
+        [[[3, 0], [7, 4], [11, 8]], [[13, 13], [17, 17], [21, 21]]],
+    )
+    g = tape.gradient(loss, p)
+    assert isinstance(g, sg.Tensor)
+    np.testing.assert_array_equal(
+        g.numpy(),
+        [[[1, 0, 0, 0], [3, 0, 0, 2], [5, 0, 0, 4]],
+         [[0, 13, 0, 0], [0, 17, 0, 0], [0, 21, 0, 0]]],
+    )
+
+
+@pytest.mark.parametrize(
+    "shape,index_shape,axis,batch_dims",
+    [
+        ((2, 3, 4), (2, 5), None, 1),
+        ((2, 3, 4, 5), (2, 3, 2), 2, 2),
+        ((2, 3, 4, 5), (2, 6), 2, 1),
+        ((2, 3, 4, 5), (2, 2, 3), -1, 1),
+        ((2, 3, 4), (2, 3), 2, -1),
+        ((3, 4), (3,), 1, 1),
+        ((0, 4), (0, 2), 1, 1),
+    ],
+)
+def test_gather_batch_dims_equals_a_loop_over_the_batch(
+    rng, shape, index_shape, axis, batch_dims
+):
+    params = rng.standard_normal(shape)
+    b = batch_dims % len(index_shape) if batch_dims < 0 else batch_dims
+    a = b if axis is None else axis % len(shape)
+    indices = rng.integers(0, shape[a], size=index_shape).astype(np.int32)
+    got = sg.gather(params, indices, axis=axis, batch_dims=batch_dims)
+    np.testing.assert_array_equal(
+        got.numpy(), _batched_gather_reference(params, indices, a, b)
+    )
+
+
+def test_gather_batch_dims_finite_differences(rng):
+    indices = np.array([[[2, 0], [1, 1]], [[0, 0], [2, 1]]])
+    check_gradients(
+        lambda p: sg.gather(p, indices, axis=2, batch_dims=1),
+        [rng.standard_normal((2, 3, 3, 2))],
+        order=2,
+    )
+
+
+def test_gather_batch_dims_errors():
+    p = np.zeros((2, 3, 4))
+    with pytest.raises(InvalidArgumentError, match=r"must be less than or equal to axis"):
+        sg.gather(p, [[0], [1]], axis=0, batch_dims=1)
+    with pytest.raises(InvalidArgumentError, match=r"params.shape\[:1\] = \(2,\) and "
+                       r"indices.shape\[:1\] = \(3,\) must be equal"):
+        sg.gather(p, [[1], [2], [0]], batch_dims=1)
+    with pytest.raises(InvalidArgumentError, match="batch_dims 3 is out of range"):
+        sg.gather(p, [[1], [2]], axis=2, batch_dims=3)
+    with pytest.raises(InvalidArgumentError, match="batch_dims must be an int"):
+        sg.gather(p, [[1], [2]], batch_dims=1.5)
+    with pytest.raises(InvalidArgumentError, match=r"^indices\[1,0\] = 4 is not in \[0, 4\)$"):
+        sg.gather(p, [[1], [4]], axis=2, batch_dims=1)
