@@ -875,7 +875,7 @@ def test_adagrad_v2_any_indices(indices, width, coalesce):
 @given(
     n=st.integers(2048, 5000),
     n_rows=st.sampled_from([1, 3, 64, 4099, 1 << 16]),
-    n_threads=st.sampled_from([2, 3, 4]),
+    n_threads=st.sampled_from([2, 3, 4, 8]),
     index_dtype=st.sampled_from([np.int32, np.int64]),
     seed=st.integers(0, 2**32 - 1),
 )
@@ -927,3 +927,14 @@ def test_more_indices_than_the_by_row_kernel_links(n_threads, monkeypatch, zipf)
     )
     np.testing.assert_array_equal(var, want_var)
     np.testing.assert_array_equal(accum, want_accum)
+
+
+def test_by_row_scratch_is_linear_in_the_indices_for_any_thread_count():
+    # The by-row kernels' grouping scratch is at most 8 n + 16 int32 words per
+    # thread however the rows split between threads (each thread's part is
+    # sized after counting), not n words per thread.
+    from sparsegrad.training import training_ops as impl
+
+    for n_threads in (1, 2, 16, 64):
+        words = impl._k.by_row_scratch_size(1_000_000, 64, n_threads)
+        assert words == 8 * 1_000_000 + 16 * n_threads
