@@ -60,9 +60,9 @@ def _index_tensor(indices, name="indices"):
 def _check_indices_in_range(indices, n, name="indices"):
     """Raise TensorFlow's ``indices[i,j] = v is not in [0, n)`` if needed."""
     flat = indices.reshape(-1)
-    if flat.size == 0 or (flat.min() >= 0 and flat.max() < n):
+    k = sparse_rows.first_out_of_range(flat, n)
+    if k is None:
         return
-    k = int(np.flatnonzero((flat < 0) | (flat >= n))[0])
     if indices.ndim == 0:
         where = ""
     else:
@@ -74,13 +74,17 @@ def _check_indices_in_range(indices, n, name="indices"):
     raise InvalidArgumentError(f"{name}{where} = {flat[k]} is not in [0, {n})")
 
 
-def _check_gather_axis(axis, ndim):
+def _int_argument(value, name):
     try:
-        axis = int(axis.__index__())
+        return int(value.__index__())
     except (AttributeError, TypeError):
         raise InvalidArgumentError(
-            f"gather: axis must be an int, got {axis!r}"
+            f"gather: {name} must be an int, got {value!r}"
         ) from None
+
+
+def _check_gather_axis(axis, ndim):
+    axis = _int_argument(axis, "axis")
     if not -ndim <= axis < ndim:
         raise InvalidArgumentError(
             f"gather: axis {axis} is out of range for params of rank {ndim} "
@@ -178,12 +182,7 @@ def gather(params, indices, axis=None, name=None, *, batch_dims=0):
 
 
 def _check_batch_dims(batch_dims, indices_ndim):
-    try:
-        batch_dims = int(batch_dims.__index__())
-    except (AttributeError, TypeError):
-        raise InvalidArgumentError(
-            f"gather: batch_dims must be an int, got {batch_dims!r}"
-        ) from None
+    batch_dims = _int_argument(batch_dims, "batch_dims")
     if not -indices_ndim <= batch_dims <= indices_ndim:
         raise InvalidArgumentError(
             f"gather: batch_dims {batch_dims} is out of range for indices of rank "
