@@ -5,6 +5,10 @@ the dtype of the Tensor operand), computes with NumPy, wraps the result and
 calls ``record_operation`` once when a tape is active.  Binary ops broadcast
 as NumPy does; their gradients sum back to each input's shape.  Gradients are
 written with these same ops, so they are differentiable again.
+
+The transcendental functions of floats (exp, log, log1p, tanh, sigmoid, pow)
+come from :mod:`sparsegrad.framework.elementwise` (the C library's), not from
+NumPy's ufuncs, whose SIMD paths give different bits on different CPUs.
 """
 
 import numpy as np
@@ -12,6 +16,7 @@ import numpy as np
 from ..autodiff.registry import register_gradient
 from ..autodiff.tape import _STATE, _record
 from ..errors import InvalidArgumentError
+from ..framework import elementwise as _elementwise
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor
 from ._helpers import as_tensor, binary_operands, dense_gradient, normalize_axis, wrap
@@ -279,8 +284,10 @@ def _real_div_grad(op, grad):
 def pow(x, y, name=None):
     """Elementwise power ``x ** y`` with NumPy broadcasting.
 
-    The gradient with respect to `y` is ``x**y * log(x)`` where ``x > 0`` and
-    0 elsewhere (as in TensorFlow).
+    Floats are computed by :func:`sparsegrad.framework.elementwise.pow` (the C
+    library's ``pow``, not NumPy's SIMD loop; float32 is correctly rounded, the
+    same bits on every CPU), integers by ``np.power``.  The gradient with respect to `y` is ``x**y *
+    log(x)`` where ``x > 0`` and 0 elsewhere (as in TensorFlow).
 
     Examples
     --------
@@ -293,8 +300,11 @@ def pow(x, y, name=None):
         raise InvalidArgumentError(
             "pow: integers to negative integer powers are not allowed"
         )
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        z = wrap(_apply2(np.power, x, y, "pow"))
+    if x._value.dtype.kind == "f":
+        z = wrap(_elementwise.pow(x._value, y._value))  # checks the shapes
+    else:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            z = wrap(_apply2(np.power, x, y, "pow"))
     _record2("Pow", x, y, z)
     return z
 
@@ -520,6 +530,10 @@ def _rsqrt_grad_grad(op, grad):
 def exp(x, name=None):
     """Elementwise ``e ** x``.
 
+    Computed by :func:`sparsegrad.framework.elementwise.exp`: the C library's
+    ``exp``, not NumPy's SIMD loop, so float32 is correctly rounded and the same
+    on every CPU.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -528,8 +542,7 @@ def exp(x, name=None):
     """
     x = _unary(x, "exp")
     _check_float(x, "exp")
-    with np.errstate(over="ignore"):
-        z = wrap(np.exp(x._value))
+    z = wrap(_elementwise.exp(x._value))
     _record1("Exp", x, z)
     return z
 
@@ -542,6 +555,8 @@ def _exp_grad(op, grad):
 def log(x, name=None):
     """Elementwise natural logarithm (``-inf`` at 0, NaN below).
 
+    Computed by :func:`sparsegrad.framework.elementwise.log`, as :func:`exp`.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -550,8 +565,7 @@ def log(x, name=None):
     """
     x = _unary(x, "log")
     _check_float(x, "log")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = wrap(np.log(x._value))
+    z = wrap(_elementwise.log(x._value))
     _record1("Log", x, z)
     return z
 
@@ -564,6 +578,8 @@ def _log_grad(op, grad):
 def log1p(x, name=None):
     """Elementwise ``log(1 + x)``, accurate for small `x`.
 
+    Computed by :func:`sparsegrad.framework.elementwise.log1p`, as :func:`exp`.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -572,8 +588,7 @@ def log1p(x, name=None):
     """
     x = _unary(x, "log1p")
     _check_float(x, "log1p")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = wrap(np.log1p(x._value))
+    z = wrap(_elementwise.log1p(x._value))
     _record1("Log1p", x, z)
     return z
 
@@ -628,6 +643,8 @@ def _sign_grad(op, grad):
 def tanh(x, name=None):
     """Elementwise hyperbolic tangent.
 
+    Computed by :func:`sparsegrad.framework.elementwise.tanh`, as :func:`exp`.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -636,7 +653,7 @@ def tanh(x, name=None):
     """
     x = _unary(x, "tanh")
     _check_float(x, "tanh")
-    z = wrap(np.tanh(x._value))
+    z = wrap(_elementwise.tanh(x._value))
     _record1("Tanh", x, z)
     return z
 
@@ -666,6 +683,9 @@ def _tanh_grad_grad(op, grad):
 def sigmoid(x, name=None):
     """Elementwise logistic function ``1 / (1 + exp(-x))``, without overflow.
 
+    ``exp`` is :func:`sparsegrad.framework.elementwise.exp` (as in :func:`exp`);
+    float16 input is computed in float32 and rounded once.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -681,9 +701,7 @@ def sigmoid(x, name=None):
     half = v.dtype.char == "e"
     if half:  # float16's range is too small for the cap: compute in float32
         v = v.astype(np.float32)
-    e = np.exp(np.minimum(np.negative(v), _EXP_CAP[v.dtype.char]))
-    if type(e) is not np.ndarray:  # 0-d input gives a NumPy scalar
-        e = np.asarray(e)
+    e = _elementwise.exp(np.minimum(np.negative(v), _EXP_CAP[v.dtype.char]))
     e += 1
     out = np.reciprocal(e, out=e)
     z = wrap(out.astype(np.float16) if half else out)

@@ -5,6 +5,10 @@ logits give finite results.  The losses are fused ops with dedicated gradients:
 the forward pass keeps the softmax it computed, and the gradient reuses it
 instead of exponentiating again.  Every gradient is written with sparsegrad
 ops, so an outer tape can differentiate it again.
+
+Their exp, log and log1p are those of :mod:`sparsegrad.framework.elementwise`
+(the C library's), never NumPy's ufuncs, whose SIMD paths give different bits
+on different CPUs.
 """
 
 import numpy as np
@@ -12,18 +16,19 @@ import numpy as np
 from ..autodiff.registry import register_gradient
 from ..autodiff.tape import record_operation
 from ..errors import InvalidArgumentError
+from ..framework import elementwise as _elementwise
 from ..framework.tensor import Tensor
 from . import array_ops, math_ops
 from ._helpers import as_tensor
 
 __all__ = [
-    "relu",
-    "softplus",
-    "softmax",
-    "log_softmax",
     "l2_loss",
+    "log_softmax",
+    "relu",
     "sigmoid_cross_entropy_with_logits",
+    "softmax",
     "softmax_cross_entropy_with_logits",
+    "softplus",
     "sparse_softmax_cross_entropy_with_logits",
 ]
 
@@ -154,9 +159,11 @@ def softplus(features, name=None):
 
     Notes
     -----
-    Computed as ``logaddexp(0, features)``: large inputs give themselves, very
-    negative ones ``exp(features)``.  The gradient is ``grad *
-    sigmoid(features)``.
+    Computed as ``max(features, 0) + log1p(exp(-|features|))`` (the value of
+    ``np.logaddexp(0, features)``, with the exp and log1p of
+    :mod:`sparsegrad.framework.elementwise`): large inputs give themselves,
+    very negative ones ``exp(features)``.  float16 is computed in float32 and
+    rounded once.  The gradient is ``grad * sigmoid(features)``.
 
     Examples
     --------
@@ -166,9 +173,19 @@ def softplus(features, name=None):
     """
     del name
     x = _float_input(features, "features", "softplus")
-    y = Tensor._wrap(np.asarray(np.logaddexp(x._value.dtype.type(0), x._value)))
+    y = Tensor._wrap(_softplus_array(x._value))
     record_operation("Softplus", (x,), (y,))
     return y
+
+
+def _softplus_array(v):
+    """``log(1 + exp(v))`` without overflow; float16 goes through float32."""
+    half = v.dtype.char == "e"
+    if half:
+        v = v.astype(np.float32)
+    tail = _elementwise.log1p(_elementwise.exp(np.negative(np.abs(v))))
+    out = np.maximum(v, v.dtype.type(0)) + tail
+    return np.asarray(out.astype(np.float16) if half else out)
 
 
 @register_gradient("Softplus")
@@ -187,13 +204,14 @@ def _shifted(x, axis):
 
 
 def _softmax_array(x, axis):
-    e = np.exp(_shifted(x, axis))
+    e = _elementwise.exp(_shifted(x, axis))
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
 def _log_softmax_array(x, axis):
     s = _shifted(x, axis)
-    return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
+    sum_e = np.sum(_elementwise.exp(s), axis=axis, keepdims=True)
+    return s - _elementwise.log(sum_e)
 
 
 def softmax(logits, axis=-1, name=None):
@@ -392,7 +410,8 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
         )
     xv, zv = x._value, z._value
     zero = xv.dtype.type(0)
-    loss = np.maximum(xv, zero) - xv * zv + np.log1p(np.exp(-np.abs(xv)))
+    tail = _elementwise.log1p(_elementwise.exp(np.negative(np.abs(xv))))
+    loss = np.maximum(xv, zero) - xv * zv + tail
     y = Tensor._wrap(np.asarray(loss, dtype=xv.dtype))
     record_operation("SigmoidCrossEntropyWithLogits", (z, x), (y,))
     return y
@@ -485,9 +504,9 @@ def softmax_cross_entropy_with_logits(labels=None, logits=None, axis=-1, name=No
         z = array_ops.broadcast_to(z, x.shape)
     xv, zv = x._value, z._value
     shifted = _shifted(xv, axis)
-    e = np.exp(shifted)
+    e = _elementwise.exp(shifted)
     sum_e = np.sum(e, axis=axis, keepdims=True)
-    loss = np.sum(zv * (np.log(sum_e) - shifted), axis=axis)
+    loss = np.sum(zv * (_elementwise.log(sum_e) - shifted), axis=axis)
     y = Tensor._wrap(np.asarray(loss, dtype=xv.dtype))
     # The softmax is kept for the gradient (no second exp pass).
     record_operation(
@@ -593,10 +612,10 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
         )
     xv = x._value
     shifted = _shifted(xv, -1)
-    e = np.exp(shifted)
+    e = _elementwise.exp(shifted)
     sum_e = np.sum(e, axis=-1, keepdims=True)
     picked = np.take_along_axis(shifted, zv[..., None].astype(np.intp), axis=-1)
-    loss = (np.log(sum_e) - picked)[..., 0]
+    loss = (_elementwise.log(sum_e) - picked)[..., 0]
     y = Tensor._wrap(np.asarray(loss, dtype=xv.dtype))
     record_operation(
         "SparseSoftmaxCrossEntropyWithLogits",
