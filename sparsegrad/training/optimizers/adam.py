@@ -1,5 +1,6 @@
 """Adam, AdamW and Adamax."""
 
+import math
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -24,11 +25,16 @@ class AdamState(NamedTuple):
     vhat: Optional[Variable]
 
 
-def _beta_powers(beta_1, beta_2, step, dtype):
-    """``beta ** step`` computed in `dtype`, as Keras does."""
-    t = np.asarray(step, dtype)
-    return (np.power(np.asarray(beta_1, dtype), t),
-            np.power(np.asarray(beta_2, dtype), t))
+def beta_power(beta, step, dtype):
+    """``beta ** step`` for a variable of `dtype`, correctly rounded.
+
+    `beta` is first rounded to `dtype` (Keras casts it to the variable's
+    dtype), the power is taken in float64 by the C library and the training
+    op rounds it once more to `dtype`: what TensorFlow's scalar ``pow``
+    gives, and the same bits on every CPU.  (NumPy's float32 ``power`` takes
+    CPU-specific SIMD code that is not correctly rounded.)
+    """
+    return math.pow(float(np.dtype(dtype).type(beta)), step)
 
 
 class Adam(Optimizer):
@@ -110,7 +116,8 @@ class Adam(Optimizer):
 
     def _hypers(self, lr, dtype):
         step = self.iterations_count + 1
-        b1p, b2p = _beta_powers(self.beta_1, self.beta_2, step, dtype)
+        b1p = beta_power(self.beta_1, step, dtype)
+        b2p = beta_power(self.beta_2, step, dtype)
         return (b1p, b2p, self._hyper(lr, dtype), self._hyper(self.beta_1, dtype),
                 self._hyper(self.beta_2, dtype), self._hyper(self.epsilon, dtype))
 
@@ -259,8 +266,7 @@ class Adamax(Optimizer):
                            v=self._slot_variable(var, "v"))
 
     def _hypers(self, lr, dtype):
-        t = np.asarray(self.iterations_count + 1, dtype)
-        b1p = np.power(np.asarray(self.beta_1, dtype), t)
+        b1p = beta_power(self.beta_1, self.iterations_count + 1, dtype)
         return (b1p, self._hyper(lr, dtype), self._hyper(self.beta_1, dtype),
                 self._hyper(self.beta_2, dtype), self._hyper(self.epsilon, dtype))
 
