@@ -26,12 +26,26 @@ def openmp_enabled():
     return _parallel.OPENMP_ENABLED
 
 
+#: The largest thread count a kernel is given: 4 threads per processor that
+#: OpenMP sees, and never fewer than 16 (so that determinism tests on 8
+#: threads run on a one-core machine).  More would only oversubscribe the
+#: cores, and an absurd count makes the OpenMP runtime fail to create its
+#: threads, which ends the process.
+MAX_THREADS = max(16, 4 * _parallel.num_procs())
+
+
 def _check_count(n, name):
     if isinstance(n, bool) or not isinstance(n, int) and not hasattr(n, "__index__"):
         raise TypeError(f"{name} must be a positive int or None, got {n!r}")
     n = int(n.__index__())
     if n < 1:
         raise ValueError(f"{name} must be >= 1, got {n}")
+    if n > MAX_THREADS:
+        raise ValueError(
+            f"{name} must be at most {MAX_THREADS}, the limit on this machine "
+            f"(4 x the {_parallel.num_procs()} processors OpenMP sees, and at "
+            f"least 16); got {n}"
+        )
     return n
 
 
@@ -41,8 +55,10 @@ def set_num_threads(n):
     Parameters
     ----------
     n : int or None
-        A positive count, or ``None`` to go back to OpenMP's default (the value
-        of ``OMP_NUM_THREADS``, else the number of cores).  Without OpenMP the
+        A count from 1 to ``max(16, 4 * processors)``, the processors being
+        those OpenMP sees (``sparsegrad.framework.threads.MAX_THREADS``), or
+        ``None`` to go back to OpenMP's default (the value of
+        ``OMP_NUM_THREADS``, else the number of cores).  Without OpenMP the
         kernels always run on one thread; the value is still recorded.
 
     Raises
@@ -50,7 +66,8 @@ def set_num_threads(n):
     TypeError
         If `n` is not an int or None.
     ValueError
-        If `n` is smaller than 1.
+        If `n` is smaller than 1 or larger than the limit above.  The count
+        in use is unchanged then.
 
     Examples
     --------
@@ -70,8 +87,9 @@ def get_num_threads():
     """The number of threads the next kernel call uses.
 
     This is the count given to :func:`set_num_threads`, lowered to OpenMP's
-    current maximum (which ``threadpoolctl.threadpool_limits`` controls); 1 when
-    the kernels were built without OpenMP.
+    current maximum (which ``threadpoolctl.threadpool_limits`` controls) and
+    to the limit of :func:`set_num_threads` (an ``OMP_NUM_THREADS`` beyond it
+    is not followed); 1 when the kernels were built without OpenMP.
 
     Examples
     --------
@@ -79,7 +97,8 @@ def get_num_threads():
     >>> sg.get_num_threads() >= 1
     True
     """
-    return _parallel.effective_threads()
+    n = _parallel.effective_threads()
+    return n if n <= MAX_THREADS else MAX_THREADS
 
 
 def _init_from_environment():
@@ -88,10 +107,11 @@ def _init_from_environment():
         return
     try:
         set_num_threads(int(value))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError) as exc:
+        reason = str(exc) if value.lstrip("+-").isdigit() else "not an integer"
         warnings.warn(
-            f"SPARSEGRAD_NUM_THREADS={value!r} is not a positive integer; "
-            "ignoring it",
+            f"SPARSEGRAD_NUM_THREADS={value!r} is ignored ({reason}); using "
+            f"{get_num_threads()} threads",
             RuntimeWarning,
             stacklevel=2,
         )

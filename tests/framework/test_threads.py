@@ -58,3 +58,57 @@ def test_threadpoolctl_sees_and_limits_the_pool():
     with threadpoolctl.threadpool_limits(limits=1, user_api="openmp"):
         assert sg.get_num_threads() == 1
     assert sg.get_num_threads() == 4
+
+
+LIMIT = sg.framework.threads.MAX_THREADS
+
+
+def test_limit_is_four_per_processor_and_at_least_16():
+    procs = sg.framework.threads._parallel.num_procs()
+    assert LIMIT == max(16, 4 * procs)
+    sg.set_num_threads(LIMIT)
+    assert sg.framework.threads._parallel.requested_threads() == LIMIT
+
+
+@pytest.mark.parametrize("bad", [LIMIT + 1, 100_000, 2**31, 2**64, np.uint64(2**63)])
+def test_counts_beyond_the_limit_are_rejected(bad):
+    sg.set_num_threads(1)
+    with pytest.raises(ValueError, match=f"n must be at most {LIMIT}.*got {int(bad)}"):
+        sg.set_num_threads(bad)
+    assert sg.get_num_threads() == 1       # unchanged
+
+
+_KERNEL_RUN = (
+    "import numpy as np, sparsegrad as sg\n"
+    "v = np.zeros((64, 3))\n"
+    "sg.training_ops.sparse_apply_gradient_descent(\n"
+    "    v, 1.0, np.ones((40, 3)), np.arange(40) % 7)\n"
+    "print(sg.get_num_threads(), v.sum())\n"
+)
+
+
+@pytest.mark.parametrize("value", ["99999999999", "100000", str(LIMIT + 1)])
+def test_environment_variable_beyond_the_limit_warns_and_falls_back(value):
+    out, err = _run(_KERNEL_RUN, SPARSEGRAD_NUM_THREADS=value, OMP_NUM_THREADS="2")
+    threads, total = out.split()
+    assert threads == ("2" if sg.openmp_enabled() else "1")
+    assert float(total) == -120.0
+    assert "SPARSEGRAD_NUM_THREADS" in err and f"at most {LIMIT}" in err
+
+
+@pytest.mark.skipif(not sg.openmp_enabled(), reason="built without OpenMP")
+def test_huge_omp_num_threads_is_capped():
+    out, _ = _run(_KERNEL_RUN, OMP_NUM_THREADS="100000")
+    threads, total = out.split()
+    assert int(threads) == LIMIT and float(total) == -120.0
+
+
+@pytest.mark.skipif(not sg.openmp_enabled(), reason="built without OpenMP")
+def test_threadpoolctl_cannot_raise_the_count_beyond_the_limit():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    with threadpoolctl.threadpool_limits(limits=100_000, user_api="openmp"):
+        assert sg.get_num_threads() == LIMIT
+        v = np.zeros((8, 2))
+        sg.training_ops.sparse_apply_gradient_descent(v, 1.0, np.ones((3, 2)),
+                                                      [1, 1, 5])
+    np.testing.assert_array_equal(v[:, 0], [0, -2, 0, 0, 0, -1, 0, 0])
