@@ -133,3 +133,54 @@ def test_float32_gradient_for_float64_variable_is_cast():
     w = sg.Variable(np.zeros(2))
     sg.optimizers.SGD(1.0).apply_gradients([(np.array([0.1, 0.2], np.float32), w)])
     np.testing.assert_array_equal(w.numpy(), -np.array([0.1, 0.2], np.float32).astype(np.float64))
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("nan"), -0.5, np.float32("inf")])
+def test_learning_rate_callable_must_return_a_finite_non_negative_number(value):
+    w = sg.Variable(np.ones(2))
+    opt = sg.optimizers.SGD(learning_rate=lambda step: value)
+    with pytest.raises(IAE, match=r"learning-rate callable returned .* at step 0; "
+                                  "expected a finite number >= 0"):
+        opt.apply_gradients([(np.ones(2), w)])
+    np.testing.assert_array_equal(w.numpy(), np.ones(2))
+    assert opt.iterations_count == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_scalar_variable_trains(dtype):
+    # SGD(0.25) on w = 2 with the tape's gradient of w**2 (4): exactly 1.
+    w = sg.Variable(dtype(2.0))
+    with sg.GradientTape() as tape:
+        loss = w**2
+    grad = tape.gradient(loss, w)
+    sg.optimizers.SGD(0.25).apply_gradients([(grad, w)])
+    assert w.shape == () and w.dtype == dtype
+    assert w.numpy() == 1.0
+    for name in ["Adam", "Adagrad", "Ftrl", "RMSprop", "Adadelta", "Adamax",
+                 "ProximalAdagrad", "ProximalGradientDescent"]:
+        v, ref = sg.Variable(dtype(2.0)), sg.Variable(np.full(1, 2.0, dtype))
+        a, b = getattr(sg.optimizers, name)(0.1), getattr(sg.optimizers, name)(0.1)
+        for _ in range(3):
+            a.apply_gradients([(dtype(1.5), v)])
+            b.apply_gradients([(np.full(1, 1.5, dtype), ref)])
+        assert v.shape == ()
+        assert v.numpy().tobytes() == ref.numpy().tobytes(), name
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_gradient_viewing_a_slot_is_copied_first(sparse):
+    # The update writes the slots: a gradient that is a view of one is read
+    # from a copy, so the step is the one of an independent gradient.
+    def run(alias):
+        w = sg.Variable(np.linspace(-1, 1, 8).reshape(4, 2))
+        opt = sg.optimizers.Adam(0.1)
+        opt.apply_gradients([(np.full((4, 2), 0.5), w)])
+        m = opt.get_slot(w, "m")
+        values = m._value[:2] if alias else m.numpy()[:2]
+        grad = sg.IndexedSlices._from_trusted(values, np.array([3, 1]), (4, 2)) \
+            if sparse else (m._value if alias else m.numpy())
+        opt.apply_gradients([(grad, w)])
+        return [v.numpy() for v in [w] + opt.variables()]
+
+    for a, b in zip(run(True), run(False)):
+        assert a.tobytes() == b.tobytes()

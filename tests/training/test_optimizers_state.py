@@ -1,6 +1,8 @@
 """Slots, variables(), get_config round trips, and save/restore of state."""
 
 import io
+import json
+import re
 
 import numpy as np
 import pytest
@@ -227,3 +229,292 @@ def test_get_builds_optimizers():
     assert sg.optimizers.get(sg.optimizers.serialize(adam)).learning_rate == 0.5
     with pytest.raises(sg.errors.InvalidArgumentError, match="unknown optimizer"):
         sg.optimizers.get("nope")
+
+
+# -- load_state on malformed files: InvalidArgumentError, optimizer unchanged --
+
+MISSING = object()          # a mutation result: write no file at all
+
+
+def _meta(arrays):
+    return json.loads(arrays["meta"].item())
+
+
+def _edit_meta(edit):
+    """A mutation that applies `edit` to the parsed meta dict, in place."""
+    def mutate(arrays):
+        meta = _meta(arrays)
+        edit(meta)
+        arrays["meta"] = np.asarray(json.dumps(meta))
+    return mutate
+
+
+def _set_meta_text(text):
+    def mutate(arrays):
+        arrays["meta"] = np.asarray(text)
+    return mutate
+
+
+def _set_var_field(key, value):
+    return _edit_meta(lambda meta: meta["variables"][0].__setitem__(key, value))
+
+
+def _del_var_field(key):
+    return _edit_meta(lambda meta: meta["variables"][0].pop(key))
+
+
+def _set_array(key, value):
+    def mutate(arrays):
+        arrays[key] = value
+    return mutate
+
+
+def _drop(key):
+    """A mutation that removes an array; `key` may be a function of the arrays."""
+    def mutate(arrays):
+        del arrays[key(arrays) if callable(key) else key]
+    return mutate
+
+
+def _last_slot(arrays, k):
+    """The key of the last slot array of saved variable `k`."""
+    return f"slot/{k}/{_meta(arrays)['variables'][k]['slots'][-1]}"
+
+
+def _edit_slot(k, edit):
+    def mutate(arrays):
+        key = _last_slot(arrays, k)
+        arrays[key] = edit(arrays[key])
+    return mutate
+
+
+def _npy_bytes(arrays):
+    buf = io.BytesIO()
+    np.save(buf, arrays["iterations"])
+    return buf.getvalue()
+
+
+MALFORMED = [
+    # (description, mutation of the dict of arrays, fragment of the message)
+    ("empty file", lambda a: b"", "No data left in file"),
+    ("random bytes", lambda a: np.random.default_rng(0).bytes(300).lstrip(b"PK\x93"),
+     "cannot read an optimizer state"),
+    ("missing path", lambda a: MISSING, "No such file"),
+    (".npy file", _npy_bytes, "a single .npy array, not an .npz archive"),
+    ("pickled slot", _edit_slot(0, lambda s: np.array([object()], dtype=object)),
+     "Object arrays cannot be loaded when allow_pickle=False"),
+    ("no meta", _drop("meta"), "it has no 'meta' array"),
+    ("meta not a string", _set_array("meta", np.arange(3)),
+     "'meta' must be a 0-d string array"),
+    ("meta not JSON", _set_meta_text("{not json"), "'meta' is not valid JSON"),
+    ("meta a list", _set_meta_text("[1, 2]"), "'meta' is not a JSON object: [1, 2]"),
+    ("meta a number", _set_meta_text("3"), "'meta' is not a JSON object: 3"),
+    ("meta a string", _set_meta_text('"x"'), "'meta' is not a JSON object: 'x'"),
+    ("wrong format", _edit_meta(lambda m: m.update(format="other/1")),
+     "meta 'format' is 'other/1'"),
+    ("no format", _edit_meta(lambda m: m.pop("format")), "meta 'format' is None"),
+    ("no class", _edit_meta(lambda m: m.pop("class")),
+     "meta 'class' is missing or not a string"),
+    ("class not a string", _edit_meta(lambda m: m.update({"class": ["Adam"]})),
+     "meta 'class' is missing or not a string"),
+    ("other class", _edit_meta(lambda m: m.update({"class": "Adagrad"})),
+     "was saved by Adagrad"),
+    ("no variables", _edit_meta(lambda m: m.pop("variables")),
+     "meta 'variables' is missing or not a list"),
+    ("variables not a list", _edit_meta(lambda m: m.update(variables={"a": 1})),
+     "meta 'variables' is missing or not a list"),
+    ("variable not an object", _edit_meta(lambda m: m["variables"].__setitem__(0, 5)),
+     "meta 'variables'[0] is not an object: 5"),
+    ("variable without name", _del_var_field("name"), "'variables'[0] has no 'name'"),
+    ("variable without shape", _del_var_field("shape"),
+     "'variables'[0] has no 'shape'"),
+    ("variable without dtype", _del_var_field("dtype"),
+     "'variables'[0] has no 'dtype'"),
+    ("variable without slots", _del_var_field("slots"),
+     "'variables'[0] has no 'slots'"),
+    ("name not a string", _set_var_field("name", None),
+     "'name' must be a string, got None"),
+    ("shape a string", _set_var_field("shape", "4,3"),
+     "'shape' must be a list of non-negative ints, got '4,3'"),
+    ("shape negative", _set_var_field("shape", [-4, 3]),
+     "'shape' must be a list of non-negative ints, got [-4, 3]"),
+    ("shape of floats", _set_var_field("shape", [4.0, 3]),
+     "'shape' must be a list of non-negative ints, got [4.0, 3]"),
+    ("shape of bools", _set_var_field("shape", [True, 3]),
+     "'shape' must be a list of non-negative ints, got [True, 3]"),
+    ("dtype not a string", _set_var_field("dtype", 5), "'dtype' must be a string"),
+    ("slots a string", _set_var_field("slots", "m"),
+     "'slots' must be a list of strings, got 'm'"),
+    ("slots of ints", _set_var_field("slots", [1]),
+     "'slots' must be a list of strings, got [1]"),
+    ("slots of another optimizer", _set_var_field("slots", ["momentum"]),
+     "the slots ['momentum'] of 'w' in "),
+    ("no iterations", _drop("iterations"), "it has no 'iterations' array"),
+    ("float iterations", _set_array("iterations", np.float64(2.0)),
+     "'iterations' must be a 0-d integer array, got shape () dtype float64"),
+    ("bool iterations", _set_array("iterations", np.bool_(True)),
+     "'iterations' must be a 0-d integer array, got shape () dtype bool"),
+    ("1-d iterations", _set_array("iterations", np.array([2])),
+     "'iterations' must be a 0-d integer array, got shape (1,) dtype int64"),
+    ("negative iterations", _set_array("iterations", np.int64(-1)),
+     "'iterations' must be in [0, 2**63 - 1] (int64), got -1"),
+    ("iterations beyond int64", _set_array("iterations", np.uint64(2**64 - 1)),
+     f"(int64), got {2**64 - 1}"),
+    ("missing slot", _drop(lambda a: _last_slot(a, 0)), "') is missing"),
+    ("slot of shape (1, 3)", _edit_slot(0, lambda s: s[:1]),
+     "has shape (1, 3) and dtype float64; expected (4, 3) and float64"),
+    ("scalar slot", _edit_slot(0, lambda s: s[0, 0]),
+     "has shape () and dtype float64; expected (4, 3)"),
+    ("complex slot", _edit_slot(0, lambda s: s.astype(np.complex128)),
+     "dtype complex128; expected (4, 3) and float64"),
+    ("int slot", _edit_slot(0, lambda s: s.astype(np.int64)),
+     "dtype int64; expected (4, 3) and float64"),
+    ("float64 slot of a float32 variable", _edit_slot(1, lambda s: s.astype(np.float64)),
+     "dtype float64; expected (3,) and float32"),
+    ("negative learning rate", _edit_meta(lambda m: m.update(learning_rate=-0.1)),
+     "saved learning_rate: learning_rate must be >= 0.0, got -0.1"),
+    ("NaN learning rate", _edit_meta(lambda m: m.update(learning_rate=float("nan"))),
+     "saved learning_rate: learning_rate must be finite, got nan"),
+    ("inf learning rate", _edit_meta(lambda m: m.update(learning_rate=float("inf"))),
+     "saved learning_rate: learning_rate must be finite, got inf"),
+    ("string learning rate", _edit_meta(lambda m: m.update(learning_rate="0.1")),
+     "learning_rate must be a real number, got '0.1'"),
+    ("bool learning rate", _edit_meta(lambda m: m.update(learning_rate=True)),
+     "learning_rate must be a real number, got True"),
+    ("huge learning rate", _edit_meta(lambda m: m.update(learning_rate=10**400)),
+     "saved learning_rate: int too large"),
+]
+
+OPTIMIZERS = [
+    ("Adam", {"learning_rate": 0.1}),
+    ("Adam", {"learning_rate": 0.1, "amsgrad": True}),
+    ("Ftrl", {"learning_rate": 0.1}),
+]
+
+
+def _train(opt, variables, rng, steps):
+    for _ in range(steps):
+        opt.apply_gradients([(rng.standard_normal(v.shape), v) for v in variables])
+
+
+def _snapshot(opt):
+    return (opt.iterations_count, opt.learning_rate, list(opt._slots.items()),
+            [slot.numpy().copy() for slot in opt.variables()[1:]])
+
+
+def _assert_unchanged(opt, before):
+    iterations, learning_rate, slots, values = before
+    assert opt.iterations_count == iterations
+    assert opt.learning_rate == learning_rate
+    assert list(opt._slots.items()) == slots
+    for var, state in opt._slots.values():
+        assert opt.get_state(var) is state
+    after = opt.variables()[1:]
+    assert len(after) == len(values)
+    for slot, value in zip(after, values):
+        np.testing.assert_array_equal(slot.numpy(), value)
+
+
+@pytest.mark.parametrize("name,kwargs", OPTIMIZERS,
+                         ids=[f"{n}-{k}" for k, (n, _) in enumerate(OPTIMIZERS)])
+@pytest.mark.parametrize("what,mutate,fragment", MALFORMED,
+                         ids=[case[0] for case in MALFORMED])
+def test_load_state_rejects_a_malformed_file_and_changes_nothing(
+        name, kwargs, what, mutate, fragment, rng, tmp_path):
+    w = sg.Variable(rng.standard_normal((4, 3)), name="w")
+    b = sg.Variable(rng.standard_normal(3).astype(np.float32), name="b")
+    saver = make(name, kwargs)
+    _train(saver, [w, b], rng, 2)
+    buf = io.BytesIO()
+    saver.save_state(buf)
+    good = buf.getvalue()
+
+    opt = make(name, kwargs)                # a state that differs everywhere
+    _train(opt, [w, b], rng, 1)
+    opt.learning_rate = 0.05
+    before = _snapshot(opt)
+
+    with np.load(io.BytesIO(good), allow_pickle=False) as data:
+        arrays = {k: data[k] for k in data.files}
+    result = mutate(arrays)
+    path = tmp_path / "state.npz"
+    if isinstance(result, bytes):
+        path.write_bytes(result)
+    elif result is None:
+        np.savez(path, **arrays)
+    with pytest.raises(sg.errors.InvalidArgumentError, match=re.escape(fragment)) as info:
+        opt.load_state(path, [w, b])
+    assert repr(path) in str(info.value)
+    _assert_unchanged(opt, before)
+
+    opt.load_state(io.BytesIO(good), [w, b])          # the good file does load
+    assert opt.iterations_count == 2 and opt.learning_rate == 0.1
+    for slot, saved in zip(opt.variables()[1:], saver.variables()[1:]):
+        assert slot is not saved
+        np.testing.assert_array_equal(slot.numpy(), saved.numpy())
+
+
+def _saved_state(opt, variables, rng):
+    _train(opt, variables, rng, 2)
+    buf = io.BytesIO()
+    opt.save_state(buf)
+    buf.seek(0)
+    return buf
+
+
+def test_load_state_runs_the_learning_rate_hook_of_the_subclass(rng, tmp_path):
+    w = sg.Variable(rng.standard_normal(3), name="w")
+    for name, accepted in (("Adam", True), ("Ftrl", False)):
+        buf = _saved_state(make(name, {"learning_rate": 0.1}), [w], rng)
+        with np.load(buf) as data:
+            arrays = {k: data[k] for k in data.files}
+        _edit_meta(lambda m: m.update(learning_rate=0.0))(arrays)
+        np.savez(tmp_path / "zero.npz", **arrays)
+        opt = make(name, {"learning_rate": 0.1})
+        _train(opt, [w], rng, 1)
+        if accepted:
+            opt.load_state(tmp_path / "zero.npz", [w])
+            assert opt.learning_rate == 0.0 and opt.iterations_count == 2
+            continue
+        before = _snapshot(opt)
+        with pytest.raises(sg.errors.InvalidArgumentError,
+                           match=re.escape("Ftrl needs learning_rate > 0, got 0.0")):
+            opt.load_state(tmp_path / "zero.npz", [w])
+        _assert_unchanged(opt, before)
+
+
+def test_load_state_keeps_a_schedule_and_accepts_a_null_learning_rate(rng):
+    w = sg.Variable(rng.standard_normal(3), name="w")
+    schedule = schedules.ExponentialDecay(0.1, 2, 0.5)
+    buf = _saved_state(sg.optimizers.Adam(learning_rate=schedule), [w], rng)
+    opt = sg.optimizers.Adam(learning_rate=0.3)        # null: keep this one's
+    opt.load_state(buf, [w])
+    assert opt.learning_rate == 0.3 and opt.iterations_count == 2
+    buf = _saved_state(sg.optimizers.Adam(learning_rate=0.2), [w], rng)
+    opt = sg.optimizers.Adam(learning_rate=schedule)   # a number: keep the schedule
+    opt.load_state(buf, [w])
+    assert opt.learning_rate is schedule and opt.iterations_count == 2
+
+
+def test_load_state_rejects_a_repeated_variable_and_changes_nothing(rng):
+    w = sg.Variable(rng.standard_normal((4, 3)), name="w")
+    v = sg.Variable(rng.standard_normal((4, 3)), name="v")
+    buf = _saved_state(sg.optimizers.Adam(amsgrad=True), [w, v], rng)
+    opt = sg.optimizers.Adam(amsgrad=True)
+    _train(opt, [w, v], rng, 1)
+    before = _snapshot(opt)
+    with pytest.raises(sg.errors.InvalidArgumentError,
+                       match=re.escape("var_list[1] ('w') appears twice")) as info:
+        opt.load_state(buf, [w, w])
+    assert repr(buf) in str(info.value)
+    _assert_unchanged(opt, before)
+    for var_list, fragment in (([w], "holds slots for 2 variables, var_list has 1"),
+                               ([w, sg.Variable(np.zeros((4, 2)))], "does not match"),
+                               ([w, sg.Variable(np.zeros((4, 3), np.float32))],
+                                "does not match")):
+        buf.seek(0)
+        with pytest.raises(sg.errors.InvalidArgumentError,
+                           match=re.escape(fragment)) as info:
+            opt.load_state(buf, var_list)
+        assert repr(buf) in str(info.value)
+        _assert_unchanged(opt, before)

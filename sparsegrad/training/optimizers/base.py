@@ -15,12 +15,12 @@ whose fields are TensorFlow's slot names, creates them in ``_create_slots``
 and reads its hyper-parameters through :meth:`Optimizer._hyper`.
 """
 
-import io
 import json
 import math
 import numbers
 import os
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -69,6 +69,112 @@ def _check_clip(value, name):
     if value is None:
         return None
     return check_number(value, name, low=0.0, low_open=True)
+
+
+def _bad_state(path, what):
+    return InvalidArgumentError(f"load_state: the state in {path!r} is invalid: {what}")
+
+
+def _read_npz(path):
+    """The arrays of the ``.npz`` archive at `path`, as a dict of ndarrays."""
+    unreadable = (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error)
+    try:
+        data = np.load(path, allow_pickle=False)
+    except unreadable as exc:
+        raise InvalidArgumentError(
+            f"load_state: cannot read an optimizer state from {path!r}: {exc}"
+        ) from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise InvalidArgumentError(
+            f"load_state: cannot read an optimizer state from {path!r}: it holds "
+            "a single .npy array, not an .npz archive"
+        )
+    try:
+        with data:
+            return {k: data[k] for k in data.files}
+    except unreadable as exc:
+        raise InvalidArgumentError(
+            f"load_state: cannot read an optimizer state from {path!r}: {exc}"
+        ) from None
+
+
+def _is_count(value):
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+# Each saved variable's fields: (what they must be, the check).
+_SAVED_VARIABLE_FIELDS = {
+    "name": ("a string", lambda v: isinstance(v, str)),
+    "shape": ("a list of non-negative ints",
+              lambda v: isinstance(v, list) and all(map(_is_count, v))),
+    "dtype": ("a string", lambda v: isinstance(v, str)),
+    "slots": ("a list of strings",
+              lambda v: isinstance(v, list)
+              and all(isinstance(s, str) for s in v)),
+}
+
+
+def _read_meta(contents, path):
+    """The checked ``meta`` dict of a state file's arrays."""
+    def not_a_state(what):
+        return InvalidArgumentError(
+            f"load_state: {path!r} is not a sparsegrad optimizer state file: {what}"
+        )
+
+    meta = contents.get("meta")
+    if meta is None:
+        raise not_a_state("it has no 'meta' array")
+    if meta.ndim != 0 or meta.dtype.kind != "U":
+        raise not_a_state(
+            f"'meta' must be a 0-d string array, got shape {meta.shape} dtype "
+            f"{meta.dtype}"
+        )
+    try:
+        meta = json.loads(meta.item())
+    except ValueError as exc:
+        raise not_a_state(f"'meta' is not valid JSON: {exc}") from None
+    if not isinstance(meta, dict):
+        raise not_a_state(f"'meta' is not a JSON object: {meta!r}")
+    if meta.get("format") != _STATE_FORMAT:
+        raise not_a_state(
+            f"meta 'format' is {meta.get('format')!r}, expected {_STATE_FORMAT!r}"
+        )
+    if not isinstance(meta.get("class"), str):
+        raise _bad_state(path, f"meta 'class' is missing or not a string: "
+                               f"{meta.get('class')!r}")
+    if not isinstance(meta.get("variables"), list):
+        raise _bad_state(path, f"meta 'variables' is missing or not a list: "
+                               f"{meta.get('variables')!r}")
+    for k, info in enumerate(meta["variables"]):
+        where = f"meta 'variables'[{k}]"
+        if not isinstance(info, dict):
+            raise _bad_state(path, f"{where} is not an object: {info!r}")
+        for key, (expected, ok) in _SAVED_VARIABLE_FIELDS.items():
+            if key not in info:
+                raise _bad_state(path, f"{where} has no {key!r}")
+            if not ok(info[key]):
+                raise _bad_state(
+                    path, f"{where} {key!r} must be {expected}, got {info[key]!r}"
+                )
+    return meta
+
+
+def _read_iterations(contents, path):
+    """The saved step count, checked to be an int64 value >= 0."""
+    iterations = contents.get("iterations")
+    if iterations is None:
+        raise _bad_state(path, "it has no 'iterations' array")
+    if iterations.ndim != 0 or iterations.dtype.kind not in "iu":
+        raise _bad_state(
+            path, f"'iterations' must be a 0-d integer array, got shape "
+            f"{iterations.shape} dtype {iterations.dtype}"
+        )
+    value = int(iterations)
+    if not 0 <= value <= np.iinfo(np.int64).max:
+        raise _bad_state(
+            path, f"'iterations' must be in [0, 2**63 - 1] (int64), got {value}"
+        )
+    return np.int64(value)
 
 
 class Optimizer:
@@ -179,10 +285,10 @@ class Optimizer:
                     f"the learning-rate callable returned {value!r} at step "
                     f"{self.iterations_count}; expected a number"
                 ) from None
-            if not value >= 0:
+            if not (value >= 0 and math.isfinite(value)):
                 raise InvalidArgumentError(
                     f"the learning-rate callable returned {value!r} at step "
-                    f"{self.iterations_count}; expected a number >= 0"
+                    f"{self.iterations_count}; expected a finite number >= 0"
                 )
             return value
         return lr
@@ -298,8 +404,7 @@ class Optimizer:
                 "float32 and float64 variables"
             )
 
-    @staticmethod
-    def _as_gradient(grad, var):
+    def _as_gradient(self, grad, var):
         """Validate `grad` against `var`: an ndarray or IndexedSlices in var.dtype."""
         if isinstance(grad, IndexedSlices):
             values = np.asarray(grad.values._value)
@@ -325,9 +430,9 @@ class Optimizer:
             indices = grad.indices._value
             sparse_rows.check_in_range(indices, var.shape[0], "indices")
             values = np.ascontiguousarray(values)
-            if np.may_share_memory(values, var._value):
-                values = values.copy()
-            return IndexedSlices._from_trusted(values, indices, var.shape)
+            return IndexedSlices._from_trusted(
+                self._unaliased(values, var), indices, var.shape
+            )
         if isinstance(grad, Variable):
             grad = grad._value
         elif isinstance(grad, Tensor):
@@ -348,9 +453,19 @@ class Optimizer:
                 f"var and grad do not have the same shape: variable {var.name!r} "
                 f"has shape {var.shape}, its gradient {array.shape}"
             )
-        array = np.ascontiguousarray(array, dtype=var.dtype)
-        if np.may_share_memory(array, var._value):
-            array = array.copy()          # e.g. var.value(): the kernel writes var
+        # np.asarray, not np.ascontiguousarray: the latter makes a 0-d array 1-D.
+        array = np.asarray(array, dtype=var.dtype, order="C")
+        return self._unaliased(array, var)
+
+    def _unaliased(self, array, var):
+        """`array`, or a copy of it where it may share memory with `var` or one
+        of its slots (e.g. ``var.value()``), which the update kernel writes."""
+        state = self.get_state(var)
+        written = [var._value]
+        if state is not None:
+            written += [slot._value for slot in state if slot is not None]
+        if any(np.may_share_memory(array, buf) for buf in written):
+            return array.copy()
         return array
 
     # -- the three stages ------------------------------------------------------
@@ -553,6 +668,9 @@ class Optimizer:
     def load_state(self, path, var_list=None):
         """Restore what :meth:`save_state` wrote; training then resumes exactly.
 
+        The whole file is read and checked first; only then are the slots,
+        the step count and the learning rate replaced, all together.
+
         Parameters
         ----------
         path : str or os.PathLike or file-like
@@ -565,62 +683,97 @@ class Optimizer:
         Raises
         ------
         InvalidArgumentError
-            If the file is not an optimizer state of this class, or the
-            variables do not match in number, shape or dtype.  The optimizer
-            is unchanged then.
+            Nothing is changed then: the slots (and their values), the step
+            count and the learning rate stay as they were.  Raised if
+
+            - `path` cannot be read as an ``.npz`` archive: it does not exist,
+              is empty or corrupt, holds a single ``.npy`` array, or holds
+              object (pickled) arrays;
+            - it is not a state :meth:`save_state` writes: no ``meta``, or
+              ``meta`` not a JSON object with this ``format``, a string
+              ``class`` and a list ``variables`` of objects with a string
+              ``name`` and ``dtype``, a ``shape`` of ints >= 0 and a list of
+              string ``slots``;
+            - it was saved by another optimizer class, or with other slots
+              (e.g. other hyper-parameters);
+            - ``iterations`` is missing, not a 0-d integer array, negative or
+              beyond int64;
+            - a slot array is missing or its shape or dtype is not exactly
+              that of the slot;
+            - the saved learning rate is one the constructor would reject;
+            - `var_list` differs from the saved variables in number, shape or
+              dtype, or holds a variable twice.
+        TypeError
+            If an entry of `var_list` is not a Variable.
         """
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                contents = {k: data[k] for k in data.files}
-        except (OSError, ValueError, zipfile.BadZipFile,
-                io.UnsupportedOperation) as exc:
-            raise InvalidArgumentError(
-                f"load_state: cannot read an optimizer state from {path!r}: {exc}"
-            ) from None
-        try:
-            meta = json.loads(str(contents["meta"]))
-        except (KeyError, ValueError):
-            meta = {}
-        if meta.get("format") != _STATE_FORMAT:
-            raise InvalidArgumentError(
-                f"load_state: {path!r} is not a sparsegrad optimizer state file"
-            )
+        slots, iterations, learning_rate = self._read_state(path, var_list)
+        self._slots = slots
+        self._iterations._value[...] = iterations
+        self._iterations._bump()
+        if learning_rate is not None and not callable(self._learning_rate):
+            self._learning_rate = learning_rate
+
+    def _read_state(self, path, var_list):
+        """Read and check a state for :meth:`load_state`, changing nothing.
+
+        Returns the new ``_slots`` dict (new slot Variables), the step count
+        and the saved learning rate (a float, or None).
+        """
+        contents = _read_npz(path)
+        meta = _read_meta(contents, path)
         if meta["class"] != type(self).__name__:
             raise InvalidArgumentError(
                 f"load_state: the state in {path!r} was saved by {meta['class']}, "
                 f"not {type(self).__name__}"
             )
+        iterations = _read_iterations(contents, path)
+        learning_rate = meta.get("learning_rate")
+        if learning_rate is not None:
+            try:
+                learning_rate = check_number(learning_rate, "learning_rate", low=0.0)
+                self._validate_learning_rate(learning_rate)
+            except (InvalidArgumentError, OverflowError) as exc:
+                raise _bad_state(path, f"saved learning_rate: {exc}") from None
         saved = meta["variables"]
-        if var_list is None:
-            var_list = self.tracked_variables()
-        var_list = list(var_list)
+        var_list = self.tracked_variables() if var_list is None else list(var_list)
         if len(var_list) != len(saved):
             raise InvalidArgumentError(
-                f"load_state: the state holds slots for {len(saved)} variables, "
-                f"var_list has {len(var_list)}"
+                f"load_state: the state in {path!r} holds slots for {len(saved)} "
+                f"variables, var_list has {len(var_list)}"
             )
         new_slots = {}
         for k, (var, info) in enumerate(zip(var_list, saved)):
             self._check_variable(var, f"var_list[{k}]")
+            if var._uid in new_slots:
+                raise InvalidArgumentError(
+                    f"load_state: var_list[{k}] ({var.name!r}) appears twice in "
+                    f"var_list, for the state in {path!r}"
+                )
             if list(var.shape) != info["shape"] or var.dtype.name != info["dtype"]:
                 raise InvalidArgumentError(
                     f"load_state: var_list[{k}] ({var.name!r}, {var.shape}, "
-                    f"{var.dtype}) does not match saved variable {info['name']!r} "
-                    f"({tuple(info['shape'])}, {info['dtype']})"
+                    f"{var.dtype}) does not match variable {info['name']!r} "
+                    f"({tuple(info['shape'])}, {info['dtype']}) saved in {path!r}"
                 )
             state = self._create_slots(var)
             present = [f for f in state._fields if getattr(state, f) is not None]
             if present != info["slots"]:
                 raise InvalidArgumentError(
-                    f"load_state: saved slots {info['slots']} of {info['name']!r} "
-                    f"differ from this optimizer's {present}; are the "
+                    f"load_state: the slots {info['slots']} of {info['name']!r} "
+                    f"in {path!r} differ from this optimizer's {present}; are the "
                     "hyper-parameters the same?"
                 )
             for field in present:
-                getattr(state, field)._value[...] = contents[f"slot/{k}/{field}"]
+                slot, key = getattr(state, field), f"slot/{k}/{field}"
+                value = contents.get(key)
+                what = f"slot {field!r} of {info['name']!r} ({key!r})"
+                if value is None:
+                    raise _bad_state(path, f"{what} is missing")
+                if value.shape != slot.shape or value.dtype != slot.dtype:
+                    raise _bad_state(
+                        path, f"{what} has shape {value.shape} and dtype "
+                        f"{value.dtype}; expected {slot.shape} and {slot.dtype}"
+                    )
+                slot._value[...] = value    # a new Variable, not yet visible
             new_slots[var._uid] = (var, state)
-        self._slots = new_slots
-        self._iterations._value[...] = contents["iterations"]
-        self._iterations._bump()
-        if meta.get("learning_rate") is not None and not callable(self._learning_rate):
-            self._learning_rate = float(meta["learning_rate"])
+        return new_slots, iterations, learning_rate
