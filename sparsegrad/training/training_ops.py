@@ -185,6 +185,32 @@ class _Op:
                     f"{self.dtype}; every slot must have var's dtype"
                 )
             self.slots[name] = array
+        named = [("var", self.var)] + list(self.slots.items())
+        for k, (name, array) in enumerate(named[1:], 1):
+            self._check_disjoint(array, name, named[:k])
+
+    @staticmethod
+    def _check_disjoint(array, name, others):
+        """Raise if `array` may share memory with one of the named `others`.
+
+        The kernels write var and the slots while they read the others
+        (grad, indices) on several threads: overlapping buffers would make
+        the result depend on the thread count, and indices that change while
+        the kernel runs could send it outside var.  var and the slots are
+        C-contiguous, so overlapping bounds are overlapping elements.
+        """
+        for other_name, other in others:
+            if np.may_share_memory(array, other):
+                raise InvalidArgumentError(
+                    f"{name} shares memory with {other_name}; training ops update "
+                    "var and the slots in place, so every argument must be a "
+                    f"separate array (pass a copy of {name})"
+                )
+
+    def _check_not_state(self, array, name):
+        self._check_disjoint(
+            array, name, [("var", self.var)] + list(self.slots.items())
+        )
 
     def _state(self, value, name):
         if isinstance(value, Variable):
@@ -219,9 +245,8 @@ class _Op:
     def _scalar_array(self, value, name):
         array = np.asarray(value)
         if array.dtype.kind not in "biuf":
-            raise InvalidArgumentError(
-                f"{name} must be a real number, got dtype {array.dtype}"
-            )
+            got = repr(value) if array.dtype.kind == "O" else f"dtype {array.dtype}"
+            raise InvalidArgumentError(f"{name} must be a real number, got {got}")
         return array
 
     def scalar(self, value, name, label=None, sep=": "):
@@ -280,7 +305,10 @@ class _Op:
                     f"{name} dtype {array.dtype} does not match var dtype {self.dtype}"
                 )
             array = array.astype(self.dtype)
-        return np.ascontiguousarray(array)
+        # np.asarray, not np.ascontiguousarray: the latter makes a 0-d array 1-D.
+        array = np.asarray(array, order="C")
+        self._check_not_state(array, name)
+        return array
 
     def var_rank(self):
         if self.var.ndim < 1:
@@ -313,7 +341,9 @@ class _Op:
                 raise InvalidArgumentError(
                     f"indices must be int32 or int64, got dtype {array.dtype}"
                 )
-        return np.ascontiguousarray(array)
+        array = np.ascontiguousarray(array)
+        self._check_not_state(array, "indices")
+        return array
 
     def sparse_grad(self, grad, indices):
         """TF's sparse-kernel shape checks (2.6 B), rank check included."""
@@ -1606,17 +1636,19 @@ def sparse_apply_keras_momentum(
 # Adam family.
 
 
-def _adam_scalars(op, beta1_power, beta2_power, lr, beta1, beta2, epsilon):
+def _adam_scalars(op, beta1_power, beta2_power, lr, beta1, beta2, epsilon,
+                  ada_max=False):
     """The Adam kernels' hyper-parameters, checked in TF's order: the step size,
     then beta1, beta2, epsilon.
 
     The step size is computed here once, in var's dtype with one rounding per
     operation, as TF's kernels compute it: ``lr * sqrt(1 - beta2_power) / (1 -
-    beta1_power)``, or ``lr / (1 - beta1_power)`` for AdaMax (`beta2_power`
-    None).
+    beta1_power)``, or ``lr / (1 - beta1_power)`` for AdaMax (`ada_max`, where
+    `beta2_power` is not an argument and must be None).  For Adam a None
+    `beta2_power` is an error like any other non-number.
     """
     b1p = op.scalar(beta1_power, "beta1_power")
-    b2p = None if beta2_power is None else op.scalar(beta2_power, "beta2_power")
+    b2p = None if ada_max else op.scalar(beta2_power, "beta2_power")
     lr = op.scalar(lr, "lr", sep=" : ")
     rest = [op.scalar(beta1, "beta1"), op.scalar(beta2, "beta2"),
             op.scalar(epsilon, "epsilon")]
@@ -1807,7 +1839,9 @@ def apply_ada_max(
     array([0.999, 1.001])
     """
     op = _Op(var, ("m", m), ("v", v))
-    hp = _adam_scalars(op, beta1_power, None, lr, beta1, beta2, epsilon)
+    hp = _adam_scalars(
+        op, beta1_power, None, lr, beta1, beta2, epsilon, ada_max=True
+    )
     op.same_shape("m")
     op.same_shape("v")
     grad = op.grad(grad)
@@ -1849,7 +1883,9 @@ def sparse_apply_ada_max(
     op.same_shape("m")
     op.same_shape("v")
     op.var_rank()
-    hp = _adam_scalars(op, beta1_power, None, lr, beta1, beta2, epsilon)
+    hp = _adam_scalars(
+        op, beta1_power, None, lr, beta1, beta2, epsilon, ada_max=True
+    )
     indices = op.indices(indices)
     grad = op.grad(grad)
     op.sparse_grad(grad, indices)

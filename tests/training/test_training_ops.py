@@ -938,3 +938,96 @@ def test_by_row_scratch_is_linear_in_the_indices_for_any_thread_count():
     for n_threads in (1, 2, 16, 64):
         words = impl._k.by_row_scratch_size(1_000_000, 64, n_threads)
         assert words == 8 * 1_000_000 + 16 * n_threads
+
+
+# ---------------------------------------------------------------------------
+# Hardening: None beta2_power, arrays that share memory, 0-d variables.
+
+
+@pytest.mark.parametrize("op", ["apply_adam", "apply_adam_with_amsgrad",
+                                "sparse_apply_adam"])
+def test_adam_beta2_power_none_is_an_error(op, rng):
+    # None used to select the AdaMax step size, 32x Adam's at these values.
+    kwargs = (sparse_args if op.startswith("sparse") else dense_args)(op, rng)
+    _check_error(op, dict(kwargs, beta2_power=None),
+                 "beta2_power must be a real number, got None")
+
+
+def _overlap_cases(op, kwargs):
+    """(description, kwargs with one argument aliasing another, message)."""
+    slots = state_of(op, kwargs)[1:]
+    var = kwargs["var"]
+    grad_name = "delta" if "delta" in kwargs else "grad"
+    grad = kwargs[grad_name]
+    # A view of var with the gradient's shape.
+    aliased = var.reshape(-1)[: grad.size].reshape(grad.shape)
+    cases = [(f"{grad_name} views var", {grad_name: aliased},
+              f"{grad_name} shares memory with var")]
+    for slot in slots:
+        if kwargs[slot].shape == var.shape:
+            cases.append((f"{slot} is var", {slot: var}, f"{slot} shares memory with var"))
+    if len(slots) >= 2 and kwargs[slots[0]].shape == kwargs[slots[1]].shape:
+        cases.append((f"{slots[1]} is {slots[0]}", {slots[1]: kwargs[slots[0]]},
+                      f"{slots[1]} shares memory with {slots[0]}"))
+    if slots and kwargs[slots[0]].size >= grad.size:
+        view = kwargs[slots[0]].reshape(-1)[: grad.size].reshape(grad.shape)
+        cases.append((f"{grad_name} views {slots[0]}", {grad_name: view},
+                      f"{grad_name} shares memory with {slots[0]}"))
+    return cases
+
+
+@pytest.mark.parametrize("op", sorted(SPARSE_OPS) + sorted(DENSE_OPS))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_arguments_sharing_memory_are_rejected(op, dtype, rng):
+    # Kernels write var and the slots on several threads while reading the
+    # gradient: aliased buffers would give thread-dependent bits.
+    make = sparse_args if op in SPARSE_OPS else dense_args
+    kwargs = make(op, rng, dtype=dtype)
+    for what, change, message in _overlap_cases(op, kwargs):
+        bad = dict(kwargs, **change)
+        before = {name: np.array(bad[name], copy=True) for name in state_of(op, bad)}
+        with pytest.raises(InvalidArgumentError, match=message):
+            call(op, bad)
+        for name, value in before.items():
+            assert bad[name].tobytes() == value.tobytes(), (what, name)
+
+
+@pytest.mark.parametrize("op", sorted(SPARSE_OPS))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_indices_viewing_var_are_rejected(op, dtype, rng):
+    # Indices that are var's own bytes: in range when checked, but the
+    # kernel's writes to var would change them under it (a crash, not just
+    # wrong bits).  They are refused before anything is written.
+    kwargs = sparse_args(op, rng, dtype=dtype)
+    var = kwargs["var"]
+    int_type = np.int32 if dtype == np.float32 else np.int64
+    ids = var.reshape(-1)[:5].view(int_type)
+    ids[:] = [3, 0, 3, 5, 3]                  # tiny subnormal floats in var
+    kwargs["indices"] = ids
+    before = snapshot(op, kwargs)
+    with pytest.raises(InvalidArgumentError, match="indices shares memory with var"):
+        call(op, kwargs)
+    assert_same(before, snapshot(op, kwargs))
+
+
+@pytest.mark.parametrize(
+    "op", sorted(op for op in DENSE_OPS if op != "apply_rowwise_adagrad"))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_zero_d_variables_are_updated_like_one_element_ones(op, dtype, rng):
+    scalar = dense_args(op, rng, shape=(), dtype=dtype)
+    for name in state_of(op, scalar) + ["grad", "delta"]:
+        if name in scalar:          # rng.normal(size=()) gives NumPy scalars
+            scalar[name] = np.array(scalar[name], dtype=dtype)
+    vector = {k: (np.array(v).reshape(1) if isinstance(v, np.ndarray) else v)
+              for k, v in scalar.items()}
+    call(op, scalar)
+    call(op, vector)
+    for name in state_of(op, scalar):
+        assert scalar[name].shape == ()
+        assert scalar[name].tobytes() == vector[name].tobytes(), name
+
+
+def test_zero_d_gradient_descent_by_hand():
+    var = np.array(2.0, np.float32)
+    training_ops.apply_gradient_descent(var, 0.25, np.float32(4.0))
+    assert var.shape == () and var == 1.0
