@@ -28,7 +28,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from ..errors import FailedPreconditionError, InternalError
+from ..errors import FailedPreconditionError, InternalError, InvalidArgumentError
 from ..framework import sparse_rows
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, convert_to_tensor
@@ -816,6 +816,9 @@ class GradientTape:
             in place since it was read.
         ValueError
             For a bad `unconnected_gradients` or `output_gradients` length.
+        InvalidArgumentError
+            If an `output_gradients` entry does not have its target's shape
+            and dtype (a ``ValueError``).
         """
         self._check_usable()
         unconnected = _parse_unconnected(unconnected_gradients)
@@ -1086,11 +1089,26 @@ def _seeds(output_gradients, targets):
             f"{len(targets)} tensors; give one output gradient (or None) per target"
         )
     seeds = []
-    for g, t in zip(flat, targets):
-        if g is None or isinstance(g, (Tensor, IndexedSlices)):
+    for k, (g, t) in enumerate(zip(flat, targets)):
+        if g is None:
             seeds.append(g)
+            continue
+        name = f"output_gradients[{k}]"
+        if not isinstance(g, (Tensor, IndexedSlices)):
+            g = convert_to_tensor(g, dtype=t.dtype, name=name)
+        if isinstance(g, IndexedSlices):
+            shape = g.dense_shape
+            if shape is None:       # unknown dense shape: the rows must fit
+                shape = (t.shape[:1] if t.ndim else (None,)) + g.values.shape[1:]
         else:
-            seeds.append(convert_to_tensor(g, dtype=t.dtype, name="output_gradients"))
+            shape = g.shape
+        if g.dtype != t.dtype or tuple(shape) != t.shape:
+            raise InvalidArgumentError(
+                f"{name} has shape {shape} and dtype {g.dtype}, but target {k} has "
+                f"shape {t.shape} and dtype {t.dtype}; an output gradient must "
+                "have its target's shape and dtype"
+            )
+        seeds.append(g)
     return seeds
 
 

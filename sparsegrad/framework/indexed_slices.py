@@ -1,20 +1,29 @@
 """IndexedSlices: a set of rows of a larger dense tensor, the sparse gradient."""
 
 import numbers
+import operator
 
 import numpy as np
 
 from ..errors import InvalidArgumentError
 from . import sparse_rows
+from .dtypes import check_numeric
 from .tensor import Tensor, convert_to_tensor
 
 __all__ = ["IndexedSlices", "concat"]
 
 
 def _check_dense_shape(dense_shape):
+    entries = dense_shape
+    if isinstance(entries, Tensor):
+        entries = entries._value
+    if isinstance(entries, np.ndarray):
+        entries = entries.tolist()
+    if not isinstance(entries, (list, tuple)):
+        entries = [entries]
     try:
-        shape = tuple(int(d.__index__()) for d in np.atleast_1d(dense_shape).tolist())
-    except (AttributeError, TypeError):
+        shape = tuple(operator.index(d) for d in entries)
+    except TypeError:
         raise InvalidArgumentError(
             f"dense_shape must be a sequence of non-negative ints, got {dense_shape!r}"
         ) from None
@@ -23,7 +32,16 @@ def _check_dense_shape(dense_shape):
             f"dense_shape must be a non-empty sequence of non-negative ints, got "
             f"{dense_shape!r}"
         )
+    big = [d for d in shape if d > _INT64_MAX]
+    if big:
+        raise InvalidArgumentError(
+            f"dense_shape entries must fit in int64 (at most {_INT64_MAX}), got "
+            f"{big[0]} in {dense_shape!r}"
+        )
     return shape
+
+
+_INT64_MAX = int(np.iinfo(np.int64).max)
 
 
 class IndexedSlices:
@@ -222,6 +240,12 @@ class IndexedSlices:
         )
 
     def _scalar(self, factor, op):
+        """`factor` as a 0-d array of the values' dtype, or None when it is not
+        a number (the operator then returns NotImplemented).
+
+        A complex factor, or a float one for integer values, is an error: the
+        cast would drop its imaginary or fractional part.
+        """
         if isinstance(factor, (Tensor, np.ndarray, np.generic)):
             array = np.asarray(factor)
             if array.ndim != 0:
@@ -229,10 +253,25 @@ class IndexedSlices:
                     f"IndexedSlices {op} needs a scalar, got an array of shape "
                     f"{array.shape}; densify with to_dense() for elementwise math"
                 )
-            return array.astype(self.dtype, copy=False)
-        if isinstance(factor, numbers.Number) and not isinstance(factor, complex):
-            return np.asarray(factor, dtype=self.dtype)
-        return None
+        elif isinstance(factor, numbers.Number):
+            array = np.asarray(factor)
+        else:
+            return None
+        what = f"IndexedSlices {op} {factor!r}"
+        check_numeric(array.dtype, what)
+        if not np.can_cast(array.dtype, self.dtype, casting="same_kind"):
+            raise InvalidArgumentError(
+                f"{what}: a factor of dtype {array.dtype} cannot scale values of "
+                f"dtype {self.dtype} without losing its fractional part; cast the "
+                "values to a float dtype first"
+            )
+        if array.dtype.kind in "iu" and self.dtype.kind in "iu":
+            info = np.iinfo(self.dtype)
+            if not info.min <= int(array) <= info.max:
+                raise InvalidArgumentError(
+                    f"{what} does not fit in the values' dtype {self.dtype}"
+                )
+        return array.astype(self.dtype)
 
     def __mul__(self, factor):
         scale = self._scalar(factor, "*")

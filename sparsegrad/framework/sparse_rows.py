@@ -123,6 +123,22 @@ def _check_writable_target(out, what):
         )
 
 
+def _apart_from(out, indices, values):
+    """`indices` and `values`, copied where they may share memory with `out`.
+
+    The kernels write `out` on several threads while they read the others;
+    reading rows another thread is writing would make the result depend on
+    the thread count (``v.scatter_add(IndexedSlices(v.value()[:2], ...))``),
+    and indices changing under the kernel could send it outside `out`.
+    NumPy's ``np.add.at`` copies an overlapping operand the same way.
+    """
+    if np.may_share_memory(indices, out):
+        indices = indices.copy()
+    if np.may_share_memory(values, out):
+        values = values.copy()
+    return indices, values
+
+
 def scatter_add(out, indices, values, name="indices"):
     """``out[indices[k]] += values[k]`` in place, duplicates accumulating.
 
@@ -134,6 +150,7 @@ def scatter_add(out, indices, values, name="indices"):
     indices = as_index_array(indices, name)
     values = np.asarray(values)
     _check_rows(out, indices, values, "scatter_add")
+    indices, values = _apart_from(out, indices, values)
     check_in_range(indices, out.shape[0], name)
     values = values.astype(out.dtype, copy=False)
     if indices.size == 0:
@@ -156,6 +173,7 @@ def scatter_update(out, indices, values, name="indices"):
     indices = as_index_array(indices, name)
     values = np.asarray(values)
     _check_rows(out, indices, values, "scatter_update")
+    indices, values = _apart_from(out, indices, values)
     check_in_range(indices, out.shape[0], name)
     values = values.astype(out.dtype, copy=False)
     if indices.size == 0:

@@ -17,7 +17,7 @@ from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, convert_to_tensor
 from ..framework.variable import Variable
 
-__all__ = ["as_tensor", "read_variable"]
+__all__ = ["as_tensor", "as_borrowed_tensor", "read_variable"]
 
 _ndarray = np.ndarray
 _new_tensor = Tensor.__new__
@@ -59,6 +59,22 @@ def as_tensor(x, dtype=None, name=None):
             return convert_to_tensor(t, dtype=dtype, name=name)
         return t
     return convert_to_tensor(x, dtype=dtype, name=name)
+
+
+def as_borrowed_tensor(x, name=None):
+    """:func:`as_tensor`, but a caller's ndarray is viewed, never copied.
+
+    For ops that read a few rows of a possibly huge table (gather, a sparse @
+    dense product) and return a new array: wrapping a copy of the table would
+    cost O(table) per call.  The Tensor is a read-only view of the caller's
+    array, so it must not outlive the op (it is no constant: the caller may
+    write the array later).  It cannot be on a tape (it is new), so no op
+    records it.
+    """
+    if type(x) is _ndarray:
+        check_numeric(x.dtype, name or "value")
+        return wrap(x.view())
+    return as_tensor(x, name=name)
 
 
 def dense_gradient(grad):

@@ -18,7 +18,7 @@ from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor
 from ..framework.variable import Variable
 from . import array_ops
-from ._helpers import as_tensor
+from ._helpers import as_borrowed_tensor, as_tensor
 
 __all__ = ["gather", "embedding_lookup"]
 
@@ -167,7 +167,7 @@ def gather(params, indices, axis=None, name=None, *, batch_dims=0):
            [5., 5.]])
     """
     del name
-    p = as_tensor(params, name="params")
+    p = as_borrowed_tensor(params, name="params")  # an ndarray table is not copied
     if p.ndim == 0:
         raise InvalidArgumentError("gather: params must be at least 1-D, got a scalar")
     idx = _index_tensor(indices)
@@ -415,7 +415,9 @@ def _sharded_lookup(shards, ids, strategy):
     """Lookup in a table split by rows ("div" or "mod" layout): one gather per
     shard, then the rows are put back in the order of `ids`.  Cost O(ids x
     width)."""
-    tensors = [as_tensor(p, name=f"params[{k}]") for k, p in enumerate(shards)]
+    tensors = [
+        as_borrowed_tensor(p, name=f"params[{k}]") for k, p in enumerate(shards)
+    ]
     first = tensors[0]
     for k, t in enumerate(tensors):
         if t.ndim == 0:

@@ -15,7 +15,7 @@ from ..errors import InvalidArgumentError
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor
 from . import array_ops
-from ._helpers import as_tensor
+from ._helpers import as_borrowed_tensor
 from .embedding_ops import densify
 
 __all__ = ["sparse_dense_matmul"]
@@ -98,7 +98,7 @@ def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
            [5., 5.]]))
     """
     del name
-    bt = as_tensor(b, name="b")
+    bt = as_borrowed_tensor(b, name="b")  # an ndarray b is not copied
     if bt.dtype not in (np.float32, np.float64):
         raise InvalidArgumentError(
             f"sparse_dense_matmul: b must be float32 or float64, got dtype {bt.dtype}"

@@ -10,7 +10,11 @@ import pytest
 
 import sparsegrad as sg
 from sparsegrad.autodiff.tape import TapeStateError, stop_recording
-from sparsegrad.errors import FailedPreconditionError, InternalError
+from sparsegrad.errors import (
+    FailedPreconditionError,
+    InternalError,
+    InvalidArgumentError,
+)
 from sparsegrad.testing import assert_indexed_slices_equal
 
 # Op types whose gradients this module checks (read by test_registry.py).
@@ -127,6 +131,31 @@ def test_output_gradients_none_entry_means_ones_and_length_checked():
     assert _f(tape.gradient([loss, x], x, output_gradients=[None, 2.0])) == 4.0
     with pytest.raises(ValueError, match="1 entries but target has 2"):
         tape.gradient([loss, x], x, output_gradients=[1.0])
+
+
+@pytest.mark.parametrize("seed, shown", [
+    (np.ones(3), r"shape \(3,\)"),
+    (np.ones((2, 1)), r"shape \(2, 1\)"),
+    (2.0, r"shape \(\)"),
+    (sg.constant(np.ones(3)), r"shape \(3,\)"),
+    (sg.constant(np.ones(2, np.float32)), r"shape \(2,\) and dtype float32"),
+    (sg.IndexedSlices(np.ones((1, 1)), [0], dense_shape=(2, 1)), r"shape \(2, 1\)"),
+    (sg.IndexedSlices(np.ones((1, 3)), [0]), r"shape \(2, 3\)"),
+])
+def test_output_gradient_of_the_wrong_shape_or_dtype_names_output_gradients(
+        seed, shown):
+    # It used to surface as a shape error of the first gradient function.
+    x = sg.constant([1.0, 2.0])
+    with sg.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * x
+    with pytest.raises(InvalidArgumentError,
+                       match=rf"output_gradients\[0\] has {shown}.*target 0 has "
+                             r"shape \(2,\) and dtype float64"):
+        tape.gradient(y, x, output_gradients=[seed])
+    good = sg.IndexedSlices(np.full((1,), 3.0), [1], dense_shape=(2,))
+    np.testing.assert_array_equal(
+        tape.gradient(y, x, output_gradients=[good]).numpy(), [0.0, 12.0])
 
 
 def test_unconnected_none_and_zero():

@@ -82,6 +82,10 @@ def test_other_integer_index_dtypes_become_int64():
         ([[1.0]], [0], (-1, 1), "non-negative"),
         ([[1.0]], [0], (2.5, 1), "non-negative ints"),
         ([[1.0]], [0], (), "non-empty"),
+        ([[1.0]], [0], (2**63, 1), r"must fit in int64.*got 9223372036854775808"),
+        ([[1.0]], [0], (2**70, 1), "must fit in int64"),
+        ([[1.0]], [0], np.array([2**64 - 1, 1], np.uint64), "must fit in int64"),
+        ([[1.0]], [0], ("3", 1), "non-negative ints"),
     ],
 )
 def test_validation_errors(values, indices, dense_shape, match):
@@ -211,3 +215,34 @@ def test_property_dedupe_then_densify_equals_densify(case, random):
     np.testing.assert_array_equal(
         s.to_dense().numpy(), dense_reference(values, indices, n_rows)
     )
+
+
+def test_dense_shape_up_to_int64_max_is_accepted():
+    s = sg.IndexedSlices([[1.0]], [5], dense_shape=(2**63 - 1, 1))
+    assert s.dense_shape == (2**63 - 1, 1)
+    assert sg.IndexedSlices([[1.0]], [0], dense_shape=np.array([3, 1])).dense_shape \
+        == (3, 1)
+
+
+@pytest.mark.parametrize("factor", [1j, 2 + 0j, np.complex64(1j), np.complex128(2),
+                                    np.array(1j), np.array(0.5j, np.complex64)])
+@pytest.mark.parametrize("op", ["mul", "rmul", "div"])
+def test_complex_factor_is_an_error(factor, op):
+    # It used to be cast to the values' dtype: zeros and a ComplexWarning.
+    s = sg.IndexedSlices(np.array([[1.0, 2.0]], np.float32), [1], dense_shape=(2, 2))
+    with pytest.raises(InvalidArgumentError, match="complex"):
+        {"mul": lambda: s * factor, "rmul": lambda: factor * s,
+         "div": lambda: s / factor}[op]()
+    np.testing.assert_array_equal(s.values.numpy(), [[1.0, 2.0]])
+
+
+def test_integer_values_take_only_integer_factors():
+    s = sg.IndexedSlices(np.array([[1, 2]], np.int32), [0], dense_shape=(1, 2))
+    np.testing.assert_array_equal((s * 3).values.numpy(), [[3, 6]])
+    assert (s * np.int64(2)).dtype == np.int32
+    with pytest.raises(InvalidArgumentError, match="fractional part"):
+        s * 0.5
+    with pytest.raises(InvalidArgumentError, match="fractional part"):
+        s * np.float32(2.0)
+    with pytest.raises(InvalidArgumentError, match="does not fit in the values"):
+        s * 2**40

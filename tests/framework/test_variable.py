@@ -127,3 +127,33 @@ def test_scatter_errors_leave_variable_unchanged(rng):
 def test_repr_names_variable():
     r = repr(sg.Variable([1.0], name="emb"))
     assert "emb" in r and "shape=(1,)" in r
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 4])
+@pytest.mark.parametrize("method", ["scatter_add", "scatter_sub", "scatter_update"])
+def test_scatter_of_rows_read_from_the_variable_itself(method, n_threads):
+    # The values view the buffer the scatter writes: they are read from a
+    # copy (as np.add.at does), so the result is NumPy's, for any threads.
+    sg.set_num_threads(n_threads)
+    v = sg.Variable(np.arange(6000.0).reshape(3000, 2))
+    rows = np.arange(1500)[::-1] * 2 + 1
+    getattr(v, method)(sg.IndexedSlices(v.value()[:1500], rows, v.shape))
+    expected = np.arange(6000.0).reshape(3000, 2)
+    values = expected[:1500].copy()
+    if method == "scatter_update":
+        expected[rows] = values
+    else:
+        np.add.at(expected, rows, values if method == "scatter_add" else -values)
+    np.testing.assert_array_equal(v.numpy(), expected)
+
+
+def test_sparse_rows_scatter_with_indices_viewing_the_target():
+    # Indices that are the target's own bytes are copied before the kernel
+    # writes (they would change under it).
+    out = np.zeros((8, 1))
+    ids = out.reshape(-1)[:3].view(np.int64)
+    ids[:] = [5, 6, 5]
+    expected = out.copy()
+    np.add.at(expected, [5, 6, 5], np.ones((3, 1)))
+    sg.framework.sparse_rows.scatter_add(out, ids, np.ones((3, 1)))
+    np.testing.assert_array_equal(out, expected)
