@@ -38,9 +38,9 @@ import statistics
 import time
 
 import numpy as np
+from bench_training_ops import copy_bandwidth
 
 import sparsegrad as sg
-from bench_training_ops import copy_bandwidth
 
 N_ROWS, WIDTH, N_IDS = 1_000_000, 64, 16_384
 
@@ -170,7 +170,8 @@ def main():
           f"floor is {floor * 1e3:.2f} ms; the step takes "
           f"{results['sparsegrad Adam(lazy=True)'] / floor:.2f}x that")
     if torch_steps is not None:
-        ratio = results["torch.optim.SparseAdam"] / results["sparsegrad Adam(lazy=True)"]
+        ratio = (results["torch.optim.SparseAdam"]
+                 / results["sparsegrad Adam(lazy=True)"])
         ratio_ada = (results["torch.optim.Adagrad (sparse grad)"]
                      / results["sparsegrad Adagrad"])
         print(f"\nAdam(lazy=True) vs torch.optim.SparseAdam: {ratio:.1f}x faster")

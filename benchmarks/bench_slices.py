@@ -24,7 +24,6 @@ import time
 import numpy as np
 
 import sparsegrad as sg
-from sparsegrad.framework import sparse_rows
 
 N_ROWS, WIDTH, N_IDS = 1_000_000, 64, 16_384
 

@@ -9,7 +9,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "ext"))
 
-import sparsegrad  # noqa: E402
+import sparsegrad
 
 project = "sparsegrad"
 author = "the sparsegrad developers"

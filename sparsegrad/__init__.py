@@ -4,9 +4,15 @@ A step of training costs what the rows it touches cost, never the size of the
 table.
 """
 
-from . import errors
-from . import training_ops
+from . import errors, nn, optimizers, sparse, testing, training_ops
 from ._version import __version__
+from .autodiff import (
+    GradientTape,
+    UnconnectedGradients,
+    no_gradient,
+    register_gradient,
+)
+from .autodiff.custom_gradient import custom_gradient
 from .framework import (
     IndexedSlices,
     Tensor,
@@ -17,13 +23,6 @@ from .framework import (
     openmp_enabled,
     set_num_threads,
 )
-from .autodiff import (
-    GradientTape,
-    UnconnectedGradients,
-    no_gradient,
-    register_gradient,
-)
-from .autodiff.custom_gradient import custom_gradient
 from .ops.array_ops import (
     broadcast_to,
     cast,
@@ -41,6 +40,7 @@ from .ops.array_ops import (
     transpose,
     zeros_like,
 )
+from .ops.embedding_ops import gather
 from .ops.math_ops import (
     abs,
     add,
@@ -74,10 +74,6 @@ from .ops.math_ops import (
     tanh,
     where,
 )
-from . import testing
-from . import optimizers
-from . import nn, sparse
-from .ops.embedding_ops import gather
 
 __all__ = [
     "optimizers",

@@ -199,7 +199,7 @@ def assert_indexed_slices_equal(actual, expected, rtol=1e-7, atol=0.0):
     >>> assert_indexed_slices_equal(s, [[0.0], [3.0], [0.0]])
     """
     if not isinstance(actual, IndexedSlices):
-        raise AssertionError(  # noqa: TRY004 (an assertion helper)
+        raise AssertionError(
             f"expected IndexedSlices, got {type(actual).__name__}"
         )
     exp = _dense_array(expected)

@@ -67,29 +67,29 @@ def _gradients(rng, dtype, shape, sparse):
 
 def _optimizers():
     """(label, factory of a fresh optimizer given a learning rate)."""
-    O = sg.optimizers
+    opts = sg.optimizers
     return [
-        ("sgd", lambda lr: O.SGD(lr)),
-        ("sgd_nesterov", lambda lr: O.SGD(lr, momentum=0.7, nesterov=True)),
-        ("sgd_clipvalue", lambda lr: O.SGD(lr, momentum=0.3, clipvalue=0.4)),
-        ("adagrad", lambda lr: O.Adagrad(lr, initial_accumulator_value=0.2)),
-        ("rowwise_adagrad", lambda lr: O.RowwiseAdagrad(lr, epsilon=1e-6)),
-        ("adadelta", lambda lr: O.Adadelta(lr, rho=0.8, epsilon=1e-5)),
-        ("adam", lambda lr: O.Adam(lr, beta_1=0.85, beta_2=0.995)),
-        ("adam_amsgrad", lambda lr: O.Adam(lr, amsgrad=True, clipnorm=0.9)),
-        ("adam_lazy", lambda lr: O.Adam(lr, beta_2=0.97, lazy=True)),
-        ("adamw", lambda lr: O.AdamW(lr, weight_decay=0.03, global_clipnorm=1.1)),
-        ("adamw_lazy", lambda lr: O.AdamW(lr, weight_decay=0.03, lazy=True)),
-        ("adamax", lambda lr: O.Adamax(lr, beta_1=0.8, beta_2=0.95)),
-        ("ftrl", lambda lr: O.Ftrl(lr, l1_regularization_strength=0.01,
-                                   l2_regularization_strength=0.02)),
-        ("ftrl_pow", lambda lr: O.Ftrl(lr, learning_rate_power=-0.7, beta=0.1,
-                                       l2_shrinkage_regularization_strength=0.05)),
-        ("rmsprop", lambda lr: O.RMSprop(lr, rho=0.8, momentum=0.4)),
-        ("rmsprop_centered", lambda lr: O.RMSprop(lr, centered=True)),
-        ("proximal_gd", lambda lr: O.ProximalGradientDescent(
+        ("sgd", lambda lr: opts.SGD(lr)),
+        ("sgd_nesterov", lambda lr: opts.SGD(lr, momentum=0.7, nesterov=True)),
+        ("sgd_clipvalue", lambda lr: opts.SGD(lr, momentum=0.3, clipvalue=0.4)),
+        ("adagrad", lambda lr: opts.Adagrad(lr, initial_accumulator_value=0.2)),
+        ("rowwise_adagrad", lambda lr: opts.RowwiseAdagrad(lr, epsilon=1e-6)),
+        ("adadelta", lambda lr: opts.Adadelta(lr, rho=0.8, epsilon=1e-5)),
+        ("adam", lambda lr: opts.Adam(lr, beta_1=0.85, beta_2=0.995)),
+        ("adam_amsgrad", lambda lr: opts.Adam(lr, amsgrad=True, clipnorm=0.9)),
+        ("adam_lazy", lambda lr: opts.Adam(lr, beta_2=0.97, lazy=True)),
+        ("adamw", lambda lr: opts.AdamW(lr, weight_decay=0.03, global_clipnorm=1.1)),
+        ("adamw_lazy", lambda lr: opts.AdamW(lr, weight_decay=0.03, lazy=True)),
+        ("adamax", lambda lr: opts.Adamax(lr, beta_1=0.8, beta_2=0.95)),
+        ("ftrl", lambda lr: opts.Ftrl(lr, l1_regularization_strength=0.01,
+                                      l2_regularization_strength=0.02)),
+        ("ftrl_pow", lambda lr: opts.Ftrl(lr, learning_rate_power=-0.7, beta=0.1,
+                                          l2_shrinkage_regularization_strength=0.05)),
+        ("rmsprop", lambda lr: opts.RMSprop(lr, rho=0.8, momentum=0.4)),
+        ("rmsprop_centered", lambda lr: opts.RMSprop(lr, centered=True)),
+        ("proximal_gd", lambda lr: opts.ProximalGradientDescent(
             lr, l1_regularization_strength=0.01, l2_regularization_strength=0.03)),
-        ("proximal_adagrad", lambda lr: O.ProximalAdagrad(
+        ("proximal_adagrad", lambda lr: opts.ProximalAdagrad(
             lr, l1_regularization_strength=0.01, l2_regularization_strength=0.03)),
     ]
 
@@ -179,7 +179,9 @@ def raw_op_trajectories(fp):
                             kwargs["global_step"] = np.int64(step + 1)
                         op(**kwargs)
                         steps.append(list(state.values()))
-                    fp.record(f"{name}/{np.dtype(dtype).name}/{flags}/{coalesce}", steps)
+                    fp.record(
+                        f"{name}/{np.dtype(dtype).name}/{flags}/{coalesce}", steps
+                    )
 
 
 def tape_trajectories(fp):

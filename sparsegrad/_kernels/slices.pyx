@@ -35,7 +35,8 @@ cdef Py_ssize_t SQUARES_CHUNK = 1 << 12
 cdef int RADIX_BITS = 11
 
 
-cdef inline int _parts(Py_ssize_t n, Py_ssize_t row_width, int n_threads) noexcept nogil:
+cdef inline int _parts(Py_ssize_t n, Py_ssize_t row_width,
+                       int n_threads) noexcept nogil:
     if n_threads <= 1 or n * row_width < PARALLEL_MIN_WORK:
         return 1
     return n_threads
@@ -135,7 +136,11 @@ def argsort_stable(
     pos_nxt = <int64_t *> malloc(n * sizeof(int64_t))
     hist = <int64_t *> malloc(n_buckets * sizeof(int64_t))
     if not (key_cur and key_nxt and pos_cur and pos_nxt and hist):
-        free(key_cur); free(key_nxt); free(pos_cur); free(pos_nxt); free(hist)
+        free(key_cur)
+        free(key_nxt)
+        free(pos_cur)
+        free(pos_nxt)
+        free(hist)
         raise MemoryError("argsort_stable: could not allocate scratch buffers")
     with nogil:
         for k in range(n):
@@ -155,13 +160,21 @@ def argsort_stable(
                 key_nxt[hist[digit]] = key_cur[k]
                 pos_nxt[hist[digit]] = pos_cur[k]
                 hist[digit] += 1
-            key_tmp = key_cur; key_cur = key_nxt; key_nxt = key_tmp
-            pos_tmp = pos_cur; pos_cur = pos_nxt; pos_nxt = pos_tmp
+            key_tmp = key_cur
+            key_cur = key_nxt
+            key_nxt = key_tmp
+            pos_tmp = pos_cur
+            pos_cur = pos_nxt
+            pos_nxt = pos_tmp
             shift = shift + RADIX_BITS
             if shift >= 64:
                 break
         memcpy(&order_out[0], pos_cur, n * sizeof(int64_t))
-    free(key_cur); free(key_nxt); free(pos_cur); free(pos_nxt); free(hist)
+    free(key_cur)
+    free(key_nxt)
+    free(pos_cur)
+    free(pos_nxt)
+    free(hist)
 
 
 def group_starts(

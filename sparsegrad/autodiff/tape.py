@@ -682,7 +682,7 @@ class GradientTape:
         leaves = flatten(tensor)
         for leaf in leaves:
             if not isinstance(leaf, (Tensor, Variable, IndexedSlices)):
-                raise ValueError(  # noqa: TRY004 (TensorFlow's error class)
+                raise ValueError(
                     f"Passed in object {leaf!r} of type '{type(leaf).__name__}', not "
                     "sparsegrad.Tensor or sparsegrad.Variable; convert it with "
                     "sg.convert_to_tensor first"

@@ -169,7 +169,9 @@ class IndexedSlices:
         return self._indices.shape[0]
 
     def __repr__(self):
-        shape = "" if self._dense_shape is None else f", dense_shape={self._dense_shape}"
+        shape = (
+            "" if self._dense_shape is None else f", dense_shape={self._dense_shape}"
+        )
         return (
             f"IndexedSlices(indices={self._indices.numpy()!r}, "
             f"values={self._values.numpy()!r}{shape})"

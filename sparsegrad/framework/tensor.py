@@ -4,9 +4,9 @@ import itertools
 
 import numpy as np
 
+from ..errors import InvalidArgumentError
 from . import backend
 from .dtypes import check_numeric
-from ..errors import InvalidArgumentError
 
 __all__ = ["Tensor", "convert_to_tensor", "constant"]
 

@@ -35,7 +35,7 @@ MAX_THREADS = max(16, 4 * _parallel.num_procs())
 
 
 def _check_count(n, name):
-    if isinstance(n, bool) or not isinstance(n, int) and not hasattr(n, "__index__"):
+    if isinstance(n, bool) or (not isinstance(n, int) and not hasattr(n, "__index__")):
         raise TypeError(f"{name} must be a positive int or None, got {n!r}")
     n = int(n.__index__())
     if n < 1:

@@ -388,8 +388,8 @@ def _normalize_key(key, shape):
             out.append(k)
             dim += 1
         elif (
-            isinstance(k, (int, np.integer))
-            and not isinstance(k, bool)
+            (isinstance(k, (int, np.integer))
+            and not isinstance(k, bool))
             or (isinstance(k, Tensor) and k.ndim == 0 and k.dtype.kind in "iu")
         ):
             i = int(k)

@@ -286,8 +286,9 @@ def pow(x, y, name=None):
 
     Floats are computed by :func:`sparsegrad.framework.elementwise.pow` (the C
     library's ``pow``, not NumPy's SIMD loop; float32 is correctly rounded, the
-    same bits on every CPU), integers by ``np.power``.  The gradient with respect to `y` is ``x**y *
-    log(x)`` where ``x > 0`` and 0 elsewhere (as in TensorFlow).
+    same bits on every CPU), integers by ``np.power``.  The gradient with
+    respect to `y` is ``x**y * log(x)`` where ``x > 0`` and 0 elsewhere (as in
+    TensorFlow).
 
     Examples
     --------
@@ -793,7 +794,7 @@ def _select_grad(op, grad):
     return None, gx, gy
 
 
-# -- comparisons (no gradient) ----------------------------------------------------------
+# -- comparisons (no gradient) ---------------------------------------------------------
 
 
 def _compare(ufunc, x, y, op_name):
@@ -873,7 +874,7 @@ def greater_equal(x, y, name=None):
     return _compare(np.greater_equal, x, y, "greater_equal")
 
 
-# -- reductions --------------------------------------------------------------------------
+# -- reductions ------------------------------------------------------------------------
 
 
 def _reduce(np_fn, x, axis, keepdims, op_type, op_name):
@@ -1022,7 +1023,7 @@ register_gradient("Max")(_min_max_reduce_grad)
 register_gradient("Min")(_min_max_reduce_grad)
 
 
-# -- matmul -----------------------------------------------------------------------------
+# -- matmul ----------------------------------------------------------------------------
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, name=None):

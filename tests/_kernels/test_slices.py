@@ -24,7 +24,9 @@ def readonly(a):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("index_dtype", INDEX)
-def test_scatter_add_matches_add_at_and_is_thread_invariant(dtype, index_dtype, rng, zipf):
+def test_scatter_add_matches_add_at_and_is_thread_invariant(
+    dtype, index_dtype, rng, zipf
+):
     n_rows, width, n = 5000, 16, 20000  # large enough for the parallel path
     base = rng.standard_normal((n_rows, width)).astype(dtype)
     indices = readonly(zipf(rng, n, n_rows, dtype=index_dtype))
@@ -81,7 +83,9 @@ def test_argsort_empty():
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("index_dtype", INDEX)
-def test_dedupe_matches_unique_add_at_and_is_thread_invariant(dtype, index_dtype, rng, zipf):
+def test_dedupe_matches_unique_add_at_and_is_thread_invariant(
+    dtype, index_dtype, rng, zipf
+):
     n_rows, width, n = 100000, 8, 30000
     indices = readonly(zipf(rng, n, n_rows, dtype=index_dtype))
     values = readonly(rng.standard_normal((n, width)).astype(dtype))
@@ -129,7 +133,9 @@ def test_group_rows(rng):
 def test_wrapper_errors_write_nothing(rng):
     out = rng.standard_normal((4, 3))
     before = out.copy()
-    with pytest.raises(InvalidArgumentError, match=r"indices\[2\] = -1 is not in \[0, 4\)"):
+    with pytest.raises(
+        InvalidArgumentError, match=r"indices\[2\] = -1 is not in \[0, 4\)"
+    ):
         sparse_rows.scatter_add(out, [0, 1, -1], np.ones((3, 3)))
     with pytest.raises(InvalidArgumentError, match=r"ids\[0\] = 9 is not in \[0, 4\)"):
         sparse_rows.scatter_update(out, [9], np.ones((1, 3)), name="ids")
@@ -147,7 +153,9 @@ def test_wrapper_errors_write_nothing(rng):
         sparse_rows.scatter_add([[0.0]], [0], [[1.0]])
     with pytest.raises(InvalidArgumentError, match="target must be at least 1-D"):
         sparse_rows.scatter_add(np.zeros(()), [0], np.ones(1))
-    with pytest.raises(InvalidArgumentError, match="no row per index|one row per index"):
+    with pytest.raises(
+        InvalidArgumentError, match=r"no row per index|one row per index"
+    ):
         sparse_rows.deduplicate([0, 1], np.ones((3, 2)))
     with pytest.raises(InvalidArgumentError, match=r"indices\[1\] = -4"):
         sparse_rows.deduplicate([0, -4], np.ones((2, 2)))
@@ -175,7 +183,9 @@ def test_wrapper_casts_values_to_target_dtype():
 )
 def test_property_scatter_add_equals_add_at(n_rows, data, dtype, index_dtype, threads):
     indices = data.draw(
-        hynp.arrays(index_dtype, st.integers(0, 60), elements=st.integers(0, n_rows - 1))
+        hynp.arrays(
+            index_dtype, st.integers(0, 60), elements=st.integers(0, n_rows - 1)
+        )
     )
     width = data.draw(st.integers(0, 4))
     values = data.draw(

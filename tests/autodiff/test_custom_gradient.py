@@ -24,7 +24,7 @@ def _grad(fn, *xs, persistent=False):
     return y, tape.gradient(y, xs)
 
 
-# -- section 5 goldens ------------------------------------------------------------------
+# -- section 5 goldens -----------------------------------------------------------------
 
 
 def test_identity_with_tripled_gradient_applied_twice():
@@ -245,7 +245,7 @@ def test_numpy_input_without_tape():
     assert called == []
 
 
-# -- BR-39-1 .. BR-39-6 and the rules of section 2 ---------------------------------------
+# -- BR-39-1 .. BR-39-6 and the rules of section 2 -------------------------------------
 
 
 def test_f_must_return_a_pair():
@@ -265,7 +265,7 @@ def test_grad_fn_without_variables_parameter_is_type_error():
         return x * v, lambda dy: dy
 
     with pytest.raises(
-        TypeError, match="must accept keyword argument 'variables'.*captured"
+        TypeError, match=r"must accept keyword argument 'variables'.*captured"
     ):
         f(sg.constant(1.0))
 

@@ -84,7 +84,8 @@ def test_register_twice_is_key_error_naming_previous():
         return grad
 
     with pytest.raises(
-        KeyError, match="Registering two gradient with name 'TestRegisterTwice'.*_first"
+        KeyError,
+        match=r"Registering two gradient with name 'TestRegisterTwice'.*_first",
     ):
         sg.register_gradient("TestRegisterTwice")(lambda op, grad: grad)
     with pytest.raises(KeyError, match="TestRegisterTwice"):

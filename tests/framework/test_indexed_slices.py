@@ -35,7 +35,9 @@ def test_structure_and_dtypes_kept(dtype, index_dtype, rng):
     assert s.dense_shape == (6, 2, 3) == s.shape and len(s) == 4
     dense = s.to_dense()
     assert dense.dtype == dtype and dense.shape == (6, 2, 3)
-    np.testing.assert_allclose(dense.numpy(), dense_reference(values, indices, 6), rtol=1e-6)
+    np.testing.assert_allclose(
+        dense.numpy(), dense_reference(values, indices, 6), rtol=1e-6
+    )
     d = s.deduplicate()
     np.testing.assert_array_equal(d.indices.numpy(), [0, 1, 5])
     assert d.indices.dtype == index_dtype and d.values.dtype == dtype
@@ -121,7 +123,9 @@ def test_negation_and_scaling():
 
 
 def test_concat_keeps_rows_and_promotes_indices():
-    a = sg.IndexedSlices(np.ones((2, 3)), np.array([1, 3], np.int32), dense_shape=(4, 3))
+    a = sg.IndexedSlices(
+        np.ones((2, 3)), np.array([1, 3], np.int32), dense_shape=(4, 3)
+    )
     b = sg.IndexedSlices(2 * np.ones((2, 3)), np.array([3, 0], np.int64))
     c = sg.IndexedSlices.concat([a, b])
     assert c.indices.dtype == np.int64 and c.dense_shape == (4, 3)
@@ -166,7 +170,7 @@ def test_from_scipy_keeps_explicit_zero_rows_and_sums_duplicates():
 
 
 def test_from_scipy_errors():
-    with pytest.raises(TypeError, match="scipy.sparse"):
+    with pytest.raises(TypeError, match=r"scipy\.sparse"):
         sg.IndexedSlices.from_scipy(np.eye(2))
 
 
@@ -207,7 +211,9 @@ def test_property_dedupe_then_densify_equals_densify(case, random):
     n_rows, indices, dtype, index_dtype, width = case
     rng = np.random.default_rng(random.randint(0, 2**32 - 1))
     values = rng.integers(-8, 8, size=(indices.size, width)).astype(dtype)
-    s = sg.IndexedSlices(values, indices.astype(index_dtype), dense_shape=(n_rows, width))
+    s = sg.IndexedSlices(
+        values, indices.astype(index_dtype), dense_shape=(n_rows, width)
+    )
     d = s.deduplicate()
     # Integer-valued floats: sums are exact in any order.
     np.testing.assert_array_equal(d.to_dense().numpy(), s.to_dense().numpy())

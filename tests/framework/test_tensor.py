@@ -31,7 +31,8 @@ def test_tensor_is_immutable_and_independent_of_source():
     assert t.numpy()[0] == 1.0
 
 
-def test_frozen_array_is_wrapped_without_copy_but_readonly_view_of_writeable_is_copied():
+def test_frozen_array_is_wrapped_without_copy_but_readonly_view_of_writeable_is_copied(
+):
     frozen = np.arange(4.0)
     frozen.flags.writeable = False
     assert np.shares_memory(np.asarray(sg.convert_to_tensor(frozen)), frozen)
@@ -55,7 +56,9 @@ def test_convert_variable_and_indexed_slices():
     v = sg.Variable([1.0, 2.0])
     np.testing.assert_array_equal(sg.convert_to_tensor(v).numpy(), [1.0, 2.0])
     s = sg.IndexedSlices([[1.0], [2.0]], [1, 1], dense_shape=(3, 1))
-    np.testing.assert_array_equal(sg.convert_to_tensor(s).numpy(), [[0.0], [3.0], [0.0]])
+    np.testing.assert_array_equal(
+        sg.convert_to_tensor(s).numpy(), [[0.0], [3.0], [0.0]]
+    )
 
 
 @pytest.mark.parametrize(
@@ -75,7 +78,7 @@ def test_convert_rejects(value, match):
 def test_convert_rejects_scipy_sparse():
     import scipy.sparse as sp
 
-    with pytest.raises(TypeError, match="scipy.sparse"):
+    with pytest.raises(TypeError, match=r"scipy\.sparse"):
         sg.convert_to_tensor(sp.eye(3, format="csr"))
 
 

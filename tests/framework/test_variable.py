@@ -43,7 +43,11 @@ def test_numpy_and_array_are_copies():
     a[0] = 99.0
     v.numpy()[1] = 99.0
     np.testing.assert_array_equal(v.numpy(), [1.0, 2.0])
-    ro = np.asarray(v, copy=False) if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else None
+    ro = (
+        np.asarray(v, copy=False)
+        if np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+        else None
+    )
     if ro is not None:
         assert not ro.flags.writeable
 
@@ -66,7 +70,7 @@ def test_assign_errors_leave_variable_unchanged(method):
     before = v.numpy()
     with pytest.raises(InvalidArgumentError, match=r"shape \(2, 3\).*\(4,\)"):
         getattr(v, method)(np.ones(4, dtype=np.int32))
-    with pytest.raises(InvalidArgumentError, match="float64 cannot be cast.*int32"):
+    with pytest.raises(InvalidArgumentError, match=r"float64 cannot be cast.*int32"):
         getattr(v, method)(np.ones((2, 3)))
     with pytest.raises(TypeError, match="scatter"):
         getattr(v, method)(sg.IndexedSlices([[1, 1, 1]], [0]))
@@ -106,7 +110,9 @@ def test_scatter_on_integer_variable_uses_numpy_path():
 def test_scatter_errors_leave_variable_unchanged(rng):
     table = rng.standard_normal((4, 3))
     v = sg.Variable(table)
-    with pytest.raises(InvalidArgumentError, match=r"indices\[1\] = 4 is not in \[0, 4\)"):
+    with pytest.raises(
+        InvalidArgumentError, match=r"indices\[1\] = 4 is not in \[0, 4\)"
+    ):
         v.scatter_add(sg.IndexedSlices(np.ones((2, 3)), [0, 4]))
     with pytest.raises(InvalidArgumentError, match="dense_shape"):
         v.scatter_update(sg.IndexedSlices(np.ones((1, 3)), [0], dense_shape=(5, 3)))

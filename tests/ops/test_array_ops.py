@@ -77,7 +77,7 @@ def test_squeeze(rng):
     assert sg.squeeze(x, axis=2).shape == (1, 3, 2)
     assert sg.squeeze(x, axis=[0, -2]).shape == (3, 2)
     check_gradients(lambda t: sg.square(sg.squeeze(t, axis=0)), [x], order=2)
-    with pytest.raises(InvalidArgumentError, match="axis 1.*size is 3"):
+    with pytest.raises(InvalidArgumentError, match=r"axis 1.*size is 3"):
         sg.squeeze(x, axis=1)
 
 
@@ -200,7 +200,8 @@ def test_identity_passes_gradient_and_keeps_sparse():
 
 
 def test_stop_gradient():
-    # golden: y = stop_gradient(x*x) * x at x=3 -> 9; gradient(stop_gradient(x), x) None / 0
+    # golden: y = stop_gradient(x*x) * x at x=3 -> 9;
+    # gradient(stop_gradient(x), x) None / 0
     x = sg.constant(3.0)
     with sg.GradientTape(persistent=True) as tape:
         tape.watch(x)

@@ -370,7 +370,9 @@ def test_mod_sharded_lookup_equals_one_table(rng, n_rows, n_shards):
         np.testing.assert_allclose(g.to_dense().numpy(), dense[s::n_shards], rtol=1e-14)
         # Each slice names a row of its own shard: local ids i // p.
         own = ids.reshape(-1)[ids.reshape(-1) % n_shards == s]
-        np.testing.assert_array_equal(np.sort(g.indices.numpy()), np.sort(own // n_shards))
+        np.testing.assert_array_equal(
+            np.sort(g.indices.numpy()), np.sort(own // n_shards)
+        )
 
 
 def test_partition_strategy_errors():
@@ -379,7 +381,9 @@ def test_partition_strategy_errors():
         sg.nn.embedding_lookup([a, b], [0], partition_strategy="hash")
     with pytest.raises(InvalidArgumentError, match=r"the 'mod' way, .* \[3, 2\]"):
         sg.nn.embedding_lookup([b, a], [0], partition_strategy="mod")
-    with pytest.raises(InvalidArgumentError, match=r"^ids\[0\] = 5 is not in \[0, 5\)$"):
+    with pytest.raises(
+        InvalidArgumentError, match=r"^ids\[0\] = 5 is not in \[0, 5\)$"
+    ):
         sg.nn.embedding_lookup([a, b], [5], partition_strategy="mod")
 
 
@@ -527,7 +531,9 @@ def test_gather_batch_dims_finite_differences(rng):
 
 def test_gather_batch_dims_errors():
     p = np.zeros((2, 3, 4))
-    with pytest.raises(InvalidArgumentError, match=r"must be less than or equal to axis"):
+    with pytest.raises(
+        InvalidArgumentError, match=r"must be less than or equal to axis"
+    ):
         sg.gather(p, [[0], [1]], axis=0, batch_dims=1)
     with pytest.raises(InvalidArgumentError, match=r"params.shape\[:1\] = \(2,\) and "
                        r"indices.shape\[:1\] = \(3,\) must be equal"):
@@ -536,7 +542,9 @@ def test_gather_batch_dims_errors():
         sg.gather(p, [[1], [2]], axis=2, batch_dims=3)
     with pytest.raises(InvalidArgumentError, match="batch_dims must be an int"):
         sg.gather(p, [[1], [2]], batch_dims=1.5)
-    with pytest.raises(InvalidArgumentError, match=r"^indices\[1,0\] = 4 is not in \[0, 4\)$"):
+    with pytest.raises(
+        InvalidArgumentError, match=r"^indices\[1,0\] = 4 is not in \[0, 4\)$"
+    ):
         sg.gather(p, [[1], [4]], axis=2, batch_dims=1)
 
 

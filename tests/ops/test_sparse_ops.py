@@ -233,7 +233,7 @@ def test_matrix_is_copied():
 
 def test_argument_errors():
     a = sp.csr_array(np.ones((2, 3)))
-    with pytest.raises(TypeError, match="sp_a must be a scipy.sparse"):
+    with pytest.raises(TypeError, match=r"sp_a must be a scipy\.sparse"):
         sg.sparse.sparse_dense_matmul(np.ones((2, 3)), np.ones((3, 1)))
     with pytest.raises(
         InvalidArgumentError,

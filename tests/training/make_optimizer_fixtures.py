@@ -246,7 +246,7 @@ def main():
             else:
                 opt = keras_optimizer(cls_name, kwargs)
 
-                def step(grads, opt=opt):
+                def step(grads, opt=opt, w=w, b=b):
                     opt.apply_gradients(zip(grads, [w, b]))
 
             ws, bs = [], []

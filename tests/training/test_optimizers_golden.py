@@ -63,7 +63,8 @@ def test_matches_tensorflow(case, cls_name, kwargs, dtype):
     b = sg.Variable(DATA[f"{key}/b0"])
     assert w.dtype == np.dtype(dtype)
     for step in range(DATA[f"{key}/gw"].shape[0]):
-        opt.apply_gradients([(DATA[f"{key}/gw"][step], w), (DATA[f"{key}/gb"][step], b)])
+        opt.apply_gradients([(DATA[f"{key}/gw"][step], w),
+                             (DATA[f"{key}/gb"][step], b)])
         for got, want in ((w.numpy(), DATA[f"{key}/w"][step]),
                           (b.numpy(), DATA[f"{key}/b"][step])):
             if case in BIT_EXACT:

@@ -25,7 +25,9 @@ def test_exponential_decay_staircase():
 
 def test_piecewise_constant_boundaries_belong_to_the_interval_before():
     s = schedules.PiecewiseConstantDecay([10, 20], [0.1, 0.01, 0.001])
-    assert [s(t) for t in (0, 10, 11, 20, 21, 1000)] == [0.1, 0.1, 0.01, 0.01, 0.001, 0.001]
+    assert [s(t) for t in (0, 10, 11, 20, 21, 1000)] == [
+        0.1, 0.1, 0.01, 0.01, 0.001, 0.001
+    ]
 
 
 def test_inverse_time_decay_values():
@@ -57,7 +59,8 @@ def test_serialize_round_trip(schedule):
     (lambda: schedules.ExponentialDecay("a", 1, 0.5), "initial_learning_rate"),
     (lambda: schedules.PiecewiseConstantDecay([1, 2], [1.0, 2.0]), "one more entry"),
     (lambda: schedules.PiecewiseConstantDecay([2, 1], [1.0, 2.0, 3.0]), "increasing"),
-    (lambda: schedules.deserialize({"class_name": "Nope", "config": {}}), "unknown schedule"),
+    (lambda: schedules.deserialize({"class_name": "Nope", "config": {}}),
+     "unknown schedule"),
 ])
 def test_bad_arguments(make, match):
     with pytest.raises(sg.errors.InvalidArgumentError, match=match):

@@ -29,7 +29,8 @@ LAZY_CONFIGS = [
     ("Ftrl", {"learning_rate": 0.1, "l2_shrinkage_regularization_strength": 0.1}),
     ("RMSprop", {"learning_rate": 0.1}),
     ("RMSprop", {"learning_rate": 0.1, "momentum": 0.5, "centered": True}),
-    ("ProximalGradientDescent", {"learning_rate": 0.1, "l1_regularization_strength": 0.01,
+    ("ProximalGradientDescent", {"learning_rate": 0.1,
+                                 "l1_regularization_strength": 0.01,
                                  "l2_regularization_strength": 0.1}),
     ("ProximalAdagrad", {"learning_rate": 0.1, "l1_regularization_strength": 0.01,
                          "l2_regularization_strength": 0.1}),
@@ -38,7 +39,8 @@ LAZY_CONFIGS = [
 # (reference/training_ops.md 3.14, 3.15); everything else is bit-identical.
 NOT_BITWISE = {"RMSprop"}
 
-INDICES = np.array([5, 1, 5, 0, 5, 1], dtype=np.int64)   # duplicates, rows 2-4, 6, 7 untouched
+# duplicates, rows 2-4, 6, 7 untouched
+INDICES = np.array([5, 1, 5, 0, 5, 1], dtype=np.int64)
 
 
 def config_id(config):
@@ -77,7 +79,8 @@ def test_sparse_step_is_dense_step_of_touched_rows(config, dtype, rng):
     opt = make(name, kwargs)
     for _ in range(2):                                # make the slots non-trivial
         opt.apply_gradients([(rng.standard_normal((8, 3)).astype(dtype), w)])
-    before = {f: None if s is None else s.numpy() for f, s in opt.get_state(w)._asdict().items()}
+    before = {f: None if s is None else s.numpy()
+              for f, s in opt.get_state(w)._asdict().items()}
     w_before = w.numpy()
 
     values = rng.standard_normal((INDICES.shape[0], 3)).astype(dtype)
@@ -101,7 +104,8 @@ def test_sparse_step_is_dense_step_of_touched_rows(config, dtype, rng):
     for field, slot in opt.get_state(w)._asdict().items():
         if slot is None:
             continue
-        assert_same(slot.numpy()[unique], ref.get_slot(sub, field).numpy(), bitwise, field)
+        assert_same(slot.numpy()[unique], ref.get_slot(sub, field).numpy(), bitwise,
+                    field)
         np.testing.assert_array_equal(slot.numpy()[untouched], before[field][untouched])
     assert opt.iterations_count == 3
 
@@ -198,7 +202,8 @@ def test_adamw_non_lazy_sparse_decays_only_touched_rows():
 def test_rowwise_adagrad_against_numpy(dtype, rng):
     table = rng.standard_normal((6, 3)).astype(dtype)
     w = sg.Variable(table)
-    opt = sg.optimizers.RowwiseAdagrad(learning_rate=0.5, initial_accumulator_value=0.25,
+    opt = sg.optimizers.RowwiseAdagrad(learning_rate=0.5,
+                                       initial_accumulator_value=0.25,
                                        epsilon=1e-3)
     var, acc = table.copy(), np.full(6, 0.25, dtype)
     T = np.dtype(dtype).type
@@ -212,13 +217,15 @@ def test_rowwise_adagrad_against_numpy(dtype, rng):
     g = rng.standard_normal((6, 3)).astype(dtype)
     opt.apply_gradients([(g, w)])
     reference(np.arange(6), g)
-    np.testing.assert_allclose(w.numpy(), var, rtol=1e-6 if dtype == np.float32 else 1e-15)
+    np.testing.assert_allclose(w.numpy(), var,
+                               rtol=1e-6 if dtype == np.float32 else 1e-15)
     indices = np.array([4, 0, 4])
     values = rng.standard_normal((3, 3)).astype(dtype)
     opt.apply_gradients([(sg.IndexedSlices(values, indices), w)])
     unique, summed = summed_rows(indices, values)
     reference(unique, summed)
-    np.testing.assert_allclose(w.numpy(), var, rtol=1e-6 if dtype == np.float32 else 1e-15)
+    np.testing.assert_allclose(w.numpy(), var,
+                               rtol=1e-6 if dtype == np.float32 else 1e-15)
     np.testing.assert_allclose(opt.get_slot(w, "accumulator").numpy(), acc,
                                rtol=1e-6 if dtype == np.float32 else 1e-15)
     assert opt.get_slot(w, "accumulator").shape == (6,)
@@ -259,7 +266,8 @@ def test_index_dtypes_and_3d_variables(index_dtype, rng):
     w1, w2 = sg.Variable(table), sg.Variable(table)
     values = rng.standard_normal((4, 2, 3))
     indices = np.array([3, 1, 3, 4], dtype=index_dtype)
-    sg.optimizers.Adagrad(0.1).apply_gradients([(sg.IndexedSlices(values, indices), w1)])
+    sg.optimizers.Adagrad(0.1).apply_gradients(
+        [(sg.IndexedSlices(values, indices), w1)])
     dense = np.zeros_like(table)
     np.add.at(dense, indices, values)
     sg.optimizers.Adagrad(0.1).apply_gradients([(dense, w2)])
@@ -269,7 +277,8 @@ def test_index_dtypes_and_3d_variables(index_dtype, rng):
 def test_empty_indexed_slices_counts_a_step():
     w = sg.Variable(np.ones((3, 2)))
     opt = sg.optimizers.Adam(learning_rate=0.1, lazy=True)
-    opt.apply_gradients([(sg.IndexedSlices(np.zeros((0, 2)), np.zeros(0, np.int64)), w)])
+    opt.apply_gradients(
+        [(sg.IndexedSlices(np.zeros((0, 2)), np.zeros(0, np.int64)), w)])
     np.testing.assert_array_equal(w.numpy(), np.ones((3, 2)))
     assert opt.iterations_count == 1
 

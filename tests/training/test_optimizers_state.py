@@ -15,7 +15,8 @@ CONFIGS = [
     ("Adagrad", {"learning_rate": 0.1, "initial_accumulator_value": 0.2}),
     ("RowwiseAdagrad", {"learning_rate": 0.1}),
     ("Adadelta", {"learning_rate": 1.0, "rho": 0.9}),
-    ("Adam", {"learning_rate": schedules.ExponentialDecay(0.1, 2, 0.5), "amsgrad": True}),
+    ("Adam", {"learning_rate": schedules.ExponentialDecay(0.1, 2, 0.5),
+              "amsgrad": True}),
     ("Adam", {"learning_rate": 0.01, "lazy": True}),
     ("AdamW", {"learning_rate": 0.01, "weight_decay": 0.1}),
     ("Adamax", {"learning_rate": 0.1, "clipnorm": 1.0}),
@@ -23,7 +24,8 @@ CONFIGS = [
               "l2_shrinkage_regularization_strength": 0.1, "beta": 0.1}),
     ("RMSprop", {"learning_rate": 0.01, "momentum": 0.5, "centered": True,
                  "global_clipnorm": 2.0}),
-    ("ProximalGradientDescent", {"learning_rate": 0.1, "l1_regularization_strength": 0.01,
+    ("ProximalGradientDescent", {"learning_rate": 0.1,
+                                 "l1_regularization_strength": 0.01,
                                  "clipvalue": 0.5}),
     ("ProximalAdagrad", {"learning_rate": 0.1, "l2_regularization_strength": 0.01}),
 ]
@@ -33,7 +35,8 @@ IDS = [f"{n}-{k}" for k, (n, _) in enumerate(CONFIGS)]
 SLOT_NAMES = {
     "SGD": ["momentum"], "Adagrad": ["accumulator"], "RowwiseAdagrad": ["accumulator"],
     "Adadelta": ["accum_grad", "accum_var"], "Adam": ["m", "v", "vhat"],
-    "AdamW": ["m", "v", "vhat"], "Adamax": ["m", "v"], "Ftrl": ["accumulator", "linear"],
+    "AdamW": ["m", "v", "vhat"], "Adamax": ["m", "v"],
+    "Ftrl": ["accumulator", "linear"],
     "RMSprop": ["rms", "momentum", "mg"], "ProximalGradientDescent": [],
     "ProximalAdagrad": ["accumulator"],
 }
@@ -207,7 +210,8 @@ def test_initial_slot_values_and_state_tuple():
     opt.build([w])
     state = opt.get_state(w)
     assert isinstance(state, sg.optimizers.FtrlState)
-    np.testing.assert_array_equal(state.accumulator.numpy(), np.full((2, 2), 0.5, np.float32))
+    np.testing.assert_array_equal(state.accumulator.numpy(),
+                                  np.full((2, 2), 0.5, np.float32))
     np.testing.assert_array_equal(state.linear.numpy(), np.zeros((2, 2), np.float32))
     assert opt.iterations_count == 0                   # build does not count a step
 
@@ -369,7 +373,8 @@ MALFORMED = [
      "dtype complex128; expected (4, 3) and float64"),
     ("int slot", _edit_slot(0, lambda s: s.astype(np.int64)),
      "dtype int64; expected (4, 3) and float64"),
-    ("float64 slot of a float32 variable", _edit_slot(1, lambda s: s.astype(np.float64)),
+    ("float64 slot of a float32 variable",
+     _edit_slot(1, lambda s: s.astype(np.float64)),
      "dtype float64; expected (3,) and float32"),
     ("negative learning rate", _edit_meta(lambda m: m.update(learning_rate=-0.1)),
      "saved learning_rate: learning_rate must be >= 0.0, got -0.1"),
@@ -442,7 +447,9 @@ def test_load_state_rejects_a_malformed_file_and_changes_nothing(
         path.write_bytes(result)
     elif result is None:
         np.savez(path, **arrays)
-    with pytest.raises(sg.errors.InvalidArgumentError, match=re.escape(fragment)) as info:
+    with pytest.raises(
+        sg.errors.InvalidArgumentError, match=re.escape(fragment)
+    ) as info:
         opt.load_state(path, [w, b])
     assert repr(path) in str(info.value)
     _assert_unchanged(opt, before)

@@ -965,7 +965,8 @@ def _overlap_cases(op, kwargs):
               f"{grad_name} shares memory with var")]
     for slot in slots:
         if kwargs[slot].shape == var.shape:
-            cases.append((f"{slot} is var", {slot: var}, f"{slot} shares memory with var"))
+            cases.append((f"{slot} is var", {slot: var},
+                          f"{slot} shares memory with var"))
     if len(slots) >= 2 and kwargs[slots[0]].shape == kwargs[slots[1]].shape:
         cases.append((f"{slots[1]} is {slots[0]}", {slots[1]: kwargs[slots[0]]},
                       f"{slots[1]} shares memory with {slots[0]}"))

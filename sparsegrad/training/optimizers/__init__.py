@@ -8,7 +8,7 @@ kernel and applied once per distinct row.  See :class:`Optimizer`.
 from . import schedules
 from .adadelta import Adadelta, AdadeltaState
 from .adagrad import Adagrad, AdagradState, RowwiseAdagrad, RowwiseAdagradState
-from .adam import Adam, AdamState, Adamax, AdamaxState, AdamW
+from .adam import Adam, Adamax, AdamaxState, AdamState, AdamW
 from .base import Optimizer
 from .ftrl import Ftrl, FtrlState
 from .proximal import (

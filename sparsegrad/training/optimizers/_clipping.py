@@ -15,8 +15,8 @@ import math
 
 import numpy as np
 
-from ...framework.indexed_slices import IndexedSlices
 from ...framework import sparse_rows
+from ...framework.indexed_slices import IndexedSlices
 
 
 def _coalesced(grad):

@@ -433,9 +433,7 @@ class Optimizer:
             return IndexedSlices._from_trusted(
                 self._unaliased(values, var), indices, var.shape
             )
-        if isinstance(grad, Variable):
-            grad = grad._value
-        elif isinstance(grad, Tensor):
+        if isinstance(grad, (Variable, Tensor)):
             grad = grad._value
         try:
             array = np.asarray(grad)
