@@ -16,7 +16,7 @@ Here every element is one call of the C library's double function:
   are never called.
 
 One generic loop per arity (``_map1``, ``_map2``) takes a pointer to the libm
-function; the public entry points only pick the function.  The loops are a
+function; the public entry points only pick the function and the dtype.  The loops are a
 ``prange`` over elements, each written by one thread, so any thread count gives
 the same bits.  ``-ffp-contract=off``: no FMA contraction in the float32
 conversions, whatever the compiler targets.  The Python layer
@@ -28,26 +28,30 @@ from cython cimport floating
 from cython.parallel cimport prange
 from libc cimport math as libm
 
-# Below this many elements a call runs on the calling thread.
+# Below this many elements a call runs on the calling thread, outside any
+# OpenMP region (small arrays: the call overhead is what counts).
 cdef Py_ssize_t PARALLEL_MIN_SIZE = 1 << 12
 
 ctypedef double (*unary_fn)(double) noexcept nogil
 ctypedef double (*binary_fn)(double, double) noexcept nogil
 
 
-cdef inline int _threads(Py_ssize_t n, int n_threads) noexcept nogil:
-    return n_threads if n >= PARALLEL_MIN_SIZE else 1
-
+# One loop per arity; float32 goes through double.  The entry points pick
+# the specialisation themselves (``_map1[float]``): a fused-type def function
+# would cost a microsecond of dispatch per call, which small tensors feel.
 
 cdef void _map1(
     unary_fn f,
     const floating[::1] x,              # IN  (n,)
     floating[::1] out,                  # OUT (n,)
     int n_threads,
-) noexcept:
+) noexcept nogil:
     cdef Py_ssize_t k, n = out.shape[0]
-    for k in prange(n, nogil=True, schedule="static",
-                    num_threads=_threads(n, n_threads)):
+    if n < PARALLEL_MIN_SIZE or n_threads <= 1:
+        for k in range(n):
+            out[k] = <floating> f(<double> x[k])
+        return
+    for k in prange(n, schedule="static", num_threads=n_threads):
         out[k] = <floating> f(<double> x[k])
 
 
@@ -57,44 +61,53 @@ cdef void _map2(
     const floating[::1] y,              # IN  (n,) or (1,): broadcast
     floating[::1] out,                  # OUT (n,)
     int n_threads,
-) noexcept:
+) noexcept nogil:
     cdef Py_ssize_t k, n = out.shape[0]
     cdef Py_ssize_t step_x = x.shape[0] == n, step_y = y.shape[0] == n
-    for k in prange(n, nogil=True, schedule="static",
-                    num_threads=_threads(n, n_threads)):
+    if n < PARALLEL_MIN_SIZE or n_threads <= 1:
+        for k in range(n):
+            out[k] = <floating> f(<double> x[k * step_x], <double> y[k * step_y])
+        return
+    for k in prange(n, schedule="static", num_threads=n_threads):
         out[k] = <floating> f(<double> x[k * step_x], <double> y[k * step_y])
 
 
-def exp(const floating[::1] x, floating[::1] out, int n_threads):
-    """``out = exp(x)``."""
-    _map1(libm.exp, x, out, n_threads)
+cdef _unary(unary_fn f, x, out, int n_threads):
+    if out.dtype.itemsize == 4:
+        _map1[float](f, x, out, n_threads)
+    else:
+        _map1[double](f, x, out, n_threads)
 
 
-def log(const floating[::1] x, floating[::1] out, int n_threads):
-    """``out = log(x)``."""
-    _map1(libm.log, x, out, n_threads)
+def exp(x, out, int n_threads):
+    """``out = exp(x)``; `x` and `out` 1-D C-contiguous, both float32 or both
+    float64 (checked by the caller)."""
+    _unary(libm.exp, x, out, n_threads)
 
 
-def log1p(const floating[::1] x, floating[::1] out, int n_threads):
-    """``out = log(1 + x)``."""
-    _map1(libm.log1p, x, out, n_threads)
+def log(x, out, int n_threads):
+    """``out = log(x)``, as :func:`exp`."""
+    _unary(libm.log, x, out, n_threads)
 
 
-def expm1(const floating[::1] x, floating[::1] out, int n_threads):
-    """``out = exp(x) - 1``."""
-    _map1(libm.expm1, x, out, n_threads)
+def log1p(x, out, int n_threads):
+    """``out = log(1 + x)``, as :func:`exp`."""
+    _unary(libm.log1p, x, out, n_threads)
 
 
-def tanh(const floating[::1] x, floating[::1] out, int n_threads):
-    """``out = tanh(x)``."""
-    _map1(libm.tanh, x, out, n_threads)
+def expm1(x, out, int n_threads):
+    """``out = exp(x) - 1``, as :func:`exp`."""
+    _unary(libm.expm1, x, out, n_threads)
 
 
-def pow(
-    const floating[::1] x,              # IN  (n,) or (1,)
-    const floating[::1] y,              # IN  (n,) or (1,)
-    floating[::1] out,                  # OUT (n,)
-    int n_threads,
-):
-    """``out = x ** y``; an input of length 1 is broadcast."""
-    _map2(libm.pow, x, y, out, n_threads)
+def tanh(x, out, int n_threads):
+    """``out = tanh(x)``, as :func:`exp`."""
+    _unary(libm.tanh, x, out, n_threads)
+
+
+def pow(x, y, out, int n_threads):
+    """``out = x ** y``; an input of length 1 is broadcast.  As :func:`exp`."""
+    if out.dtype.itemsize == 4:
+        _map2[float](libm.pow, x, y, out, n_threads)
+    else:
+        _map2[double](libm.pow, x, y, out, n_threads)

@@ -62,7 +62,14 @@ def _finish(out, char):
     return out
 
 
+_NATIVE = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _unary(kernel, ufunc, x, name):
+    if type(x) is np.ndarray and x.dtype in _NATIVE and x.flags.c_contiguous:
+        out = np.empty_like(x)          # the common case, kept cheap
+        kernel(x.reshape(-1), out.reshape(-1), get_num_threads())
+        return out
     if is_cupy_array(x):
         return getattr(_cupy(), name)(x)
     x = np.asarray(x)
