@@ -155,10 +155,10 @@ def kernel_extensions():
 
 
 def _isa_flags(name):
-    """-mavx2 for the AVX2 build of the training kernels on x86 (added to the
-    flags its source names: Cython merges the two lists)."""
+    """-mavx2 for the AVX2 builds of the kernels (``*_avx2``) on x86 (added to
+    the flags their sources name: Cython merges the two lists)."""
     x86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86")
-    if name != "training_avx2" or not x86:
+    if not name.endswith("_avx2") or not x86:
         return []
     return ["/arch:AVX2"] if sys.platform == "win32" else ["-mavx2"]
 

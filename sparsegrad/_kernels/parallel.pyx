@@ -16,6 +16,26 @@ from ._openmp cimport (
 
 OPENMP_ENABLED = bool(SPARSEGRAD_OPENMP)
 
+cdef extern from *:
+    """
+    static int sparsegrad_cpu_has_avx2(void) {
+    #if (defined(__GNUC__) || defined(__clang__)) && \\
+        (defined(__x86_64__) || defined(__i386__))
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") != 0;
+    #else
+        return 0;
+    #endif
+    }
+    """
+    int sparsegrad_cpu_has_avx2() noexcept nogil
+
+
+def cpu_has_avx2():
+    """True when this CPU (and its OS) can run the AVX2 builds of the kernels."""
+    return sparsegrad_cpu_has_avx2() != 0
+
+
 cdef int _requested = 0   # 0: not set, use OpenMP's own maximum
 cdef int _initial_max = omp_get_max_threads()   # OMP_NUM_THREADS or the cores
 

@@ -4,7 +4,12 @@ CuPy is never imported at package import; it is looked at only when an argument
 is a CuPy array, or when :func:`cupy_status` is asked.
 """
 
+import importlib
+import os
+
 import numpy as np
+
+from .._kernels import parallel as _parallel
 
 
 def is_cupy_array(x):
@@ -51,3 +56,33 @@ def cupy_status():
     props = cupy.cuda.runtime.getDeviceProperties(0)
     name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
     return True, f"CuPy {cupy.__version__}, {n_devices} GPU(s), device 0: {name}"
+
+
+def kernels_for_cpu(baseline, avx2_name, same_source=None):
+    """The AVX2 build of a kernel module where the CPU has AVX2, else `baseline`.
+
+    Both builds compile one source without FMA, so they give the same bits;
+    the AVX2 one has twice the vector width.  ``SPARSEGRAD_DISABLE_AVX2=1``
+    forces the baseline (tests compare the two).
+
+    Parameters
+    ----------
+    baseline : module
+        The baseline build, e.g. ``sparsegrad._kernels.training``.
+    avx2_name : str
+        The AVX2 build's module name under ``sparsegrad._kernels``.
+    same_source : callable, optional
+        ``same_source(avx2_module)`` is False for a stale AVX2 build (it is
+        then not used).
+    """
+    if os.environ.get("SPARSEGRAD_DISABLE_AVX2", "").strip() not in ("", "0"):
+        return baseline
+    if not _parallel.cpu_has_avx2():
+        return baseline
+    try:
+        avx2 = importlib.import_module(f"sparsegrad._kernels.{avx2_name}")
+    except ImportError:
+        return baseline
+    if same_source is not None and not same_source(avx2):
+        return baseline
+    return avx2

@@ -7,7 +7,7 @@ as NumPy does; their gradients sum back to each input's shape.  Gradients are
 written with these same ops, so they are differentiable again.
 
 The transcendental functions of floats (exp, log, log1p, tanh, sigmoid, pow)
-come from :mod:`sparsegrad.framework.elementwise` (the C library's), not from
+come from :mod:`sparsegrad.framework.elementwise` (the same bits on every CPU), not from
 NumPy's ufuncs, whose SIMD paths give different bits on different CPUs.
 """
 
@@ -531,9 +531,8 @@ def _rsqrt_grad_grad(op, grad):
 def exp(x, name=None):
     """Elementwise ``e ** x``.
 
-    Computed by :func:`sparsegrad.framework.elementwise.exp`: the C library's
-    ``exp``, not NumPy's SIMD loop, so float32 is correctly rounded and the same
-    on every CPU.
+    Computed by :func:`sparsegrad.framework.elementwise.exp`, not NumPy's
+    SIMD loop: the same bits on every CPU (float32 within 0.99 ulp).
 
     Examples
     --------

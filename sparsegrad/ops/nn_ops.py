@@ -7,8 +7,8 @@ instead of exponentiating again.  Every gradient is written with sparsegrad
 ops, so an outer tape can differentiate it again.
 
 Their exp, log and log1p are those of :mod:`sparsegrad.framework.elementwise`
-(the C library's), never NumPy's ufuncs, whose SIMD paths give different bits
-on different CPUs.
+(the same bits on every CPU), never NumPy's ufuncs, whose SIMD paths give
+different bits on different CPUs.
 """
 
 import numpy as np

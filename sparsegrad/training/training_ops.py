@@ -23,7 +23,6 @@ once per distinct index, which is what Keras' optimizers do.
 """
 
 import math
-import os
 import threading
 import weakref
 
@@ -31,6 +30,7 @@ import numpy as np
 
 from .._kernels import training as _baseline_kernels
 from ..errors import InvalidArgumentError
+from ..framework.backend import kernels_for_cpu
 from ..framework.dtypes import FLOAT_DTYPES, INDEX_DTYPES
 from ..framework.sparse_rows import deduplicate, first_out_of_range
 from ..framework.threads import get_num_threads
@@ -75,28 +75,16 @@ __all__ = [
 ]
 
 
-def _pick_kernels():
-    """The AVX2 build of the kernels where the CPU has AVX2 (the same bits,
-    twice the vector width), else the baseline build.  Setting
-    ``SPARSEGRAD_DISABLE_AVX2=1`` forces the baseline."""
-    if os.environ.get("SPARSEGRAD_DISABLE_AVX2", "").strip() not in ("", "0"):
-        return _baseline_kernels
-    try:
-        from .._kernels import training_avx2
-    except ImportError:
-        return _baseline_kernels
-    if (
-        _baseline_kernels.cpu_has_avx2()
-        and training_avx2.TEMPLATE_DIGEST == _baseline_kernels.TEMPLATE_DIGEST
-        and training_avx2.TEMPLATE_DIGEST != "unknown"
-    ):
-        return training_avx2
-    return _baseline_kernels
+def _same_template(avx2):
+    """The AVX2 build was rendered from the baseline's template (a stale render
+    is ignored)."""
+    digest = avx2.TEMPLATE_DIGEST
+    return digest == _baseline_kernels.TEMPLATE_DIGEST and digest != "unknown"
 
 
 #: The kernel module in use (``sparsegrad._kernels.training`` or
 #: ``training_avx2``); tests swap it to check that both give the same bits.
-_k = _pick_kernels()
+_k = kernels_for_cpu(_baseline_kernels, "training_avx2", _same_template)
 
 
 # ---------------------------------------------------------------------------
