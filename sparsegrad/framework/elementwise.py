@@ -42,7 +42,6 @@ __all__ = ["exp", "expm1", "log", "log1p", "pow", "tanh"]
 #: bits), else the baseline one; tests swap it.
 _elementwise = kernels_for_cpu(_baseline_kernels, "elementwise_avx2")
 
-_KERNEL_CHARS = "fd"  # float32, float64: computed by the kernels as they are
 _HALF = "e"  # float16: computed by the float64 kernel, rounded once
 _LONG = "g"  # long double: NumPy's element-by-element loop
 
