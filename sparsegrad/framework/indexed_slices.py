@@ -32,16 +32,14 @@ def _check_dense_shape(dense_shape):
             f"dense_shape must be a non-empty sequence of non-negative ints, got "
             f"{dense_shape!r}"
         )
-    big = [d for d in shape if d > _INT64_MAX]
+    limit = sparse_rows.INT64_MAX
+    big = [d for d in shape if d > limit]
     if big:
         raise InvalidArgumentError(
-            f"dense_shape entries must fit in int64 (at most {_INT64_MAX}), got "
+            f"dense_shape entries must fit in int64 (at most {limit}), got "
             f"{big[0]} in {dense_shape!r}"
         )
     return shape
-
-
-_INT64_MAX = int(np.iinfo(np.int64).max)
 
 
 class IndexedSlices:

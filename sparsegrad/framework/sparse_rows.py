@@ -21,6 +21,8 @@ __all__ = [
     "scatter_update",
     "deduplicate",
     "sum_of_squares",
+    "unaliased",
+    "INT64_MAX",
 ]
 
 
@@ -69,7 +71,8 @@ def check_in_range(indices, n_rows, name="indices"):
         )
 
 
-_INT64_MAX = int(np.iinfo(np.int64).max)
+#: The largest int64, as a Python int.
+INT64_MAX = int(np.iinfo(np.int64).max)
 
 
 def first_out_of_range(indices, n_rows):
@@ -84,7 +87,7 @@ def first_out_of_range(indices, n_rows):
         indices.dtype in INDEX_DTYPES
         and indices.ndim == 1
         and indices.flags.c_contiguous
-        and 0 <= n_rows <= _INT64_MAX
+        and 0 <= n_rows <= INT64_MAX
     ):
         if _slices.all_in_range(indices, n_rows):
             return None
@@ -123,20 +126,19 @@ def _check_writable_target(out, what):
         )
 
 
-def _apart_from(out, indices, values):
-    """`indices` and `values`, copied where they may share memory with `out`.
+def unaliased(array, *written):
+    """`array`, or a copy of it where it may share memory with one of the
+    `written` arrays.
 
-    The kernels write `out` on several threads while they read the others;
-    reading rows another thread is writing would make the result depend on
-    the thread count (``v.scatter_add(IndexedSlices(v.value()[:2], ...))``),
-    and indices changing under the kernel could send it outside `out`.
-    NumPy's ``np.add.at`` copies an overlapping operand the same way.
+    Kernels write those on several threads while they read `array`: reading
+    rows another thread is writing would make the result depend on the thread
+    count (``v.scatter_add(IndexedSlices(v.value()[:2], ...))``), and indices
+    changing under a kernel could send it outside its target.  NumPy's
+    ``np.add.at`` copies an overlapping operand the same way.
     """
-    if np.may_share_memory(indices, out):
-        indices = indices.copy()
-    if np.may_share_memory(values, out):
-        values = values.copy()
-    return indices, values
+    if any(np.may_share_memory(array, buffer) for buffer in written):
+        return array.copy()
+    return array
 
 
 def scatter_add(out, indices, values, name="indices"):
@@ -150,7 +152,7 @@ def scatter_add(out, indices, values, name="indices"):
     indices = as_index_array(indices, name)
     values = np.asarray(values)
     _check_rows(out, indices, values, "scatter_add")
-    indices, values = _apart_from(out, indices, values)
+    indices, values = unaliased(indices, out), unaliased(values, out)
     check_in_range(indices, out.shape[0], name)
     values = values.astype(out.dtype, copy=False)
     if indices.size == 0:
@@ -173,7 +175,7 @@ def scatter_update(out, indices, values, name="indices"):
     indices = as_index_array(indices, name)
     values = np.asarray(values)
     _check_rows(out, indices, values, "scatter_update")
-    indices, values = _apart_from(out, indices, values)
+    indices, values = unaliased(indices, out), unaliased(values, out)
     check_in_range(indices, out.shape[0], name)
     values = values.astype(out.dtype, copy=False)
     if indices.size == 0:

@@ -170,7 +170,7 @@ def _read_iterations(contents, path):
             f"{iterations.shape} dtype {iterations.dtype}"
         )
     value = int(iterations)
-    if not 0 <= value <= np.iinfo(np.int64).max:
+    if not 0 <= value <= sparse_rows.INT64_MAX:
         raise _bad_state(
             path, f"'iterations' must be in [0, 2**63 - 1] (int64), got {value}"
         )
@@ -456,15 +456,11 @@ class Optimizer:
         return self._unaliased(array, var)
 
     def _unaliased(self, array, var):
-        """`array`, or a copy of it where it may share memory with `var` or one
-        of its slots (e.g. ``var.value()``), which the update kernel writes."""
+        """`array`, copied where it may share memory with `var` or one of its
+        slots (e.g. ``var.value()``), which the update kernel writes."""
         state = self.get_state(var)
-        written = [var._value]
-        if state is not None:
-            written += [slot._value for slot in state if slot is not None]
-        if any(np.may_share_memory(array, buf) for buf in written):
-            return array.copy()
-        return array
+        slots = [] if state is None else [s._value for s in state if s is not None]
+        return sparse_rows.unaliased(array, var._value, *slots)
 
     # -- the three stages ------------------------------------------------------
 
