@@ -15,6 +15,7 @@ from .dtypes import INDEX_DTYPES, is_kernel_float
 from .threads import get_num_threads
 
 __all__ = [
+    "index_array",
     "as_index_array",
     "check_in_range",
     "scatter_add",
@@ -26,9 +27,55 @@ __all__ = [
 ]
 
 
+def index_array(indices, name="indices"):
+    """`indices` (array_like of any shape) as an int32 or int64 NumPy array.
+
+    The one conversion of index arguments: int32 and int64 arrays are returned
+    as they are (no copy); other integer dtypes become int64; an empty
+    float64 array (what ``np.asarray([])`` gives) becomes an empty int64 one.
+
+    Parameters
+    ----------
+    indices : array_like
+        The indices, of any shape.
+    name : str, default="indices"
+        The argument's name in error messages.
+
+    Returns
+    -------
+    ndarray
+        int32 or int64, the shape of `indices`.
+
+    Raises
+    ------
+    InvalidArgumentError
+        If the dtype is not an integer one, or a uint64 value does not fit in
+        int64.
+
+    Examples
+    --------
+    >>> index_array(np.array([1, 2], dtype=np.uint8)).dtype
+    dtype('int64')
+    """
+    array = np.asarray(indices)
+    if array.dtype in INDEX_DTYPES:
+        return array
+    if array.dtype.kind not in "iu" or array.dtype == np.bool_:
+        if array.size == 0 and array.dtype.kind == "f":
+            return array.astype(np.int64)
+        raise InvalidArgumentError(
+            f"{name} must be int32 or int64, got dtype {array.dtype}"
+        )
+    if array.dtype == np.uint64 and array.size and array.max() > INT64_MAX:
+        raise InvalidArgumentError(
+            f"{name} holds {array.max()}, which does not fit in int64"
+        )
+    return array.astype(np.int64)
+
+
 def as_index_array(indices, name="indices"):
-    """`indices` as a 1-D int32 or int64 NumPy array (other integer dtypes are
-    converted to int64).
+    """`indices` as a 1-D C-contiguous int32 or int64 NumPy array
+    (:func:`index_array`, then a rank check).
 
     Raises
     ------
@@ -36,25 +83,12 @@ def as_index_array(indices, name="indices"):
         If `indices` is not 1-D, or not of an integer dtype.
     """
     array = np.asarray(indices)
-    if array.dtype.kind not in "iu" or array.dtype == np.bool_:
-        if array.size == 0 and array.dtype.kind == "f":
-            array = array.astype(np.int64)  # np.asarray([]) is float64
-        else:
-            raise InvalidArgumentError(
-                f"{name} must be int32 or int64, got dtype {array.dtype}"
-            )
+    if array.dtype not in INDEX_DTYPES:
+        array = index_array(array, name)
     if array.ndim != 1:
         raise InvalidArgumentError(
             f"{name} must be 1-D, got shape {tuple(array.shape)}"
         )
-    if array.dtype not in INDEX_DTYPES:
-        if array.dtype == np.uint64 and array.size and array.max() > np.iinfo(
-            np.int64
-        ).max:
-            raise InvalidArgumentError(
-                f"{name} holds {array.max()}, which does not fit in int64"
-            )
-        array = array.astype(np.int64)
     return np.ascontiguousarray(array)
 
 
