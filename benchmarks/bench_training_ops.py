@@ -266,7 +266,7 @@ def main():
         f"machine: {platform.machine()} {_cpu_model()}, "
         f"{n_threads} threads (sparsegrad uses {sg.get_num_threads()}), "
         f"Python {platform.python_version()}, NumPy {np.__version__}, "
-        f"kernels: {impl._k.__name__}"
+        f"kernels: {impl.core.kernels().__name__}"
     )
     bandwidth = copy_bandwidth(args.repeat)
     print(f"np.copyto bandwidth: {bandwidth / 1e9:.2f} GB/s")

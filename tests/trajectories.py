@@ -140,7 +140,7 @@ _FLAGS = ("use_nesterov", "multiply_linear_by_lr")
 
 def raw_op_trajectories(fp):
     for dtype in DTYPES:
-        for name in training_ops.__all__:
+        for name in sorted(training_ops.__all__):
             op = getattr(training_ops, name)
             params = inspect.signature(op).parameters
             sparse = "indices" in params

@@ -764,31 +764,31 @@ def test_dense_bits_do_not_depend_on_threads(op):
 @pytest.mark.parametrize("op", sorted(SPARSE_OPS) + sorted(DENSE_OPS))
 def test_avx2_and_baseline_kernels_give_the_same_bits(op, zipf, monkeypatch):
     from sparsegrad._kernels import training as baseline
-    from sparsegrad.training import training_ops as impl
+    from sparsegrad.training.training_ops import core
 
-    if impl._k is baseline:
+    if core.kernels() is baseline:
         pytest.skip("no AVX2 build in use (CPU without AVX2, or not built)")
     results = []
-    for kernels in (impl._k, baseline):
-        monkeypatch.setattr(impl, "_k", kernels)
-        if op in SPARSE_OPS:
-            kwargs = _big_sparse(op, np.float32, np.int64, zipf, (3000, 20))
-        else:
-            kwargs = dense_args(
-                op, np.random.default_rng(3), shape=(2011, 7), dtype=np.float32
-            )
-        call(op, kwargs)
-        results.append(snapshot(op, kwargs))
+    for kernels in (core.kernels(), baseline):
+        with core.use_kernels(kernels):
+            if op in SPARSE_OPS:
+                kwargs = _big_sparse(op, np.float32, np.int64, zipf, (3000, 20))
+            else:
+                kwargs = dense_args(
+                    op, np.random.default_rng(3), shape=(2011, 7), dtype=np.float32
+                )
+            call(op, kwargs)
+            results.append(snapshot(op, kwargs))
     assert_same(results[0], results[1])
 
 
 def test_kernel_selection():
     from sparsegrad._kernels import training as baseline
-    from sparsegrad.training import training_ops as impl
+    from sparsegrad.training.training_ops import core
 
-    assert impl._k.TEMPLATE_DIGEST == baseline.TEMPLATE_DIGEST
+    assert core.kernels().TEMPLATE_DIGEST == baseline.TEMPLATE_DIGEST
     assert isinstance(sg.framework.backend._parallel.cpu_has_avx2(), bool)
-    if impl._k is not baseline:
+    if core.kernels() is not baseline:
         assert sg.framework.backend._parallel.cpu_has_avx2()
 
 
@@ -815,7 +815,7 @@ def test_use_locking_serializes_concurrent_updates():
 
 
 def test_locks_are_per_buffer_and_weak():
-    from sparsegrad.training import training_ops as impl
+    from sparsegrad.training.training_ops import core as impl
 
     base = np.zeros((4, 3))
     assert impl._lock_of(base) is impl._lock_of(base.reshape(-1))
@@ -910,7 +910,7 @@ def test_more_indices_than_the_by_row_kernel_links(n_threads, monkeypatch, zipf)
     # Beyond 2**31 - 2 occurrences the by-row kernel's int32 links would
     # overflow: duplicates are summed first, then applied once per row.  The
     # limit is lowered here to take that path with a small gradient.
-    from sparsegrad.training import training_ops as impl
+    from sparsegrad.training.training_ops import core as impl
 
     sg.set_num_threads(n_threads)
     indices = zipf(np.random.default_rng(5), 20000, 3000, dtype=np.int64)
@@ -933,10 +933,10 @@ def test_by_row_scratch_is_linear_in_the_indices_for_any_thread_count():
     # The by-row kernels' grouping scratch is at most 8 n + 16 int32 words per
     # thread however the rows split between threads (each thread's part is
     # sized after counting), not n words per thread.
-    from sparsegrad.training import training_ops as impl
+    from sparsegrad.training.training_ops import core
 
     for n_threads in (1, 2, 16, 64):
-        words = impl._k.by_row_scratch_size(1_000_000, 64, n_threads)
+        words = core.kernels().by_row_scratch_size(1_000_000, 64, n_threads)
         assert words == 8 * 1_000_000 + 16 * n_threads
 
 

@@ -1,0 +1,741 @@
+"""Adagrad and its variants: V2 (epsilon), proximal, dual averaging, row-wise.
+
+The public functions check their arguments through the specs below (see
+:mod:`.core`); the arithmetic is in ``sparsegrad._kernels.training``.
+"""
+
+from ...errors import InvalidArgumentError
+from .core import (
+    GRAD,
+    GRAD_SHAPE,
+    IN_RANGE,
+    INDICES,
+    INNER_POSITIVE,
+    SPARSE_GRAD,
+    VAR_RANK,
+    Spec,
+    checked_scalar,
+    flag,
+    global_step,
+    non_negative,
+    positive,
+    same_shape,
+    scalar,
+    shape_str,
+    step,
+)
+
+__all__ = [
+    "apply_adagrad",
+    "sparse_apply_adagrad",
+    "apply_adagrad_v2",
+    "sparse_apply_adagrad_v2",
+    "apply_proximal_adagrad",
+    "sparse_apply_proximal_adagrad",
+    "apply_adagrad_da",
+    "sparse_apply_adagrad_da",
+    "apply_rowwise_adagrad",
+    "sparse_apply_rowwise_adagrad",
+]
+
+
+def _rowwise_accum(call):
+    accum = call.slots["accum"]
+    if accum.shape != call.var.shape[:1]:
+        raise InvalidArgumentError(
+            "accum must have shape [var.shape[0]] (one accumulator per row of var): "
+            f"var has shape {shape_str(call.var.shape)} and accum "
+            f"{shape_str(accum.shape)}"
+        )
+
+
+_ROWWISE_ACCUM = step(_rowwise_accum)
+
+
+APPLY_ADAGRAD = Spec(
+    "adagrad", ("accum",),
+    (scalar("lr"), same_shape("accum"), GRAD, GRAD_SHAPE, flag("update_slots")),
+    ("lr", "update_slots"), sparse=False)
+
+SPARSE_APPLY_ADAGRAD = Spec(
+    "adagrad", ("accum",),
+    (same_shape("accum"), VAR_RANK, scalar("lr"), INDICES, GRAD, SPARSE_GRAD,
+     INNER_POSITIVE, IN_RANGE, flag("update_slots")),
+    ("lr", "update_slots"), sparse=True)
+
+APPLY_ADAGRAD_V2 = Spec(
+    "adagrad_v2", ("accum",),
+    (scalar("lr"), scalar("epsilon"), same_shape("accum"), GRAD, GRAD_SHAPE,
+     flag("update_slots")),
+    ("lr", "epsilon", "update_slots"), sparse=False)
+
+SPARSE_APPLY_ADAGRAD_V2 = Spec(
+    "adagrad_v2", ("accum",),
+    (same_shape("accum"), VAR_RANK, scalar("lr"), scalar("epsilon"), INDICES, GRAD,
+     SPARSE_GRAD, INNER_POSITIVE, IN_RANGE, flag("update_slots")),
+    ("lr", "epsilon", "update_slots"), sparse=True)
+
+APPLY_PROXIMAL_ADAGRAD = Spec(
+    "proximal_adagrad", ("accum",),
+    (same_shape("accum"), checked_scalar("lr", "lr", positive, "a positive scalar"),
+     checked_scalar("l1", "l1 regularization strength", non_negative,
+                    "a non-negative scalar"),
+     checked_scalar("l2", "l2 regularization strength", non_negative,
+                    "a non-negative scalar"),
+     GRAD, GRAD_SHAPE),
+    ("lr", "l1", "l2"), sparse=False)
+
+SPARSE_APPLY_PROXIMAL_ADAGRAD = Spec(
+    "proximal_adagrad", ("accum",),
+    (same_shape("accum"), VAR_RANK,
+     checked_scalar("lr", "lr", positive, "a positive scalar"),
+     checked_scalar("l1", "l1 regularization strength", non_negative,
+                    "a non-negative scalar"),
+     checked_scalar("l2", "l2 regularization strength", non_negative,
+                    "a non-negative scalar"),
+     INDICES, GRAD, SPARSE_GRAD, INNER_POSITIVE, IN_RANGE),
+    ("lr", "l1", "l2"), sparse=True)
+
+APPLY_ADAGRAD_DA = Spec(
+    "adagrad_da", ("gradient_accumulator", "gradient_squared_accumulator"),
+    (same_shape("gradient_accumulator", "accum"),
+     same_shape("gradient_squared_accumulator", "accum"), GRAD, GRAD_SHAPE,
+     scalar("lr"), scalar("l1", "l1 regularization strength"),
+     scalar("l2", "l2 regularization strength"), global_step()),
+    ("lr", "l1", "l2", "global_step"), sparse=False)
+
+SPARSE_APPLY_ADAGRAD_DA = Spec(
+    "adagrad_da", ("gradient_accumulator", "gradient_squared_accumulator"),
+    (same_shape("gradient_accumulator", "accum"),
+     same_shape("gradient_squared_accumulator", "accum"), VAR_RANK, INDICES,
+     scalar("lr"), scalar("l1", "l1 regularization strength"),
+     scalar("l2", "l2 regularization strength"), global_step(), GRAD,
+     SPARSE_GRAD, INNER_POSITIVE, IN_RANGE),
+    ("lr", "l1", "l2", "global_step"), sparse=True)
+
+APPLY_ROWWISE_ADAGRAD = Spec(
+    "rowwise_adagrad", ("accum",),
+    (VAR_RANK, _ROWWISE_ACCUM, scalar("lr"), scalar("epsilon"), GRAD, GRAD_SHAPE,
+     INNER_POSITIVE),
+    ("lr", "epsilon"), sparse=False, rowwise=True)
+
+SPARSE_APPLY_ROWWISE_ADAGRAD = Spec(
+    "rowwise_adagrad", ("accum",),
+    (VAR_RANK, _ROWWISE_ACCUM, scalar("lr"), scalar("epsilon"), INDICES, GRAD,
+     SPARSE_GRAD, INNER_POSITIVE, IN_RANGE),
+    ("lr", "epsilon"), sparse=True, rowwise=True)
+
+
+def apply_adagrad(var, accum, lr, grad, use_locking=False, update_slots=True):
+    r"""Adagrad without epsilon, TensorFlow's ``ResourceApplyAdagrad``.
+
+    .. math::
+
+        accum \leftarrow accum + g^2, \qquad
+        var \leftarrow var - lr\,g / \sqrt{accum}
+
+    ``1/sqrt`` is computed exactly (TensorFlow's float32 kernels use a
+    hardware estimate, up to 4 ulp off).
+
+    Parameters
+    ----------
+    var : ndarray or Variable, float32 or float64
+        Updated in place.
+    accum : ndarray or Variable
+        Accumulator slot of var's shape and dtype. Updated in place.
+    lr : float
+        Learning rate. A scalar, rounded to var's dtype.
+    grad : array_like of var's shape
+        The gradient; an array must have var's dtype.
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+    update_slots : bool, default=True
+        When False, `accum` is left as it is.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var, accum = np.ones(2), np.zeros(2)
+    >>> training_ops.apply_adagrad(var, accum, 0.1, [2.0, -1.0])
+    >>> var
+    array([0.9, 1.1])
+    """
+    APPLY_ADAGRAD.call(locals())
+
+
+def sparse_apply_adagrad(
+    var,
+    accum,
+    lr,
+    grad,
+    indices,
+    use_locking=False,
+    update_slots=True,
+    *,
+    coalesce_duplicates=False,
+):
+    """Sparse :func:`apply_adagrad` on the rows ``indices``.
+
+    TensorFlow's ``ResourceSparseApplyAdagrad``.  With ``R == 1`` TensorFlow
+    divides by ``sqrt(accum)`` instead of multiplying by its reciprocal, and so
+    does this op.
+
+    Parameters
+    ----------
+    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
+        Updated in place.
+    accum : ndarray or Variable
+        Accumulator slot of var's shape and dtype. Updated in place.
+    lr : float
+        Learning rate. A scalar, rounded to var's dtype.
+    grad : array_like of shape (len(indices),) + var.shape[1:]
+        Gradient rows, one per index; an array must have var's dtype.
+    indices : array_like of shape (n,), int32 or int64
+        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+    update_slots : bool, default=True
+        When False, `accum` is left as it is.
+    coalesce_duplicates : bool, default=False
+        Sum the rows of each repeated index first (in their original order) and
+        update once per distinct index, as Keras' optimizers do; otherwise every
+        occurrence gets the full update, in order, as in TensorFlow.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
+        an index out of range),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var, accum = np.ones((3, 1)), np.zeros((3, 1))
+    >>> training_ops.sparse_apply_adagrad(var, accum, 0.1, [[2.0]], [0])
+    >>> var.ravel()
+    array([0.9, 1. , 1. ])
+    """
+    SPARSE_APPLY_ADAGRAD.call(locals())
+
+
+def apply_adagrad_v2(
+    var, accum, lr, epsilon, grad, use_locking=False, update_slots=True
+):
+    r"""Adagrad with epsilon outside the root, TensorFlow's ``ResourceApplyAdagradV2``.
+
+    .. math::
+
+        accum \leftarrow accum + g^2, \qquad
+        var \leftarrow var - \frac{lr\,g}{\sqrt{accum} + \epsilon}
+
+    Parameters
+    ----------
+    var : ndarray or Variable, float32 or float64
+        Updated in place.
+    accum : ndarray or Variable
+        Accumulator slot of var's shape and dtype. Updated in place.
+    lr : float
+        Learning rate. A scalar, rounded to var's dtype.
+    epsilon : float
+        Small constant for numerical stability. A scalar, rounded to var's dtype.
+    grad : array_like of var's shape
+        The gradient; an array must have var's dtype.
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+    update_slots : bool, default=True
+        When False, `accum` is left as it is.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var, accum = np.ones(2), np.zeros(2)
+    >>> training_ops.apply_adagrad_v2(var, accum, 0.1, 0.0, [2.0, -1.0])
+    >>> var
+    array([0.9, 1.1])
+    """
+    APPLY_ADAGRAD_V2.call(locals())
+
+
+def sparse_apply_adagrad_v2(
+    var,
+    accum,
+    lr,
+    epsilon,
+    grad,
+    indices,
+    use_locking=False,
+    update_slots=True,
+    *,
+    coalesce_duplicates=False,
+):
+    """Sparse :func:`apply_adagrad_v2` on the rows ``indices``.
+
+    TensorFlow's ``ResourceSparseApplyAdagradV2`` (what Keras' ``Adagrad``
+    calls for sparse gradients).
+
+    Parameters
+    ----------
+    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
+        Updated in place.
+    accum : ndarray or Variable
+        Accumulator slot of var's shape and dtype. Updated in place.
+    lr : float
+        Learning rate. A scalar, rounded to var's dtype.
+    epsilon : float
+        Small constant for numerical stability. A scalar, rounded to var's dtype.
+    grad : array_like of shape (len(indices),) + var.shape[1:]
+        Gradient rows, one per index; an array must have var's dtype.
+    indices : array_like of shape (n,), int32 or int64
+        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+    update_slots : bool, default=True
+        When False, `accum` is left as it is.
+    coalesce_duplicates : bool, default=False
+        Sum the rows of each repeated index first (in their original order) and
+        update once per distinct index, as Keras' optimizers do; otherwise every
+        occurrence gets the full update, in order, as in TensorFlow.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
+        an index out of range),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var, accum = np.ones((3, 2)), np.full((3, 2), 0.1)
+    >>> training_ops.sparse_apply_adagrad_v2(
+    ...     var, accum, 0.5, 1e-7, [[0.3, 0.4]], [1])
+    >>> accum[1]
+    array([0.19, 0.26])
+    """
+    SPARSE_APPLY_ADAGRAD_V2.call(locals())
+
+
+def apply_proximal_adagrad(var, accum, lr, l1, l2, grad, use_locking=False):
+    r"""Proximal Adagrad, TensorFlow's ``ResourceApplyProximalAdagrad``.
+
+    .. math::
+
+        accum &\leftarrow accum + g^2, \quad \eta = lr/\sqrt{accum}, \quad
+        p = var - \eta\,g \\
+        var &\leftarrow \frac{\operatorname{sign}(p)\max(|p| - \eta l_1, 0)}
+        {1 + \eta l_2}
+
+    `lr` must be positive, `l1` and `l2` non-negative.
+
+    Parameters
+    ----------
+    var : ndarray or Variable, float32 or float64
+        Updated in place.
+    accum : ndarray or Variable
+        Accumulator slot of var's shape and dtype. Updated in place.
+    lr : float
+        Learning rate. A scalar, rounded to var's dtype.
+    l1 : float
+        L1 regularisation strength. A scalar, rounded to var's dtype.
+    l2 : float
+        L2 regularisation strength. A scalar, rounded to var's dtype.
+    grad : array_like of var's shape
+        The gradient; an array must have var's dtype.
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var, accum = np.ones(2), np.zeros(2)
+    >>> training_ops.apply_proximal_adagrad(var, accum, 0.5, 0.0, 0.0, [1.0, 2.0])
+    >>> var
+    array([0.5, 0.5])
+    """
+    APPLY_PROXIMAL_ADAGRAD.call(locals())
+
+
+def sparse_apply_proximal_adagrad(
+    var,
+    accum,
+    lr,
+    l1,
+    l2,
+    grad,
+    indices,
+    use_locking=False,
+    *,
+    coalesce_duplicates=False,
+):
+    """Sparse :func:`apply_proximal_adagrad` on the rows ``indices``.
+
+    TensorFlow's ``ResourceSparseApplyProximalAdagrad``, including its ``R == 1``
+    path (exact division, final division in float64).
+
+    Parameters
+    ----------
+    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
+        Updated in place.
+    accum : ndarray or Variable
+        Accumulator slot of var's shape and dtype. Updated in place.
+    lr : float
+        Learning rate. A scalar, rounded to var's dtype.
+    l1 : float
+        L1 regularisation strength. A scalar, rounded to var's dtype.
+    l2 : float
+        L2 regularisation strength. A scalar, rounded to var's dtype.
+    grad : array_like of shape (len(indices),) + var.shape[1:]
+        Gradient rows, one per index; an array must have var's dtype.
+    indices : array_like of shape (n,), int32 or int64
+        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+    coalesce_duplicates : bool, default=False
+        Sum the rows of each repeated index first (in their original order) and
+        update once per distinct index, as Keras' optimizers do; otherwise every
+        occurrence gets the full update, in order, as in TensorFlow.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
+        an index out of range),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var, accum = np.ones((2, 2)), np.zeros((2, 2))
+    >>> training_ops.sparse_apply_proximal_adagrad(
+    ...     var, accum, 0.5, 0.0, 0.0, [[1.0, 2.0]], [1])
+    >>> var
+    array([[1. , 1. ],
+           [0.5, 0.5]])
+    """
+    SPARSE_APPLY_PROXIMAL_ADAGRAD.call(locals())
+
+
+def apply_adagrad_da(
+    var,
+    gradient_accumulator,
+    gradient_squared_accumulator,
+    grad,
+    lr,
+    l1,
+    l2,
+    global_step,
+    use_locking=False,
+):
+    r"""Adagrad dual averaging, TensorFlow's ``ResourceApplyAdagradDA``.
+
+    .. math::
+
+        a &\leftarrow a + g, \quad s \leftarrow s + g^2 \\
+        var &\leftarrow \frac{-lr\,\operatorname{sign}(a)\max(|a| - t\,l_1, 0)}
+        {l_2\,t\,lr + \sqrt{s}}
+
+    where ``t`` is `global_step` rounded to float32 (as TensorFlow does, for
+    float64 variables too).  The new `var` does not depend on the old one.
+
+    Parameters
+    ----------
+    var : ndarray or Variable, float32 or float64
+        Updated in place.
+    gradient_accumulator : ndarray or Variable
+        Slot of var's shape and dtype: sum of the gradients. Updated in place.
+    gradient_squared_accumulator : ndarray or Variable
+        Slot of var's shape and dtype: sum of the squared gradients. Updated in
+        place.
+    grad : array_like of var's shape
+        The gradient; an array must have var's dtype.
+    lr : float
+        Learning rate. A scalar, rounded to var's dtype.
+    l1 : float
+        L1 regularisation strength. A scalar, rounded to var's dtype.
+    l2 : float
+        L2 regularisation strength. A scalar, rounded to var's dtype.
+    global_step : int
+        The training step number (an integer scalar).
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var, acc, sq = np.zeros(2), np.zeros(2), np.zeros(2)
+    >>> training_ops.apply_adagrad_da(var, acc, sq, [1.0, -2.0], 0.5, 0.0, 0.0, 1)
+    >>> var
+    array([-0.5,  0.5])
+    """
+    APPLY_ADAGRAD_DA.call(locals())
+
+
+def sparse_apply_adagrad_da(
+    var,
+    gradient_accumulator,
+    gradient_squared_accumulator,
+    grad,
+    indices,
+    lr,
+    l1,
+    l2,
+    global_step,
+    use_locking=False,
+    *,
+    coalesce_duplicates=False,
+):
+    """Sparse :func:`apply_adagrad_da` on the rows ``indices``.
+
+    TensorFlow's ``ResourceSparseApplyAdagradDA``: note that `grad` and
+    `indices` come before `lr`.  ``global_step == 0`` gives NaN or inf, as in
+    TensorFlow.
+
+    Parameters
+    ----------
+    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
+        Updated in place.
+    gradient_accumulator : ndarray or Variable
+        Slot of var's shape and dtype: sum of the gradients. Updated in place.
+    gradient_squared_accumulator : ndarray or Variable
+        Slot of var's shape and dtype: sum of the squared gradients. Updated in
+        place.
+    grad : array_like of shape (len(indices),) + var.shape[1:]
+        Gradient rows, one per index; an array must have var's dtype.
+    indices : array_like of shape (n,), int32 or int64
+        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
+    lr : float
+        Learning rate. A scalar, rounded to var's dtype.
+    l1 : float
+        L1 regularisation strength. A scalar, rounded to var's dtype.
+    l2 : float
+        L2 regularisation strength. A scalar, rounded to var's dtype.
+    global_step : int
+        The training step number (an integer scalar).
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+    coalesce_duplicates : bool, default=False
+        Sum the rows of each repeated index first (in their original order) and
+        update once per distinct index, as Keras' optimizers do; otherwise every
+        occurrence gets the full update, in order, as in TensorFlow.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
+        an index out of range),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var, acc, sq = np.zeros((2, 2)), np.zeros((2, 2)), np.zeros((2, 2))
+    >>> training_ops.sparse_apply_adagrad_da(
+    ...     var, acc, sq, [[1.0, -2.0]], [0], 0.5, 0.0, 0.0, 1)
+    >>> var
+    array([[-0.5,  0.5],
+           [ 0. ,  0. ]])
+    """
+    SPARSE_APPLY_ADAGRAD_DA.call(locals())
+
+
+def apply_rowwise_adagrad(var, accum, lr, epsilon, grad, use_locking=False):
+    r"""Row-wise Adagrad: one accumulator per row of `var` (dense gradient).
+
+    For each row ``i`` with gradient row ``g_i`` of ``R`` elements:
+
+    .. math::
+
+        accum_i &\leftarrow accum_i + \frac{1}{R}\sum_j g_{ij}^2 \\
+        var_i &\leftarrow var_i - \frac{lr}{\sqrt{accum_i} + \epsilon}\, g_i
+
+    as FBGEMM's and TorchRec's ``rowwise_adagrad`` do (epsilon outside the
+    root).  The mean is accumulated in float64, in order, and rounded to the
+    dtype of `var` once; the multiplier ``lr / (sqrt(accum_i) + epsilon)`` is
+    computed in that dtype.  It keeps ``1/R`` of Adagrad's slot memory, which
+    matters for embedding tables.
+
+    Parameters
+    ----------
+    var : ndarray or Variable, float32 or float64
+        Updated in place.
+    accum : ndarray or Variable of shape (var.shape[0],)
+        One accumulator per row of var, var's dtype; updated in place.
+    lr : float
+        Learning rate. A scalar, rounded to var's dtype.
+    epsilon : float
+        Small constant for numerical stability. A scalar, rounded to var's dtype.
+    grad : array_like of var's shape
+        The gradient; an array must have var's dtype.
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var, accum = np.ones((2, 2)), np.zeros(2)
+    >>> grad = [[1.0, 1.0], [3.0, 4.0]]
+    >>> training_ops.apply_rowwise_adagrad(var, accum, 0.5, 0.0, grad)
+    >>> accum
+    array([ 1. , 12.5])
+    >>> var[0]
+    array([0.5, 0.5])
+    """
+    APPLY_ROWWISE_ADAGRAD.call(locals())
+
+
+def sparse_apply_rowwise_adagrad(
+    var,
+    accum,
+    lr,
+    epsilon,
+    grad,
+    indices,
+    use_locking=False,
+    *,
+    coalesce_duplicates=False,
+):
+    """Row-wise Adagrad on the rows ``indices`` (see :func:`apply_rowwise_adagrad`).
+
+    A repeated index gets one full update per occurrence, in order (or one
+    update with the summed rows when ``coalesce_duplicates=True``, as FBGEMM
+    does).  Rows not indexed are untouched.
+
+    Parameters
+    ----------
+    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
+        Updated in place.
+    accum : ndarray or Variable of shape (var.shape[0],)
+        One accumulator per row of var, var's dtype; updated in place.
+    lr : float
+        Learning rate. A scalar, rounded to var's dtype.
+    epsilon : float
+        Small constant for numerical stability. A scalar, rounded to var's dtype.
+    grad : array_like of shape (len(indices),) + var.shape[1:]
+        Gradient rows, one per index; an array must have var's dtype.
+    indices : array_like of shape (n,), int32 or int64
+        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+    coalesce_duplicates : bool, default=False
+        Sum the rows of each repeated index first (in their original order) and
+        update once per distinct index, as Keras' optimizers do; otherwise every
+        occurrence gets the full update, in order, as in TensorFlow.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
+        an index out of range),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var, accum = np.ones((3, 2)), np.zeros(3)
+    >>> training_ops.sparse_apply_rowwise_adagrad(
+    ...     var, accum, 0.5, 0.0, [[3.0, 4.0]], [2])
+    >>> accum
+    array([ 0. ,  0. , 12.5])
+    """
+    SPARSE_APPLY_ROWWISE_ADAGRAD.call(locals())

@@ -1,0 +1,469 @@
+"""Adam, Adam with AMSGrad, and AdaMax.
+
+The public functions check their arguments through the specs below (see
+:mod:`.core`); the arithmetic is in ``sparsegrad._kernels.training``.
+"""
+
+import numpy as np
+
+from .core import (
+    GRAD,
+    GRAD_SHAPE,
+    IN_RANGE,
+    INDICES,
+    SPARSE_GRAD,
+    VAR_RANK,
+    Spec,
+    flag,
+    same_shape,
+    scalar,
+    step,
+)
+
+__all__ = [
+    "apply_adam",
+    "sparse_apply_adam",
+    "apply_adam_with_amsgrad",
+    "apply_ada_max",
+    "sparse_apply_ada_max",
+]
+
+
+def _step_size(call, with_beta2):
+    """TensorFlow's step size, computed once in var's dtype with one rounding
+    per operation: ``lr * sqrt(1 - beta2_power) / (1 - beta1_power)``, or
+    ``lr / (1 - beta1_power)`` for AdaMax."""
+    t = call.dtype.type
+    hyper = call.hyper
+    lr, b1p = t(hyper["lr"]), t(hyper["beta1_power"])
+    b2p = t(hyper["beta2_power"]) if with_beta2 else None
+    if b1p == 1 or (b2p is not None and not b2p <= 1):
+        with np.errstate(all="ignore"):         # inf or nan, as TF gets
+            hyper["step_size"] = _formula(t, lr, b1p, b2p)
+    else:
+        hyper["step_size"] = _formula(t, lr, b1p, b2p)
+
+
+def _formula(t, lr, b1p, b2p):
+    if b2p is None:
+        return float(lr / (t(1) - b1p))
+    return float((lr * np.sqrt(t(1) - b2p)) / (t(1) - b1p))
+
+
+_ADAM_STEP = step(lambda call: _step_size(call, True), hyper="step_size")
+_ADA_MAX_STEP = step(lambda call: _step_size(call, False), hyper="step_size")
+
+
+APPLY_ADAM = Spec(
+    "adam", ("m", "v"),
+    (scalar("beta1_power"), scalar("beta2_power"), scalar("lr", sep=" : "),
+     scalar("beta1"), scalar("beta2"), scalar("epsilon"), _ADAM_STEP,
+     same_shape("m"), same_shape("v"), GRAD, GRAD_SHAPE, flag("use_nesterov")),
+    ("step_size", "beta1", "beta2", "epsilon", "use_nesterov"), sparse=False)
+
+SPARSE_APPLY_ADAM = Spec(
+    "adam", ("m", "v"),
+    (same_shape("m"), same_shape("v"), VAR_RANK,
+     scalar("beta1_power"), scalar("beta2_power"), scalar("lr", sep=" : "),
+     scalar("beta1"), scalar("beta2"), scalar("epsilon"), _ADAM_STEP,
+     INDICES, GRAD, SPARSE_GRAD, IN_RANGE, flag("use_nesterov")),
+    ("step_size", "beta1", "beta2", "epsilon", "use_nesterov"), sparse=True)
+
+APPLY_ADAM_WITH_AMSGRAD = Spec(
+    "adam_with_amsgrad", ("m", "v", "vhat"),
+    (scalar("beta1_power"), scalar("beta2_power"), scalar("lr", sep=" : "),
+     scalar("beta1"), scalar("beta2"), scalar("epsilon"), _ADAM_STEP,
+     same_shape("m"), same_shape("v"), GRAD, GRAD_SHAPE, same_shape("vhat")),
+    ("step_size", "beta1", "beta2", "epsilon"), sparse=False)
+
+APPLY_ADA_MAX = Spec(
+    "ada_max", ("m", "v"),
+    (scalar("beta1_power"), scalar("lr", sep=" : "), scalar("beta1"),
+     scalar("beta2"), scalar("epsilon"), _ADA_MAX_STEP,
+     same_shape("m"), same_shape("v"), GRAD, GRAD_SHAPE),
+    ("step_size", "beta1", "beta2", "epsilon"), sparse=False)
+
+SPARSE_APPLY_ADA_MAX = Spec(
+    "ada_max", ("m", "v"),
+    (same_shape("m"), same_shape("v"), VAR_RANK,
+     scalar("beta1_power"), scalar("lr", sep=" : "), scalar("beta1"),
+     scalar("beta2"), scalar("epsilon"), _ADA_MAX_STEP,
+     INDICES, GRAD, SPARSE_GRAD, IN_RANGE),
+    ("step_size", "beta1", "beta2", "epsilon"), sparse=True)
+
+
+def apply_adam(
+    var,
+    m,
+    v,
+    beta1_power,
+    beta2_power,
+    lr,
+    beta1,
+    beta2,
+    epsilon,
+    grad,
+    use_locking=False,
+    use_nesterov=False,
+):
+    r"""Adam, TensorFlow's ``ResourceApplyAdam``.
+
+    The caller passes ``beta1_power = beta1**t`` and ``beta2_power = beta2**t``;
+    bias correction goes into the step size:
+
+    .. math::
+
+        \alpha &= lr\,\sqrt{1 - \beta_2^t} / (1 - \beta_1^t) \\
+        m &\leftarrow m + (g - m)(1 - \beta_1), \quad
+        v \leftarrow v + (g^2 - v)(1 - \beta_2) \\
+        var &\leftarrow var - \alpha\, m / (\sqrt{v} + \epsilon)
+
+    With ``use_nesterov=True`` the numerator is
+    ``g * (1 - beta1) + beta1 * m``.
+
+    .. warning::
+        Epsilon is added outside the square root of the *uncorrected* ``v``
+        ("epsilon hat"), as in TensorFlow; the paper and PyTorch add it after
+        bias-correcting ``v``.
+
+    Parameters
+    ----------
+    var : ndarray or Variable, float32 or float64
+        Updated in place.
+    m : ndarray or Variable
+        First-moment slot of var's shape and dtype. Updated in place.
+    v : ndarray or Variable
+        Second-moment slot of var's shape and dtype. Updated in place.
+    beta1_power : float
+        ``beta1 ** t`` at step t. A scalar, rounded to var's dtype.
+    beta2_power : float
+        ``beta2 ** t`` at step t. A scalar, rounded to var's dtype.
+    lr : float
+        Learning rate. A scalar, rounded to var's dtype.
+    beta1 : float
+        Decay rate of the first moment. A scalar, rounded to var's dtype.
+    beta2 : float
+        Decay rate of the second moment. A scalar, rounded to var's dtype.
+    epsilon : float
+        Small constant for numerical stability. A scalar, rounded to var's dtype.
+    grad : array_like of var's shape
+        The gradient; an array must have var's dtype.
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+    use_nesterov : bool, default=False
+        Use Nesterov momentum.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var, m, v = np.ones(2), np.zeros(2), np.zeros(2)
+    >>> training_ops.apply_adam(
+    ...     var, m, v, 0.9, 0.999, 0.001, 0.9, 0.999, 1e-7, [1.0, -1.0])
+    >>> var.round(6)
+    array([0.999, 1.001])
+    """
+    APPLY_ADAM.call(locals())
+
+
+def sparse_apply_adam(
+    var,
+    m,
+    v,
+    beta1_power,
+    beta2_power,
+    lr,
+    beta1,
+    beta2,
+    epsilon,
+    grad,
+    indices,
+    use_locking=False,
+    use_nesterov=False,
+    *,
+    coalesce_duplicates=False,
+):
+    """Lazy Adam on the rows ``indices`` (not a TensorFlow kernel).
+
+    Each indexed row gets exactly :func:`apply_adam`'s update (same
+    arithmetic, so indexing every row once equals the dense op bit for bit);
+    rows not indexed keep their `m` and `v` and do not move.  This is TF
+    Addons' ``LazyAdam`` (reference section 4.3) when duplicates are coalesced
+    first (``coalesce_duplicates=True``); by default a repeated index gets one
+    full update per occurrence, like TensorFlow's sparse kernels.
+
+    Parameters
+    ----------
+    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
+        Updated in place.
+    m : ndarray or Variable
+        First-moment slot of var's shape and dtype. Updated in place.
+    v : ndarray or Variable
+        Second-moment slot of var's shape and dtype. Updated in place.
+    beta1_power : float
+        ``beta1 ** t`` at step t. A scalar, rounded to var's dtype.
+    beta2_power : float
+        ``beta2 ** t`` at step t. A scalar, rounded to var's dtype.
+    lr : float
+        Learning rate. A scalar, rounded to var's dtype.
+    beta1 : float
+        Decay rate of the first moment. A scalar, rounded to var's dtype.
+    beta2 : float
+        Decay rate of the second moment. A scalar, rounded to var's dtype.
+    epsilon : float
+        Small constant for numerical stability. A scalar, rounded to var's dtype.
+    grad : array_like of shape (len(indices),) + var.shape[1:]
+        Gradient rows, one per index; an array must have var's dtype.
+    indices : array_like of shape (n,), int32 or int64
+        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+    use_nesterov : bool, default=False
+        Use Nesterov momentum.
+    coalesce_duplicates : bool, default=False
+        Sum the rows of each repeated index first (in their original order) and
+        update once per distinct index, as Keras' optimizers do; otherwise every
+        occurrence gets the full update, in order, as in TensorFlow.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
+        an index out of range),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var, m, v = np.ones((3, 1)), np.zeros((3, 1)), np.zeros((3, 1))
+    >>> training_ops.sparse_apply_adam(
+    ...     var, m, v, 0.9, 0.999, 0.001, 0.9, 0.999, 1e-7, [[1.0]], [2])
+    >>> var.ravel().round(6)
+    array([1.   , 1.   , 0.999])
+    """
+    SPARSE_APPLY_ADAM.call(locals())
+
+
+def apply_adam_with_amsgrad(
+    var,
+    m,
+    v,
+    vhat,
+    beta1_power,
+    beta2_power,
+    lr,
+    beta1,
+    beta2,
+    epsilon,
+    grad,
+    use_locking=False,
+):
+    """AMSGrad, TensorFlow's ``ResourceApplyAdamWithAmsgrad``.
+
+    As :func:`apply_adam`, then ``vhat = max(vhat, v)`` and
+    ``var -= alpha * m / (sqrt(vhat) + epsilon)``.  Unlike TensorFlow, the
+    shape of `vhat` is checked.
+
+    Parameters
+    ----------
+    var : ndarray or Variable, float32 or float64
+        Updated in place.
+    m : ndarray or Variable
+        First-moment slot of var's shape and dtype. Updated in place.
+    v : ndarray or Variable
+        Second-moment slot of var's shape and dtype. Updated in place.
+    vhat : ndarray or Variable
+        Slot of var's shape and dtype: the running maximum of `v`. Updated in place.
+    beta1_power : float
+        ``beta1 ** t`` at step t. A scalar, rounded to var's dtype.
+    beta2_power : float
+        ``beta2 ** t`` at step t. A scalar, rounded to var's dtype.
+    lr : float
+        Learning rate. A scalar, rounded to var's dtype.
+    beta1 : float
+        Decay rate of the first moment. A scalar, rounded to var's dtype.
+    beta2 : float
+        Decay rate of the second moment. A scalar, rounded to var's dtype.
+    epsilon : float
+        Small constant for numerical stability. A scalar, rounded to var's dtype.
+    grad : array_like of var's shape
+        The gradient; an array must have var's dtype.
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var, m, v, vhat = np.ones(1), np.zeros(1), np.zeros(1), np.ones(1)
+    >>> training_ops.apply_adam_with_amsgrad(
+    ...     var, m, v, vhat, 0.9, 0.999, 0.001, 0.9, 0.999, 1e-7, [1.0])
+    >>> vhat
+    array([1.])
+    """
+    APPLY_ADAM_WITH_AMSGRAD.call(locals())
+
+
+def apply_ada_max(
+    var, m, v, beta1_power, lr, beta1, beta2, epsilon, grad, use_locking=False
+):
+    r"""AdaMax, TensorFlow's ``ResourceApplyAdaMax``.
+
+    .. math::
+
+        m &\leftarrow m + (g - m)(1 - \beta_1), \quad
+        v \leftarrow \max(\beta_2 v, |g|) \\
+        var &\leftarrow var - \frac{lr}{1 - \beta_1^t}\,\frac{m}{v + \epsilon}
+
+    Parameters
+    ----------
+    var : ndarray or Variable, float32 or float64
+        Updated in place.
+    m : ndarray or Variable
+        First-moment slot of var's shape and dtype. Updated in place.
+    v : ndarray or Variable
+        Second-moment slot of var's shape and dtype. Updated in place.
+    beta1_power : float
+        ``beta1 ** t`` at step t. A scalar, rounded to var's dtype.
+    lr : float
+        Learning rate. A scalar, rounded to var's dtype.
+    beta1 : float
+        Decay rate of the first moment. A scalar, rounded to var's dtype.
+    beta2 : float
+        Decay rate of the second moment. A scalar, rounded to var's dtype.
+    epsilon : float
+        Small constant for numerical stability. A scalar, rounded to var's dtype.
+    grad : array_like of var's shape
+        The gradient; an array must have var's dtype.
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var, m, v = np.ones(2), np.zeros(2), np.zeros(2)
+    >>> training_ops.apply_ada_max(var, m, v, 0.9, 0.001, 0.9, 0.999, 1e-7, [2.0, -2.0])
+    >>> var.round(6)
+    array([0.999, 1.001])
+    """
+    APPLY_ADA_MAX.call(locals())
+
+
+def sparse_apply_ada_max(
+    var,
+    m,
+    v,
+    beta1_power,
+    lr,
+    beta1,
+    beta2,
+    epsilon,
+    grad,
+    indices,
+    use_locking=False,
+    *,
+    coalesce_duplicates=False,
+):
+    """Lazy AdaMax on the rows ``indices`` (not a TensorFlow kernel).
+
+    Each indexed row gets :func:`apply_ada_max`'s update; rows not indexed keep
+    their `m` and `v` and do not move (what Keras' Adamax does for sparse
+    gradients, after coalescing duplicates).
+
+    Parameters
+    ----------
+    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
+        Updated in place.
+    m : ndarray or Variable
+        First-moment slot of var's shape and dtype. Updated in place.
+    v : ndarray or Variable
+        Second-moment slot of var's shape and dtype. Updated in place.
+    beta1_power : float
+        ``beta1 ** t`` at step t. A scalar, rounded to var's dtype.
+    lr : float
+        Learning rate. A scalar, rounded to var's dtype.
+    beta1 : float
+        Decay rate of the first moment. A scalar, rounded to var's dtype.
+    beta2 : float
+        Decay rate of the second moment. A scalar, rounded to var's dtype.
+    epsilon : float
+        Small constant for numerical stability. A scalar, rounded to var's dtype.
+    grad : array_like of shape (len(indices),) + var.shape[1:]
+        Gradient rows, one per index; an array must have var's dtype.
+    indices : array_like of shape (n,), int32 or int64
+        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+    coalesce_duplicates : bool, default=False
+        Sum the rows of each repeated index first (in their original order) and
+        update once per distinct index, as Keras' optimizers do; otherwise every
+        occurrence gets the full update, in order, as in TensorFlow.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
+        an index out of range),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var, m, v = np.ones((2, 1)), np.zeros((2, 1)), np.zeros((2, 1))
+    >>> training_ops.sparse_apply_ada_max(
+    ...     var, m, v, 0.9, 0.001, 0.9, 0.999, 1e-7, [[2.0]], [1])
+    >>> var.ravel().round(6)
+    array([1.   , 0.999])
+    """
+    SPARSE_APPLY_ADA_MAX.call(locals())

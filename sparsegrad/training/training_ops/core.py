@@ -1,0 +1,689 @@
+"""The one validation layer of the raw training ops: specs, checks, dispatch.
+
+Every raw op (``apply_<name>`` and ``sparse_apply_<name>``) is a :class:`Spec`:
+the names of its state slots in TensorFlow's input order, its checks as a tuple
+of *steps* in TensorFlow's order (each raising
+:class:`~sparsegrad.errors.InvalidArgumentError` with TensorFlow's text), the
+names of the hyper-parameters its kernel reads, and the kernel.  The public
+functions in the family modules keep explicit signatures and docstrings and
+hand their arguments to :meth:`Spec.call`, which
+
+1. resolves var and the slots (Variables or writeable C-contiguous float
+   arrays of one dtype, pairwise disjoint),
+2. runs the steps in order on the arguments as given (nothing converted or
+   copied yet: a mis-shaped ``np.broadcast_to`` gradient is rejected at once),
+3. converts what the kernel needs (the gradient to var's dtype, C-contiguous;
+   the indices to int64) and returns a :class:`Prepared` call,
+
+and :meth:`Prepared.run` then runs the kernel and bumps the Variables'
+versions.  The optimizers use :meth:`Spec.prepare_trusted`, which takes arrays
+the optimizer has already checked and runs only the hyper-parameter steps: an
+``apply_gradients`` prepares every (gradient, variable) pair, hyper-parameters
+in each variable's dtype included, before it runs any.
+"""
+
+import math
+import threading
+import weakref
+
+import numpy as np
+
+from ..._kernels import training as baseline_kernels
+from ...errors import InvalidArgumentError
+from ...framework import sparse_rows
+from ...framework.backend import kernels_for_cpu
+from ...framework.dtypes import FLOAT_DTYPES, INDEX_DTYPES
+from ...framework.threads import get_num_threads
+from ...framework.variable import Variable
+
+__all__ = [
+    "Spec",
+    "Prepared",
+    "kernels",
+    "use_kernels",
+    "shape_str",
+    "GRAD_SHAPE",
+    "grad_shape",
+    "grad",
+    "VAR_RANK",
+    "INDICES",
+    "GRAD",
+    "SPARSE_GRAD",
+    "INNER_POSITIVE",
+    "IN_RANGE",
+    "same_shape",
+    "scalar",
+    "checked_scalar",
+    "global_step",
+    "flag",
+    "constant",
+    "step",
+    "positive",
+    "non_negative",
+    "non_positive",
+]
+
+
+def _same_template(avx2):
+    """The AVX2 build was rendered from the baseline's template (a stale render
+    is ignored)."""
+    digest = avx2.TEMPLATE_DIGEST
+    return digest == baseline_kernels.TEMPLATE_DIGEST and digest != "unknown"
+
+
+_KERNELS = [kernels_for_cpu(baseline_kernels, "training_avx2", _same_template)]
+
+
+def kernels():
+    """The kernel module in use: ``sparsegrad._kernels.training`` or its AVX2
+    build (the same bits; :func:`use_kernels` swaps it for a test)."""
+    return _KERNELS[0]
+
+
+class use_kernels:
+    """Context manager: run the training ops on kernel module `module`.
+
+    For tests that compare the AVX2 and the baseline builds, e.g.
+    ``with use_kernels(sparsegrad._kernels.training): ...``.
+    """
+
+    def __init__(self, module):
+        self._module = module
+        self._previous = None
+
+    def __enter__(self):
+        self._previous = _KERNELS[0]
+        _KERNELS[0] = self._module
+        return self._module
+
+    def __exit__(self, *exc):
+        _KERNELS[0] = self._previous
+
+
+# ---------------------------------------------------------------------------
+# Locks for use_locking=True: one per underlying buffer, held weakly.
+
+# id(root array) -> Lock; an entry goes when its array is collected (ndarrays
+# are not hashable, so a WeakKeyDictionary cannot hold them).
+_LOCKS = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _root(array):
+    """The ndarray that owns the memory `array` views."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
+def _lock_of(array):
+    root = _root(array)
+    key = id(root)
+    with _LOCKS_GUARD:
+        lock = _LOCKS.get(key)
+        if lock is None:
+            lock = _LOCKS[key] = threading.Lock()
+            weakref.finalize(root, _forget_lock, key)
+        return lock
+
+
+def _forget_lock(key):
+    with _LOCKS_GUARD:
+        _LOCKS.pop(key, None)
+
+
+class _Held:
+    """Hold the locks of several arrays, each once, in a fixed order."""
+
+    def __init__(self, arrays):
+        locks = {id(lock): lock for lock in map(_lock_of, arrays)}
+        self._locks = [locks[key] for key in sorted(locks)]
+
+    def __enter__(self):
+        for lock in self._locks:
+            lock.acquire()
+
+    def __exit__(self, *exc):
+        for lock in reversed(self._locks):
+            lock.release()
+
+
+class _NoLock:
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        pass
+
+
+_NO_LOCK = _NoLock()
+
+
+# ---------------------------------------------------------------------------
+# Small helpers.
+
+
+def shape_str(shape):
+    """A shape as TensorFlow prints it: ``[3,2]``."""
+    return "[" + ",".join(str(int(d)) for d in shape) + "]"
+
+
+def positive(x):
+    return x > 0
+
+
+def non_negative(x):
+    return x >= 0
+
+
+def non_positive(x):
+    return x <= 0
+
+
+def _inner_dim(var):
+    return math.prod(var.shape[1:]) if var.ndim >= 1 else 1
+
+
+def _state_array(value, name, variables):
+    """The buffer a state argument names, checked; a Variable is remembered in
+    `variables` so that its version is bumped after the update."""
+    if isinstance(value, Variable):
+        variables.append(value)
+        array = value._value
+    elif isinstance(value, np.ndarray):
+        array = value
+    else:
+        raise InvalidArgumentError(
+            f"{name} must be a numpy array or a Variable to update in place, "
+            f"got {type(value).__name__}"
+        )
+    if array.dtype not in FLOAT_DTYPES:
+        raise InvalidArgumentError(
+            f"{name} has dtype {array.dtype}; training ops update float32 or "
+            "float64 arrays"
+        )
+    if not array.flags.writeable:
+        raise InvalidArgumentError(
+            f"{name} is read-only; training ops update it in place, so pass a "
+            "writeable array"
+        )
+    if not array.flags.c_contiguous:
+        raise InvalidArgumentError(
+            f"{name} is not C-contiguous; training ops update it in place and "
+            "never copy it, so pass np.ascontiguousarray(...) of it and keep "
+            "that array"
+        )
+    return array
+
+
+def _check_disjoint(array, name, named):
+    """Raise if `array` may share memory with one of the (name, array) pairs.
+
+    The kernels write var and the slots while they read the others (grad,
+    indices) on several threads: overlapping buffers would make the result
+    depend on the thread count, and indices that change while the kernel runs
+    could send it outside var.  var and the slots are C-contiguous, so
+    overlapping bounds are overlapping elements.
+    """
+    for other_name, other in named:
+        if np.may_share_memory(array, other):
+            raise InvalidArgumentError(
+                f"{name} shares memory with {other_name}; training ops update "
+                "var and the slots in place, so every argument must be a "
+                f"separate array (pass a copy of {name})"
+            )
+
+
+def _scalar_array(value, name):
+    array = np.asarray(value)
+    if array.dtype.kind not in "biuf":
+        got = repr(value) if array.dtype.kind == "O" else f"dtype {array.dtype}"
+        raise InvalidArgumentError(f"{name} must be a real number, got {got}")
+    return array
+
+
+# ---------------------------------------------------------------------------
+# The state of one call while its steps run.
+
+
+class _Call:
+    """The arguments of one call: state arrays resolved, the others as given.
+
+    Steps read ``args`` (the raw arguments by name) and fill ``hyper`` (the
+    kernel's hyper-parameters by name), ``grad`` and ``indices`` (checked, not
+    yet converted).
+    """
+
+    __slots__ = ("args", "var", "dtype", "slots", "named", "variables", "hyper",
+                 "grad", "indices")
+
+    def __init__(self, args, var, slot_names):
+        self.args = args
+        self.variables = []
+        self.var = _state_array(var, "var", self.variables)
+        self.dtype = self.var.dtype
+        self.slots = {}
+        self.named = [("var", self.var)]
+        for name in slot_names:
+            array = _state_array(args[name], name, self.variables)
+            if array.dtype != self.dtype:
+                raise InvalidArgumentError(
+                    f"{name} dtype {array.dtype} does not match var dtype "
+                    f"{self.dtype}; every slot must have var's dtype"
+                )
+            _check_disjoint(array, name, self.named)
+            self.slots[name] = array
+            self.named.append((name, array))
+        self.hyper = {}
+        self.grad = None
+        self.indices = None
+
+    def rounded(self, value, name, label=None, sep=": "):
+        """`value` rounded to the dtype of var, as a Python float."""
+        if type(value) is float:                # the common case, made cheap
+            return float(self.dtype.type(value))
+        array = _scalar_array(value, name)
+        if array.ndim != 0:
+            raise InvalidArgumentError(
+                f"{label or name} is not a scalar{sep}{shape_str(array.shape)}"
+            )
+        return float(array.astype(self.dtype))
+
+
+# ---------------------------------------------------------------------------
+# Steps.  Each is a function of the call; the factories below make the ones
+# that take parameters.  A spec lists them in TensorFlow's order.
+
+
+def same_shape(name, shown=None):
+    """var and slot `name` must have identical shapes."""
+
+    def check(call):
+        other = call.slots[name]
+        if other.shape != call.var.shape:
+            raise InvalidArgumentError(
+                f"var and {shown or name} do not have the same shape"
+                f"{shape_str(call.var.shape)} {shape_str(other.shape)}"
+            )
+
+    return check
+
+
+def grad_shape(name="grad"):
+    """A dense op's gradient (argument `name`) must have var's shape."""
+
+    def check(call):
+        if call.grad.shape != call.var.shape:
+            raise InvalidArgumentError(
+                f"var and {name} do not have the same shape"
+                f"{shape_str(call.var.shape)} {shape_str(call.grad.shape)}"
+            )
+
+    return check
+
+
+GRAD_SHAPE = grad_shape()
+
+
+def VAR_RANK(call):
+    if call.var.ndim < 1:
+        raise InvalidArgumentError(
+            "var must be at least 1 dimensional: var has shape "
+            f"{shape_str(call.var.shape)}"
+        )
+
+
+def INNER_POSITIVE(call):
+    if _inner_dim(call.var) == 0:
+        raise InvalidArgumentError(
+            "Inner dimension should be greater than zero.: var has shape "
+            f"{shape_str(call.var.shape)}"
+        )
+
+
+def _grad_step(name):
+    def check(call):
+        value = call.args[name]
+        typed = isinstance(value, np.ndarray) or hasattr(value, "dtype")
+        array = np.asarray(value)
+        if array.dtype.kind not in "biuf":
+            raise InvalidArgumentError(
+                f"{name} must be real, got dtype {array.dtype}"
+            )
+        if array.dtype != call.dtype:
+            if typed and array.dtype.kind == "f":
+                raise InvalidArgumentError(
+                    f"{name} dtype {array.dtype} does not match var dtype "
+                    f"{call.dtype}"
+                )
+        elif array.flags.c_contiguous:
+            # Used as it is by the kernel: it must not overlap the state.
+            _check_disjoint(array, name, call.named)
+        call.grad = array
+
+    return check
+
+
+def grad(name="grad"):
+    """The gradient argument `name`: real, var's dtype if it has a float one;
+    converted only after every check."""
+    return _grad_step(name)
+
+
+GRAD = grad()
+
+
+def INDICES(call):
+    array = np.asarray(call.args["indices"])
+    if array.ndim != 1:
+        raise InvalidArgumentError(
+            "indices must be one-dimensional: indices has shape "
+            f"{shape_str(array.shape)}"
+        )
+    if array.dtype not in INDEX_DTYPES:
+        array = sparse_rows.index_array(array, "indices")
+    elif array.flags.c_contiguous:
+        # Read as they are while the kernel writes: no overlap with the state.
+        _check_disjoint(array, "indices", call.named)
+    call.indices = array
+
+
+def SPARSE_GRAD(call):
+    """TensorFlow's sparse-kernel shape checks, rank check included."""
+    var, grad, indices = call.var, call.grad, call.indices
+    if grad.ndim != var.ndim:
+        raise InvalidArgumentError(
+            "grad must have the same number of dimensions as var: grad has "
+            f"shape {shape_str(grad.shape)} and var {shape_str(var.shape)}"
+        )
+    for d in range(1, var.ndim):
+        if grad.shape[d] != var.shape[d]:
+            raise InvalidArgumentError(
+                f"var and grad must match in dimension {d}: var has shape "
+                f"{shape_str(var.shape)} and grad {shape_str(grad.shape)}"
+            )
+    if grad.shape[0] != indices.shape[0]:
+        raise InvalidArgumentError(
+            "grad must be the same size as indices in the first dimension.: "
+            f"grad has {grad.shape[0]} rows and indices {indices.shape[0]} "
+            "entries"
+        )
+
+
+def _in_range_step(keras):
+    def check(call):
+        indices, n_rows = call.indices, call.var.shape[0]
+        bad = sparse_rows.first_out_of_range(indices, n_rows)
+        if bad is None:
+            return
+        if keras:
+            raise InvalidArgumentError(
+                f"indices[{bad}] = {indices[bad]} is not in [0, {n_rows})"
+            )
+        raise InvalidArgumentError(
+            f"Index {indices[bad]} at offset {bad} in indices is out of range: "
+            f"var has {n_rows} rows"
+        )
+
+    return check
+
+
+IN_RANGE = _in_range_step(False)
+IN_RANGE.keras = _in_range_step(True)
+
+
+def scalar(name, label=None, sep=": "):
+    """Hyper-parameter `name`: a real scalar, rounded to var's dtype."""
+
+    def check(call):
+        call.hyper[name] = call.rounded(call.args[name], name, label, sep)
+
+    check.hyper = name
+    return check
+
+
+def checked_scalar(name, label, test, what):
+    """A scalar hyper-parameter that must pass `test` (after rounding to var's
+    dtype); TensorFlow's message prints the shape, not the value."""
+
+    def check(call):
+        array = _scalar_array(call.args[name], name)
+        result = float(array.astype(call.dtype)) if array.ndim == 0 else None
+        if result is None or not test(result):
+            shown = f" (got {result!r})" if result is not None else ""
+            raise InvalidArgumentError(
+                f"{label} is not {what}: {shape_str(array.shape)}{shown}"
+            )
+        call.hyper[name] = result
+
+    check.hyper = name
+    return check
+
+
+def global_step(name="global_step"):
+    """An integer scalar, passed to the kernel as a float."""
+
+    def check(call):
+        array = np.asarray(call.args[name])
+        if array.ndim != 0:
+            raise InvalidArgumentError(
+                f"global_step is not a scalar: {shape_str(array.shape)}"
+            )
+        if array.dtype.kind not in "iu":
+            raise InvalidArgumentError(
+                f"global_step must be an integer (int64), got dtype {array.dtype}"
+            )
+        call.hyper[name] = float(int(array))
+
+    check.hyper = name
+    return check
+
+
+def flag(name):
+    """A boolean argument, passed to the kernel as 0 or 1."""
+
+    def check(call):
+        call.hyper[name] = float(bool(call.args[name]))
+
+    check.hyper = name
+    return check
+
+
+def constant(name, value):
+    """A hyper-parameter fixed by the op (e.g. FTRL's ``v2`` switch)."""
+
+    def check(call):
+        call.hyper[name] = float(value)
+
+    check.hyper = name
+    return check
+
+
+def step(function, hyper=False):
+    """A step of the op's own (a function of the call); `hyper` marks one
+    that only reads and writes hyper-parameters, which the optimizers run."""
+    function.hyper = hyper or None
+    return function
+
+
+# ---------------------------------------------------------------------------
+# Specs and prepared calls.
+
+
+class Spec:
+    """One raw training op: its slots, its checks in TensorFlow's order, the
+    names of its kernel's hyper-parameters, and its kernel.
+
+    Parameters
+    ----------
+    kernel : str
+        The kernel's name without prefix: ``"adagrad_v2"`` runs
+        ``dense_adagrad_v2`` or ``sparse_adagrad_v2``.
+    slots : tuple of str
+        The state arguments after var, in TensorFlow's order.
+    steps : tuple of callables
+        The checks, in TensorFlow's order (see the step factories).
+    hyper : tuple of str
+        The kernel's hyper-parameters in the order it reads them
+        (``sparsegrad._kernels.training.HYPERPARAMETERS`` where the kernels
+        declare them).
+    sparse : bool
+        A ``sparse_apply_*`` op (indices, rows) or a dense one.
+    rowwise : bool
+        One accumulator per row of var (the row-wise Adagrad ops).
+    """
+
+    __slots__ = ("kernel", "slots", "steps", "hyper", "sparse", "rowwise",
+                 "hyper_steps", "_driver")
+
+    def __init__(self, kernel, slots, steps, hyper, *, sparse, rowwise=False):
+        self.kernel = kernel
+        self.slots = tuple(slots)
+        self.steps = tuple(steps)
+        self.hyper = tuple(hyper)
+        self.sparse = sparse
+        self.rowwise = rowwise
+        self.hyper_steps = tuple(s for s in self.steps
+                                 if getattr(s, "hyper", None))
+        self._driver = ("sparse_" if sparse else "dense_") + kernel
+        produced = {s.hyper for s in self.hyper_steps if isinstance(s.hyper, str)}
+        produced |= {h for s in self.hyper_steps if isinstance(s.hyper, tuple)
+                     for h in s.hyper}
+        missing = set(self.hyper) - produced
+        if missing:
+            raise AssertionError(f"{self._driver}: no step sets {sorted(missing)}")
+
+    def call(self, args):
+        """Check the arguments of a public call (its ``locals()``), then run."""
+        self.prepare(args).run(args.get("use_locking", False),
+                               args.get("coalesce_duplicates", False))
+
+    def prepare(self, args):
+        """Run every check on `args`; return the :class:`Prepared` call."""
+        call = _Call(args, args["var"], self.slots)
+        for check in self.steps:
+            check(call)
+        grad = call.grad
+        if grad.dtype != call.dtype or not grad.flags.c_contiguous:
+            # np.asarray, not np.ascontiguousarray: that makes a 0-d array 1-D.
+            grad = np.asarray(grad, dtype=call.dtype, order="C")
+        indices = call.indices
+        if indices is not None and (indices.dtype != np.int64
+                                    or not indices.flags.c_contiguous):
+            indices = np.ascontiguousarray(indices, dtype=np.int64)
+        return Prepared(self, call.var, list(call.slots.values()),
+                        call.variables, grad, indices, call.hyper)
+
+    def prepare_trusted(self, var, slots, grad, indices, args):
+        """A call from an optimizer: `var` and `slots` are Variables it owns,
+        `grad` is C-contiguous in var's dtype and may not share memory with
+        them, `indices` (sparse ops) is 1-D int32 or int64 and in range.  Only
+        the hyper-parameter steps run, on `args` (their values by name)."""
+        call = _Call.__new__(_Call)
+        call.args = args
+        call.var = var._value
+        call.dtype = call.var.dtype
+        call.hyper = {}
+        for check in self.hyper_steps:
+            check(call)
+        if indices is not None and indices.dtype != np.int64:
+            indices = indices.astype(np.int64)
+        return Prepared(self, call.var, [s._value for s in slots],
+                        [var, *slots], grad, indices, call.hyper)
+
+
+class Prepared:
+    """A checked call of a raw op, ready to run: nothing is left to fail."""
+
+    __slots__ = ("spec", "var", "slots", "variables", "grad", "indices", "hp")
+
+    def __init__(self, spec, var, slots, variables, grad, indices, hyper):
+        self.spec = spec
+        self.var = var
+        self.slots = slots
+        self.variables = variables
+        self.grad = grad
+        self.indices = indices
+        self.hp = np.array([hyper[name] for name in spec.hyper], dtype=np.float64)
+
+    def _lock(self, use_locking):
+        return _Held([self.var, *self.slots]) if use_locking else _NO_LOCK
+
+    def run(self, use_locking=False, coalesce=True):
+        """Run the kernel, then bump the versions of the Variables."""
+        spec, k = self.spec, _KERNELS[0]
+        var = self.var
+        driver = getattr(k, spec._driver)
+        if spec.rowwise:
+            n_rows = var.shape[0]
+            rows = [var.reshape(n_rows, -1), self.slots[0].reshape(n_rows, 1)]
+            if not spec.sparse:
+                if var.size:
+                    with self._lock(use_locking):
+                        driver(rows[0], rows[1],
+                               self.grad.reshape(n_rows, -1), self.hp,
+                               get_num_threads())
+            elif self.indices.size:
+                rows += [rows[1], rows[1]]
+                self._sparse(k, driver, rows, coalesce, use_locking)
+        elif not spec.sparse:
+            if var.size:
+                flat = [var.reshape(-1)] + [s.reshape(-1) for s in self.slots]
+                flat += [flat[0]] * (4 - len(flat))
+                with self._lock(use_locking):
+                    driver(*flat, self.grad.reshape(-1), self.hp,
+                           get_num_threads())
+        elif self.indices.size and _inner_dim(var):
+            n_rows = var.shape[0]
+            rows = [var.reshape(n_rows, -1)]
+            rows += [s.reshape(n_rows, -1) for s in self.slots]
+            rows += [rows[0]] * (4 - len(rows))
+            self._sparse(k, driver, rows, coalesce, use_locking)
+        for variable in self.variables:
+            variable._bump()
+
+    def _sparse(self, k, driver, rows, coalesce, use_locking):
+        """Run ``sparse_<op>`` (each thread scans the indices for its own
+        rows), or ``sparse_<op>_by_row``, which groups the occurrences by row
+        first: to coalesce, and for narrow rows on several threads, where the
+        scans would cost as much as the updates."""
+        indices = self.indices
+        n = indices.shape[0]
+        grad = self.grad.reshape(n, -1)
+        width = grad.shape[1]
+        n_threads = get_num_threads()
+        if n >= _BY_ROW_MAX_N:
+            # Beyond the by-row kernels' int32 links: sum the duplicates first
+            # (in order, from zero: the same bits), then one update per row.
+            if coalesce:
+                indices, grad = sparse_rows.deduplicate(
+                    indices, grad, rows[0].shape[0] - 1)
+            with self._lock(use_locking):
+                driver(*rows, grad, indices, self.hp, n_threads)
+        elif coalesce or (n_threads > 1 and width < _NARROW_ROW):
+            by_row = getattr(k, self.spec._driver + "_by_row")
+            scratch = _scratch(k.by_row_scratch_size(n, width, n_threads))
+            with self._lock(use_locking):
+                by_row(*rows, grad, indices, self.hp, bool(coalesce), n_threads,
+                       scratch)
+        else:
+            with self._lock(use_locking):
+                driver(*rows, grad, indices, self.hp, n_threads)
+
+
+# The by-row kernels link occurrences with int32 offsets.
+_BY_ROW_MAX_N = baseline_kernels.BY_ROW_MAX_N
+# Rows narrower than this take the by-row sparse kernel on several threads.
+_NARROW_ROW = 16
+_scratch_cache = threading.local()
+
+
+def _scratch(words):
+    """An int32 work area of at least `words` entries for the by-row kernels,
+    kept per Python thread (the kernels release the GIL) and grown on demand:
+    fresh large buffers would cost page faults on every call."""
+    buffer = getattr(_scratch_cache, "buffer", None)
+    if buffer is None or buffer.shape[0] < words:
+        buffer = np.empty(max(words, 1024), dtype=np.int32)
+        _scratch_cache.buffer = buffer
+    return buffer

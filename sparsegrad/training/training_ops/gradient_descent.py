@@ -1,0 +1,260 @@
+"""Gradient descent and proximal gradient descent (FOBOS).
+
+The public functions check their arguments through the specs below (see
+:mod:`.core`); the arithmetic is in ``sparsegrad._kernels.training``.
+"""
+
+from .core import (
+    GRAD,
+    IN_RANGE,
+    INDICES,
+    INNER_POSITIVE,
+    SPARSE_GRAD,
+    VAR_RANK,
+    Spec,
+    grad,
+    grad_shape,
+    scalar,
+)
+
+__all__ = [
+    "apply_gradient_descent",
+    "sparse_apply_gradient_descent",
+    "apply_proximal_gradient_descent",
+    "sparse_apply_proximal_gradient_descent",
+]
+
+
+APPLY_GRADIENT_DESCENT = Spec(
+    "gradient_descent", (),
+    (scalar("alpha"), grad("delta"), grad_shape("delta")),
+    ("alpha",), sparse=False)
+
+SPARSE_APPLY_GRADIENT_DESCENT = Spec(
+    "gradient_descent", (),
+    (VAR_RANK, scalar("alpha"), INDICES, GRAD, SPARSE_GRAD, IN_RANGE),
+    ("alpha",), sparse=True)
+
+APPLY_PROXIMAL_GRADIENT_DESCENT = Spec(
+    "proximal_gradient_descent", (),
+    (scalar("alpha"), scalar("l1", "l1 regularization strength"),
+     scalar("l2", "l2 regularization strength"), grad("delta"), grad_shape("delta")),
+    ("alpha", "l1", "l2"), sparse=False)
+
+SPARSE_APPLY_PROXIMAL_GRADIENT_DESCENT = Spec(
+    "proximal_gradient_descent", (),
+    (VAR_RANK, scalar("alpha", "lr"), scalar("l1", "l1 regularization strength"),
+     scalar("l2", "l2 regularization strength"), INDICES, GRAD, SPARSE_GRAD,
+     INNER_POSITIVE, IN_RANGE),
+    ("alpha", "l1", "l2"), sparse=True)
+
+
+def apply_gradient_descent(var, alpha, delta, use_locking=False):
+    """Plain gradient descent: ``var -= delta * alpha``.
+
+    TensorFlow's ``ResourceApplyGradientDescent``.
+
+    Parameters
+    ----------
+    var : ndarray or Variable, float32 or float64
+        Updated in place.
+    alpha : float
+        Learning rate. A scalar, rounded to var's dtype.
+    delta : array_like of var's shape
+        The gradient; an array must have var's dtype.
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var = np.array([1.0, 2.0])
+    >>> training_ops.apply_gradient_descent(var, 0.5, [2.0, -2.0])
+    >>> var
+    array([0., 3.])
+    """
+    APPLY_GRADIENT_DESCENT.call(locals())
+
+
+def sparse_apply_gradient_descent(
+    var, alpha, grad, indices, use_locking=False, *, coalesce_duplicates=False
+):
+    """Gradient descent on rows: ``var[indices[k]] -= grad[k] * alpha``.
+
+    Not a TensorFlow kernel (TensorFlow scatter-adds ``-alpha * grad``); the
+    result is the same: duplicates accumulate one after another.
+
+    Parameters
+    ----------
+    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
+        Updated in place.
+    alpha : float
+        Learning rate. A scalar, rounded to var's dtype.
+    grad : array_like of shape (len(indices),) + var.shape[1:]
+        Gradient rows, one per index; an array must have var's dtype.
+    indices : array_like of shape (n,), int32 or int64
+        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+    coalesce_duplicates : bool, default=False
+        Sum the rows of each repeated index first (in their original order) and
+        update once per distinct index, as Keras' optimizers do; otherwise every
+        occurrence gets the full update, in order, as in TensorFlow.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
+        an index out of range),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var = np.zeros((3, 2))
+    >>> training_ops.sparse_apply_gradient_descent(
+    ...     var, 0.5, [[1.0, 2.0], [3.0, 4.0]], [2, 2])
+    >>> var
+    array([[ 0.,  0.],
+           [ 0.,  0.],
+           [-2., -3.]])
+    """
+    SPARSE_APPLY_GRADIENT_DESCENT.call(locals())
+
+
+def apply_proximal_gradient_descent(var, alpha, l1, l2, delta, use_locking=False):
+    r"""Proximal gradient descent (FOBOS) with L1 and L2 regularisation.
+
+    TensorFlow's ``ResourceApplyProximalGradientDescent``:
+
+    .. math::
+
+        p = var - \delta\,\alpha, \qquad
+        var \leftarrow \frac{\operatorname{sign}(p)\max(|p| - \alpha l_1, 0)}
+        {1 + l_2\alpha}
+
+    (with ``l1 <= 0``, ``var = p / (1 + l2 * alpha)``).
+
+    Parameters
+    ----------
+    var : ndarray or Variable, float32 or float64
+        Updated in place.
+    alpha : float
+        Learning rate. A scalar, rounded to var's dtype.
+    l1 : float
+        L1 regularisation strength. A scalar, rounded to var's dtype.
+    l2 : float
+        L2 regularisation strength. A scalar, rounded to var's dtype.
+    delta : array_like of var's shape
+        The gradient; an array must have var's dtype.
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var = np.array([1.0, -1.0])
+    >>> training_ops.apply_proximal_gradient_descent(var, 0.5, 0.2, 0.0, [1.0, 0.0])
+    >>> var
+    array([ 0.4, -0.9])
+    """
+    APPLY_PROXIMAL_GRADIENT_DESCENT.call(locals())
+
+
+def sparse_apply_proximal_gradient_descent(
+    var,
+    alpha,
+    l1,
+    l2,
+    grad,
+    indices,
+    use_locking=False,
+    *,
+    coalesce_duplicates=False,
+):
+    """Sparse :func:`apply_proximal_gradient_descent` on the rows ``indices``.
+
+    TensorFlow's ``ResourceSparseApplyProximalGradientDescent``; when a row
+    has one element (``R == 1``) the final division is done in float64, as
+    TensorFlow's scalar path does.
+
+    Parameters
+    ----------
+    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
+        Updated in place.
+    alpha : float
+        Learning rate. A scalar, rounded to var's dtype.
+    l1 : float
+        L1 regularisation strength. A scalar, rounded to var's dtype.
+    l2 : float
+        L2 regularisation strength. A scalar, rounded to var's dtype.
+    grad : array_like of shape (len(indices),) + var.shape[1:]
+        Gradient rows, one per index; an array must have var's dtype.
+    indices : array_like of shape (n,), int32 or int64
+        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+    coalesce_duplicates : bool, default=False
+        Sum the rows of each repeated index first (in their original order) and
+        update once per distinct index, as Keras' optimizers do; otherwise every
+        occurrence gets the full update, in order, as in TensorFlow.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
+        an index out of range),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var = np.ones((3, 2))
+    >>> training_ops.sparse_apply_proximal_gradient_descent(
+    ...     var, 0.5, 0.0, 1.0, [[1.0, 1.0]], [1])
+    >>> var
+    array([[1.        , 1.        ],
+           [0.33333333, 0.33333333],
+           [1.        , 1.        ]])
+    """
+    SPARSE_APPLY_PROXIMAL_GRADIENT_DESCENT.call(locals())

@@ -1,0 +1,291 @@
+"""Momentum (TensorFlow's) and Keras' momentum.
+
+The public functions check their arguments through the specs below (see
+:mod:`.core`); the arithmetic is in ``sparsegrad._kernels.training``.
+"""
+
+from .core import (
+    GRAD,
+    GRAD_SHAPE,
+    IN_RANGE,
+    INDICES,
+    SPARSE_GRAD,
+    VAR_RANK,
+    Spec,
+    flag,
+    same_shape,
+    scalar,
+)
+
+__all__ = [
+    "apply_momentum",
+    "sparse_apply_momentum",
+    "apply_keras_momentum",
+    "sparse_apply_keras_momentum",
+]
+
+
+APPLY_MOMENTUM = Spec(
+    "momentum", ("accum",),
+    (scalar("lr"), same_shape("accum"), GRAD, GRAD_SHAPE, scalar("momentum"),
+     flag("use_nesterov")),
+    ("lr", "momentum", "use_nesterov"), sparse=False)
+
+SPARSE_APPLY_MOMENTUM = Spec(
+    "momentum", ("accum",),
+    (same_shape("accum"), VAR_RANK, scalar("lr", sep=" : "), INDICES, GRAD,
+     SPARSE_GRAD, scalar("momentum"), IN_RANGE,
+     flag("use_nesterov")),
+    ("lr", "momentum", "use_nesterov"), sparse=True)
+
+APPLY_KERAS_MOMENTUM = Spec(
+    "keras_momentum", ("accum",),
+    (scalar("lr"), same_shape("accum"), GRAD, GRAD_SHAPE, scalar("momentum"),
+     flag("use_nesterov")),
+    ("lr", "momentum", "use_nesterov"), sparse=False)
+
+SPARSE_APPLY_KERAS_MOMENTUM = Spec(
+    "keras_momentum", ("accum",),
+    (same_shape("accum"), VAR_RANK, scalar("lr", sep=" : "), INDICES, GRAD,
+     SPARSE_GRAD, scalar("momentum"), IN_RANGE.keras,
+     flag("use_nesterov")),
+    ("lr", "momentum", "use_nesterov"), sparse=True)
+
+
+def apply_momentum(
+    var, accum, lr, grad, momentum, use_locking=False, use_nesterov=False
+):
+    r"""Momentum, TensorFlow's ``ResourceApplyMomentum``.
+
+    .. math::
+
+        accum \leftarrow accum\cdot momentum + g, \qquad
+        var \leftarrow var - lr\cdot accum
+
+    With ``use_nesterov=True``:
+    ``var -= g * lr + accum * momentum * lr``.
+
+    Parameters
+    ----------
+    var : ndarray or Variable, float32 or float64
+        Updated in place.
+    accum : ndarray or Variable
+        Accumulator slot of var's shape and dtype. Updated in place.
+    lr : float
+        Learning rate. A scalar, rounded to var's dtype.
+    grad : array_like of var's shape
+        The gradient; an array must have var's dtype.
+    momentum : float
+        Momentum. A scalar, rounded to var's dtype.
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+    use_nesterov : bool, default=False
+        Use Nesterov momentum.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var, accum = np.ones(2), np.ones(2)
+    >>> training_ops.apply_momentum(var, accum, 0.1, [1.0, 0.0], 0.5)
+    >>> var
+    array([0.85, 0.95])
+    """
+    APPLY_MOMENTUM.call(locals())
+
+
+def sparse_apply_momentum(
+    var,
+    accum,
+    lr,
+    grad,
+    indices,
+    momentum,
+    use_locking=False,
+    use_nesterov=False,
+    *,
+    coalesce_duplicates=False,
+):
+    """Sparse :func:`apply_momentum` on the rows ``indices`` (lazy).
+
+    TensorFlow's ``ResourceSparseApplyMomentum``; `momentum` comes after
+    `indices`.  Rows not indexed keep their `accum` and do not move.
+
+    Parameters
+    ----------
+    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
+        Updated in place.
+    accum : ndarray or Variable
+        Accumulator slot of var's shape and dtype. Updated in place.
+    lr : float
+        Learning rate. A scalar, rounded to var's dtype.
+    grad : array_like of shape (len(indices),) + var.shape[1:]
+        Gradient rows, one per index; an array must have var's dtype.
+    indices : array_like of shape (n,), int32 or int64
+        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
+    momentum : float
+        Momentum. A scalar, rounded to var's dtype.
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+    use_nesterov : bool, default=False
+        Use Nesterov momentum.
+    coalesce_duplicates : bool, default=False
+        Sum the rows of each repeated index first (in their original order) and
+        update once per distinct index, as Keras' optimizers do; otherwise every
+        occurrence gets the full update, in order, as in TensorFlow.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
+        an index out of range),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var, accum = np.ones((2, 1)), np.ones((2, 1))
+    >>> training_ops.sparse_apply_momentum(var, accum, 0.1, [[1.0]], [0], 0.5)
+    >>> var.ravel()
+    array([0.85, 1.  ])
+    """
+    SPARSE_APPLY_MOMENTUM.call(locals())
+
+
+def apply_keras_momentum(
+    var, accum, lr, grad, momentum, use_locking=False, use_nesterov=False
+):
+    r"""Keras-style momentum, TensorFlow's ``ResourceApplyKerasMomentum``.
+
+    `accum` holds the velocity, with the learning rate folded in:
+
+    .. math::
+
+        accum \leftarrow accum\cdot momentum - lr\cdot g, \qquad
+        var \leftarrow var + accum
+
+    With ``use_nesterov=True``: ``var += accum * momentum - g * lr``.
+
+    Parameters
+    ----------
+    var : ndarray or Variable, float32 or float64
+        Updated in place.
+    accum : ndarray or Variable
+        Accumulator slot of var's shape and dtype. Updated in place.
+    lr : float
+        Learning rate. A scalar, rounded to var's dtype.
+    grad : array_like of var's shape
+        The gradient; an array must have var's dtype.
+    momentum : float
+        Momentum. A scalar, rounded to var's dtype.
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+    use_nesterov : bool, default=False
+        Use Nesterov momentum.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var, accum = np.ones(2), np.zeros(2)
+    >>> training_ops.apply_keras_momentum(var, accum, 0.5, [1.0, -1.0], 0.9)
+    >>> var
+    array([0.5, 1.5])
+    """
+    APPLY_KERAS_MOMENTUM.call(locals())
+
+
+def sparse_apply_keras_momentum(
+    var,
+    accum,
+    lr,
+    grad,
+    indices,
+    momentum,
+    use_locking=False,
+    use_nesterov=False,
+    *,
+    coalesce_duplicates=False,
+):
+    """Sparse :func:`apply_keras_momentum` on the rows ``indices`` (lazy).
+
+    TensorFlow's ``ResourceSparseApplyKerasMomentum``; its out-of-range message
+    reads ``indices[i] = idx is not in [0, n_rows)``.
+
+    Parameters
+    ----------
+    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
+        Updated in place.
+    accum : ndarray or Variable
+        Accumulator slot of var's shape and dtype. Updated in place.
+    lr : float
+        Learning rate. A scalar, rounded to var's dtype.
+    grad : array_like of shape (len(indices),) + var.shape[1:]
+        Gradient rows, one per index; an array must have var's dtype.
+    indices : array_like of shape (n,), int32 or int64
+        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
+    momentum : float
+        Momentum. A scalar, rounded to var's dtype.
+    use_locking : bool, default=False
+        Hold a lock on var and the slots for the update, so that concurrent calls on
+        the same arrays from several Python threads run one after another.
+    use_nesterov : bool, default=False
+        Use Nesterov momentum.
+    coalesce_duplicates : bool, default=False
+        Sum the rows of each repeated index first (in their original order) and
+        update once per distinct index, as Keras' optimizers do; otherwise every
+        occurrence gets the full update, in order, as in TensorFlow.
+
+    Returns
+    -------
+    None
+        var and the slots are updated in place (a Variable's version is bumped).
+
+    Raises
+    ------
+    InvalidArgumentError
+        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
+        an index out of range),
+        checked in TensorFlow's order and with its message, before anything
+        is written: var and the slots are then bit-for-bit unchanged.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var, accum = np.ones((2, 1)), np.zeros((2, 1))
+    >>> training_ops.sparse_apply_keras_momentum(var, accum, 0.5, [[1.0]], [1], 0.9)
+    >>> var.ravel()
+    array([1. , 0.5])
+    """
+    SPARSE_APPLY_KERAS_MOMENTUM.call(locals())
