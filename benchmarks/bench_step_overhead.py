@@ -27,6 +27,7 @@ import numpy as np
 
 import sparsegrad as sg
 from sparsegrad import training_ops
+from sparsegrad.training.training_ops import core
 
 N_ROWS, WIDTH, N_IDS = 100_000, 16, 64
 
@@ -59,7 +60,7 @@ def time_raw_op():
 
 def _kernel_call():
     """The compiled driver alone, arguments prepared once."""
-    kernels = training_ops.kernel_module()
+    kernels = core.kernels()
     hp = np.array([0.01, 1e-7, 1.0])
     scratch = np.empty(kernels.by_row_scratch_size(N_IDS, WIDTH, 1), np.int32)
     driver = kernels.sparse_adagrad_v2_by_row

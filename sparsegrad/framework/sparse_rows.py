@@ -170,8 +170,9 @@ def unaliased(array, *written):
     changing under a kernel could send it outside its target.  NumPy's
     ``np.add.at`` copies an overlapping operand the same way.
     """
-    if any(np.may_share_memory(array, buffer) for buffer in written):
-        return array.copy()
+    for buffer in written:
+        if np.may_share_memory(array, buffer):
+            return array.copy()
     return array
 
 

@@ -3,7 +3,7 @@
 from typing import NamedTuple
 
 from ...framework.variable import Variable
-from .. import training_ops
+from ..training_ops import adadelta as adadelta_ops
 from .base import Optimizer, check_number
 
 __all__ = ["Adadelta", "AdadeltaState"]
@@ -66,15 +66,10 @@ class Adadelta(Optimizer):
         return AdadeltaState(accum_grad=self._slot_variable(var, "accum_grad"),
                              accum_var=self._slot_variable(var, "accum_var"))
 
-    def _hypers(self, lr, dtype):
-        return (self._hyper(lr, dtype), self._hyper(self.rho, dtype),
-                self._hyper(self.epsilon, dtype))
+    def _prepare_dense(self, grad, var, state, lr):
+        return [self._op(adadelta_ops.APPLY_ADADELTA, var, state, grad, lr=lr,
+                         rho=self.rho, epsilon=self.epsilon)]
 
-    def _apply_dense(self, grad, var, state, lr):
-        training_ops.apply_adadelta(
-            var, state.accum_grad, state.accum_var, *self._hypers(lr, var.dtype), grad)
-
-    def _apply_sparse(self, values, indices, var, state, lr):
-        training_ops.sparse_apply_adadelta(
-            var, state.accum_grad, state.accum_var, *self._hypers(lr, var.dtype),
-            values, indices, coalesce_duplicates=True)
+    def _prepare_sparse(self, values, indices, var, state, lr):
+        return [self._op(adadelta_ops.SPARSE_APPLY_ADADELTA, var, state, values,
+                         indices, lr=lr, rho=self.rho, epsilon=self.epsilon)]

@@ -4,7 +4,7 @@ from typing import NamedTuple
 
 from ...errors import InvalidArgumentError
 from ...framework.variable import Variable
-from .. import training_ops
+from ..training_ops import adagrad as adagrad_ops
 from .base import Optimizer, check_number
 
 __all__ = ["Adagrad", "AdagradState", "RowwiseAdagrad", "RowwiseAdagradState"]
@@ -68,20 +68,13 @@ class Adagrad(Optimizer):
         return AdagradState(accumulator=self._slot_variable(
             var, "accumulator", self.initial_accumulator_value))
 
-    def _apply_dense(self, grad, var, state, lr):
-        dtype = var.dtype
-        training_ops.apply_adagrad_v2(
-            var, state.accumulator, self._hyper(lr, dtype),
-            self._hyper(self.epsilon, dtype), grad,
-        )
+    def _prepare_dense(self, grad, var, state, lr):
+        return [self._op(adagrad_ops.APPLY_ADAGRAD_V2, var, state, grad, lr=lr,
+                         epsilon=self.epsilon, update_slots=True)]
 
-    def _apply_sparse(self, values, indices, var, state, lr):
-        dtype = var.dtype
-        training_ops.sparse_apply_adagrad_v2(
-            var, state.accumulator, self._hyper(lr, dtype),
-            self._hyper(self.epsilon, dtype), values, indices,
-            coalesce_duplicates=True,
-        )
+    def _prepare_sparse(self, values, indices, var, state, lr):
+        return [self._op(adagrad_ops.SPARSE_APPLY_ADAGRAD_V2, var, state, values,
+                         indices, lr=lr, epsilon=self.epsilon, update_slots=True)]
 
 
 class RowwiseAdagradState(NamedTuple):
@@ -146,17 +139,10 @@ class RowwiseAdagrad(Optimizer):
         return RowwiseAdagradState(accumulator=self._slot_variable(
             var, "accumulator", self.initial_accumulator_value, shape=var.shape[:1]))
 
-    def _apply_dense(self, grad, var, state, lr):
-        dtype = var.dtype
-        training_ops.apply_rowwise_adagrad(
-            var, state.accumulator, self._hyper(lr, dtype),
-            self._hyper(self.epsilon, dtype), grad,
-        )
+    def _prepare_dense(self, grad, var, state, lr):
+        return [self._op(adagrad_ops.APPLY_ROWWISE_ADAGRAD, var, state, grad, lr=lr,
+                         epsilon=self.epsilon)]
 
-    def _apply_sparse(self, values, indices, var, state, lr):
-        dtype = var.dtype
-        training_ops.sparse_apply_rowwise_adagrad(
-            var, state.accumulator, self._hyper(lr, dtype),
-            self._hyper(self.epsilon, dtype), values, indices,
-            coalesce_duplicates=True,
-        )
+    def _prepare_sparse(self, values, indices, var, state, lr):
+        return [self._op(adagrad_ops.SPARSE_APPLY_ROWWISE_ADAGRAD, var, state, values,
+                         indices, lr=lr, epsilon=self.epsilon)]

@@ -8,7 +8,7 @@ import numpy as np
 from ...errors import InvalidArgumentError
 from ...framework import sparse_rows
 from ...framework.variable import Variable
-from .. import training_ops
+from ..training_ops import adam as adam_ops
 from .base import Optimizer, check_number
 
 __all__ = ["Adam", "AdamState", "AdamW", "Adamax", "AdamaxState"]
@@ -116,31 +116,30 @@ class Adam(Optimizer):
 
     def _hypers(self, lr, dtype):
         step = self.iterations_count + 1
-        b1p = beta_power(self.beta_1, step, dtype)
-        b2p = beta_power(self.beta_2, step, dtype)
-        return (b1p, b2p, self._hyper(lr, dtype), self._hyper(self.beta_1, dtype),
-                self._hyper(self.beta_2, dtype), self._hyper(self.epsilon, dtype))
+        return {"beta1_power": beta_power(self.beta_1, step, dtype),
+                "beta2_power": beta_power(self.beta_2, step, dtype),
+                "lr": lr, "beta1": self.beta_1, "beta2": self.beta_2,
+                "epsilon": self.epsilon, "use_nesterov": False}
 
-    def _apply_dense(self, grad, var, state, lr):
-        self._adam_dense(grad, var, state, lr)
+    def _prepare_dense(self, grad, var, state, lr):
+        return self._adam_dense(grad, var, state, lr)
 
     def _adam_dense(self, grad, var, state, lr):
         hypers = self._hypers(lr, var.dtype)
         if self.amsgrad:
-            training_ops.apply_adam_with_amsgrad(
-                var, state.m, state.v, state.vhat, *hypers, grad)
-        else:
-            training_ops.apply_adam(var, state.m, state.v, *hypers, grad)
+            return [self._op(adam_ops.APPLY_ADAM_WITH_AMSGRAD, var, state, grad,
+                             **hypers)]
+        return [self._op(adam_ops.APPLY_ADAM, var, (state.m, state.v), grad,
+                         **hypers)]
 
-    def _apply_sparse(self, values, indices, var, state, lr):
+    def _prepare_sparse(self, values, indices, var, state, lr):
         if not self.lazy:
+            # TensorFlow's semantics: every row's moments decay (O(table)).
             dense = np.zeros(var.shape, var.dtype)
             sparse_rows.scatter_add(dense, indices, values)
-            self._adam_dense(dense, var, state, lr)
-            return
-        training_ops.sparse_apply_adam(
-            var, state.m, state.v, *self._hypers(lr, var.dtype), values, indices,
-            coalesce_duplicates=True)
+            return self._adam_dense(dense, var, state, lr)
+        return [self._op(adam_ops.SPARSE_APPLY_ADAM, var, (state.m, state.v), values,
+                         indices, **self._hypers(lr, var.dtype))]
 
 
 class AdamW(Adam):
@@ -179,13 +178,13 @@ class AdamW(Adam):
                          clipnorm, clipvalue, global_clipnorm)
         self.weight_decay = check_number(weight_decay, "weight_decay", low=0.0)
 
-    def _apply_dense(self, grad, var, state, lr):
-        self._decay_dense(var, lr)
-        super()._apply_dense(grad, var, state, lr)
+    def _prepare_dense(self, grad, var, state, lr):
+        adam = super()._prepare_dense(grad, var, state, lr)
+        return [lambda: self._decay_dense(var, lr), *adam]
 
-    def _apply_sparse(self, values, indices, var, state, lr):
-        self._decay_rows(var, indices, lr)
-        super()._apply_sparse(values, indices, var, state, lr)
+    def _prepare_sparse(self, values, indices, var, state, lr):
+        adam = super()._prepare_sparse(values, indices, var, state, lr)
+        return [lambda: self._decay_rows(var, indices, lr), *adam]
 
     def _decay_dense(self, var, lr):
         if self.weight_decay == 0:
@@ -266,15 +265,15 @@ class Adamax(Optimizer):
                            v=self._slot_variable(var, "v"))
 
     def _hypers(self, lr, dtype):
-        b1p = beta_power(self.beta_1, self.iterations_count + 1, dtype)
-        return (b1p, self._hyper(lr, dtype), self._hyper(self.beta_1, dtype),
-                self._hyper(self.beta_2, dtype), self._hyper(self.epsilon, dtype))
+        return {"beta1_power": beta_power(self.beta_1, self.iterations_count + 1,
+                                          dtype),
+                "lr": lr, "beta1": self.beta_1, "beta2": self.beta_2,
+                "epsilon": self.epsilon}
 
-    def _apply_dense(self, grad, var, state, lr):
-        training_ops.apply_ada_max(var, state.m, state.v, *self._hypers(lr, var.dtype),
-                                   grad)
+    def _prepare_dense(self, grad, var, state, lr):
+        return [self._op(adam_ops.APPLY_ADA_MAX, var, state, grad,
+                         **self._hypers(lr, var.dtype))]
 
-    def _apply_sparse(self, values, indices, var, state, lr):
-        training_ops.sparse_apply_ada_max(
-            var, state.m, state.v, *self._hypers(lr, var.dtype), values, indices,
-            coalesce_duplicates=True)
+    def _prepare_sparse(self, values, indices, var, state, lr):
+        return [self._op(adam_ops.SPARSE_APPLY_ADA_MAX, var, state, values, indices,
+                         **self._hypers(lr, var.dtype))]

@@ -2,17 +2,22 @@
 
 ``apply_gradients`` runs three stages, each testable alone (STYLE.md §9):
 
-1. **validate and clip** every (gradient, variable) pair before anything is
-   written (DESIGN invariant 3: on error every variable and slot is unchanged);
-2. **update**: the subclass's ``_apply_dense`` / ``_apply_sparse`` call a raw
-   training op of :mod:`sparsegrad.training_ops`; sparse gradients go to the
-   op with ``coalesce_duplicates=True``, so repeated indices are summed and
+1. **validate and clip** every (gradient, variable) pair, then **prepare** the
+   update of every pair: the subclass's ``_prepare_dense`` /
+   ``_prepare_sparse`` hand the checked arrays and the hyper-parameters to a
+   raw op's spec (:meth:`~sparsegrad.training.training_ops.core.Spec.prepare_trusted`),
+   which rounds and checks the hyper-parameters in the variable's dtype.
+   Nothing has been written yet, and slots of new variables are not yet
+   registered: on any error every variable and slot is unchanged (DESIGN
+   invariant 3), whichever pair failed;
+2. **update**: the prepared kernels run, one per pair; sparse gradients run
+   with ``coalesce_duplicates=True``, so repeated indices are summed and
    applied once per distinct row inside the kernel;
 3. **count**: ``iterations`` goes up by one.
 
 A subclass declares its per-variable slots as a ``NamedTuple`` (``State``)
-whose fields are TensorFlow's slot names, creates them in ``_create_slots``
-and reads its hyper-parameters through :meth:`Optimizer._hyper`.
+whose fields are TensorFlow's slot names and creates them in
+``_create_slots``.
 """
 
 import json
@@ -26,10 +31,11 @@ import numpy as np
 
 from ...errors import InvalidArgumentError, NotFoundError
 from ...framework import sparse_rows
-from ...framework.dtypes import is_kernel_float
+from ...framework.dtypes import FLOAT_DTYPES
 from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import Tensor
 from ...framework.variable import Variable
+from ..training_ops import core
 from . import _clipping
 from . import schedules as _schedules
 
@@ -181,9 +187,11 @@ class Optimizer:
     """Base class of the Keras-style optimizers.
 
     Subclasses set ``State`` (a NamedTuple of slot Variables), and implement
-    ``_create_slots(var)``, ``_apply_dense(grad, var, state, lr)`` and
-    ``_apply_sparse(values, indices, var, state, lr)``; constructor
-    hyper-parameters are stored as attributes and listed in ``_config_keys``.
+    ``_create_slots(var)``, ``_prepare_dense(grad, var, state, lr)`` and
+    ``_prepare_sparse(values, indices, var, state, lr)``, which check
+    everything and return the list of zero-argument callables that perform
+    the update (see :meth:`_op`); constructor hyper-parameters are stored as
+    attributes and listed in ``_config_keys``.
 
     Parameters
     ----------
@@ -398,41 +406,47 @@ class Optimizer:
             raise TypeError(
                 f"{what} must be a sparsegrad.Variable, got {type(var).__name__}"
             )
-        if not is_kernel_float(var.dtype):
+        if var._value.dtype not in FLOAT_DTYPES:
             raise InvalidArgumentError(
                 f"variable {var.name!r} has dtype {var.dtype}; optimizers update "
                 "float32 and float64 variables"
             )
 
     def _as_gradient(self, grad, var):
-        """Validate `grad` against `var`: an ndarray or IndexedSlices in var.dtype."""
+        """Check `grad` against `var`, then convert it: an ndarray of var's
+        dtype, or for an IndexedSlices a ``(values, indices)`` pair (values
+        C-contiguous in var's dtype, indices in range).  Everything is checked
+        before anything is converted or copied."""
         if isinstance(grad, IndexedSlices):
-            values = np.asarray(grad.values._value)
-            if values.dtype != var.dtype:
-                values = values.astype(var.dtype)
-            if var.ndim == 0:
+            values = grad._values._value
+            target = var._value
+            shape = target.shape
+            if not shape:
                 raise InvalidArgumentError(
                     f"variable {var.name!r} is a scalar and cannot take an "
                     "IndexedSlices gradient"
                 )
-            if values.shape[1:] != var.shape[1:]:
+            if values.shape[1:] != shape[1:]:
                 raise InvalidArgumentError(
                     f"var and grad do not have the same shape: the IndexedSlices "
                     f"gradient of {var.name!r} has rows of shape {values.shape[1:]}, "
-                    f"the variable {var.shape}"
+                    f"the variable {shape}"
                 )
-            if grad.dense_shape is not None and tuple(grad.dense_shape) != var.shape:
+            dense_shape = grad._dense_shape
+            indices = grad._indices._value
+            if dense_shape is None:
+                sparse_rows.check_in_range(indices, shape[0], "indices")
+            elif dense_shape != shape:
                 raise InvalidArgumentError(
                     f"var and grad do not have the same shape: IndexedSlices "
-                    f"dense_shape {tuple(grad.dense_shape)} vs variable "
-                    f"{var.name!r} of shape {var.shape}"
+                    f"dense_shape {dense_shape} vs variable "
+                    f"{var.name!r} of shape {shape}"
                 )
-            indices = grad.indices._value
-            sparse_rows.check_in_range(indices, var.shape[0], "indices")
-            values = np.ascontiguousarray(values)
-            return IndexedSlices._from_trusted(
-                self._unaliased(values, var), indices, var.shape
-            )
+            # else: an IndexedSlices with a dense_shape holds indices in
+            # [0, dense_shape[0]) (checked when it was made).
+            if values.dtype != target.dtype or not values.flags.c_contiguous:
+                values = np.ascontiguousarray(values, dtype=target.dtype)
+            return self._unaliased(values, var), indices
         if isinstance(grad, (Variable, Tensor)):
             grad = grad._value
         try:
@@ -458,14 +472,23 @@ class Optimizer:
     def _unaliased(self, array, var):
         """`array`, copied where it may share memory with `var` or one of its
         slots (e.g. ``var.value()``), which the update kernel writes."""
-        state = self.get_state(var)
-        slots = [] if state is None else [s._value for s in state if s is not None]
-        return sparse_rows.unaliased(array, var._value, *slots)
+        entry = self._slots.get(var._uid)
+        if entry is None:
+            return sparse_rows.unaliased(array, var._value)
+        return sparse_rows.unaliased(
+            array, var._value, *[s._value for s in entry[1] if s is not None])
 
     # -- the three stages ------------------------------------------------------
 
-    def _clip(self, grads):
-        """Stage 1b: clip a list of validated gradients (None kept)."""
+    def _clip(self, grads, shapes):
+        """Stage 1b: clip a list of validated gradients (dense arrays and
+        ``(values, indices)`` pairs; `shapes` are the variables' shapes)."""
+        grads = [IndexedSlices._from_trusted(g[0], g[1], shape)
+                 if isinstance(g, tuple) else g for g, shape in zip(grads, shapes)]
+        return [(g.values._value, g.indices._value) if isinstance(g, IndexedSlices)
+                else g for g in self._clip_converted(grads)]
+
+    def _clip_converted(self, grads):
         if self.clipnorm is not None:
             return [None if g is None else _clipping.clip_by_norm(g, self.clipnorm)
                     for g in grads]
@@ -524,22 +547,50 @@ class Optimizer:
             return self._iterations
         lr = self.current_learning_rate()
         self._validate_learning_rate(lr)
-        grads = self._clip([g for g, _ in pairs])
-        states = [self._state(var) for _, var in pairs]
-        for grad, (_, var), state in zip(grads, pairs, states):
-            if isinstance(grad, IndexedSlices):
-                self._apply_sparse(
-                    grad.values._value, grad.indices._value, var, state, lr
-                )
+        for dtype in {var._value.dtype for _, var in pairs}:
+            self._validate_learning_rate_in(lr, dtype)
+        grads = [g for g, _ in pairs]
+        if (self.clipnorm is not None or self.global_clipnorm is not None
+                or self.clipvalue is not None):
+            grads = self._clip(grads, [var.shape for _, var in pairs])
+        # Prepare every update before running any: slots of new variables are
+        # registered, and kernels run, only when every pair has passed.
+        new_slots = {}
+        updates = []
+        for grad, (_, var) in zip(grads, pairs):
+            entry = self._slots.get(var._uid)
+            if entry is None:
+                entry = new_slots[var._uid] = (var, self._create_slots(var))
+            if isinstance(grad, tuple):
+                updates += self._prepare_sparse(grad[0], grad[1], var, entry[1], lr)
             else:
-                self._apply_dense(grad, var, state, lr)
-        self._iterations._value[...] += 1
+                updates += self._prepare_dense(grad, var, entry[1], lr)
+        self._slots.update(new_slots)
+        for update in updates:
+            update()
+        count = self._iterations._value
+        count[()] = int(count) + 1
         self._iterations._bump()
         return self._iterations
 
     def _validate_learning_rate(self, lr):
         """Hook: reject a learning rate the update kernels cannot take."""
         del lr
+
+    def _validate_learning_rate_in(self, lr, dtype):
+        """The learning rate as the kernels of `dtype` see it (rounded to it)
+        must pass :meth:`_validate_learning_rate` too: 1e-50 is positive, but
+        0 in float32."""
+        rounded = core.round_to(float(lr), dtype)
+        if rounded == lr:
+            return
+        try:
+            self._validate_learning_rate(rounded)
+        except InvalidArgumentError as exc:
+            raise InvalidArgumentError(
+                f"{exc} (the learning rate {lr!r} is {rounded!r} in {dtype}, the "
+                "dtype of a variable)"
+            ) from None
 
     def _lr_error(self, lr, expected):
         where = ""
@@ -549,11 +600,22 @@ class Optimizer:
             f"{type(self).__name__} needs learning_rate {expected}, got {lr!r}{where}"
         )
 
-    def _apply_dense(self, grad, var, state, lr):
+    def _prepare_dense(self, grad, var, state, lr):
+        """The update of `var` by the dense `grad`, checked: a list of
+        zero-argument callables that run it."""
         raise NotImplementedError
 
-    def _apply_sparse(self, values, indices, var, state, lr):
+    def _prepare_sparse(self, values, indices, var, state, lr):
+        """The update of the rows `indices` of `var` by `values`, checked (see
+        :meth:`_prepare_dense`)."""
         raise NotImplementedError
+
+    @staticmethod
+    def _op(spec, var, slots, grad, indices=None, **hyper):
+        """Prepare raw op `spec` on arrays the optimizer has checked: only its
+        hyper-parameter checks run, in var's dtype.  Returns the callable
+        that runs the kernel (sparse ops coalesce repeated indices)."""
+        return spec.prepare_trusted(var, slots, grad, indices, hyper).run
 
     def minimize(self, loss, var_list, tape=None):
         """Compute the gradient of `loss` and apply it.

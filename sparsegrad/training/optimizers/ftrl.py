@@ -3,7 +3,7 @@
 from typing import NamedTuple
 
 from ...framework.variable import Variable
-from .. import training_ops
+from ..training_ops import ftrl as ftrl_ops
 from .base import Optimizer, check_number
 
 __all__ = ["Ftrl", "FtrlState"]
@@ -98,25 +98,25 @@ class Ftrl(Optimizer):
             linear=self._slot_variable(var, "linear"),
         )
 
-    def _hypers(self, lr, dtype):
-        l2 = self.l2_regularization_strength + self.beta / (2.0 * lr)
-        hypers = [self._hyper(lr, dtype),
-                  self._hyper(self.l1_regularization_strength, dtype),
-                  self._hyper(l2, dtype)]
+    def _hypers(self, lr):
+        hypers = {
+            "lr": lr,
+            "l1": self.l1_regularization_strength,
+            "l2": self.l2_regularization_strength + self.beta / (2.0 * lr),
+            "lr_power": self.learning_rate_power,
+            "multiply_linear_by_lr": False,
+        }
         if self.l2_shrinkage_regularization_strength > 0:
-            hypers.append(self._hyper(self.l2_shrinkage_regularization_strength, dtype))
-        hypers.append(self._hyper(self.learning_rate_power, dtype))
+            hypers["l2_shrinkage"] = self.l2_shrinkage_regularization_strength
         return hypers
 
-    def _apply_dense(self, grad, var, state, lr):
-        op = (training_ops.apply_ftrl_v2
-              if self.l2_shrinkage_regularization_strength > 0
-              else training_ops.apply_ftrl)
-        op(var, state.accumulator, state.linear, grad, *self._hypers(lr, var.dtype))
+    def _prepare_dense(self, grad, var, state, lr):
+        spec = (ftrl_ops.APPLY_FTRL_V2 if self.l2_shrinkage_regularization_strength > 0
+                else ftrl_ops.APPLY_FTRL)
+        return [self._op(spec, var, state, grad, **self._hypers(lr))]
 
-    def _apply_sparse(self, values, indices, var, state, lr):
-        op = (training_ops.sparse_apply_ftrl_v2
-              if self.l2_shrinkage_regularization_strength > 0
-              else training_ops.sparse_apply_ftrl)
-        op(var, state.accumulator, state.linear, values, indices,
-           *self._hypers(lr, var.dtype), coalesce_duplicates=True)
+    def _prepare_sparse(self, values, indices, var, state, lr):
+        spec = (ftrl_ops.SPARSE_APPLY_FTRL_V2
+                if self.l2_shrinkage_regularization_strength > 0
+                else ftrl_ops.SPARSE_APPLY_FTRL)
+        return [self._op(spec, var, state, values, indices, **self._hypers(lr))]

@@ -3,7 +3,8 @@
 from typing import NamedTuple
 
 from ...framework.variable import Variable
-from .. import training_ops
+from ..training_ops import adagrad as adagrad_ops
+from ..training_ops import gradient_descent as gd_ops
 from .base import Optimizer, check_number
 
 __all__ = [
@@ -66,19 +67,16 @@ class ProximalGradientDescent(Optimizer):
         del var
         return ProximalGradientDescentState()
 
-    def _hypers(self, lr, dtype):
-        return (self._hyper(lr, dtype),
-                self._hyper(self.l1_regularization_strength, dtype),
-                self._hyper(self.l2_regularization_strength, dtype))
+    def _prepare_dense(self, grad, var, state, lr):
+        return [self._op(gd_ops.APPLY_PROXIMAL_GRADIENT_DESCENT, var, (), grad,
+                         alpha=lr, l1=self.l1_regularization_strength,
+                         l2=self.l2_regularization_strength)]
 
-    def _apply_dense(self, grad, var, state, lr):
-        training_ops.apply_proximal_gradient_descent(
-            var, *self._hypers(lr, var.dtype), grad)
-
-    def _apply_sparse(self, values, indices, var, state, lr):
-        training_ops.sparse_apply_proximal_gradient_descent(
-            var, *self._hypers(lr, var.dtype), values, indices,
-            coalesce_duplicates=True)
+    def _prepare_sparse(self, values, indices, var, state, lr):
+        return [self._op(gd_ops.SPARSE_APPLY_PROXIMAL_GRADIENT_DESCENT, var, (),
+                         values, indices, alpha=lr,
+                         l1=self.l1_regularization_strength,
+                         l2=self.l2_regularization_strength)]
 
 
 class ProximalAdagradState(NamedTuple):
@@ -149,16 +147,13 @@ class ProximalAdagrad(Optimizer):
         return ProximalAdagradState(accumulator=self._slot_variable(
             var, "accumulator", self.initial_accumulator_value))
 
-    def _hypers(self, lr, dtype):
-        return (self._hyper(lr, dtype),
-                self._hyper(self.l1_regularization_strength, dtype),
-                self._hyper(self.l2_regularization_strength, dtype))
+    def _prepare_dense(self, grad, var, state, lr):
+        return [self._op(adagrad_ops.APPLY_PROXIMAL_ADAGRAD, var, state, grad, lr=lr,
+                         l1=self.l1_regularization_strength,
+                         l2=self.l2_regularization_strength)]
 
-    def _apply_dense(self, grad, var, state, lr):
-        training_ops.apply_proximal_adagrad(
-            var, state.accumulator, *self._hypers(lr, var.dtype), grad)
-
-    def _apply_sparse(self, values, indices, var, state, lr):
-        training_ops.sparse_apply_proximal_adagrad(
-            var, state.accumulator, *self._hypers(lr, var.dtype), values, indices,
-            coalesce_duplicates=True)
+    def _prepare_sparse(self, values, indices, var, state, lr):
+        return [self._op(adagrad_ops.SPARSE_APPLY_PROXIMAL_ADAGRAD, var, state,
+                         values, indices, lr=lr,
+                         l1=self.l1_regularization_strength,
+                         l2=self.l2_regularization_strength)]

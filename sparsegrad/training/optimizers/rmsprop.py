@@ -3,7 +3,7 @@
 from typing import NamedTuple, Optional
 
 from ...framework.variable import Variable
-from .. import training_ops
+from ..training_ops import rms_prop as rms_ops
 from .base import Optimizer, check_number
 
 __all__ = ["RMSprop", "RMSpropState"]
@@ -81,25 +81,23 @@ class RMSprop(Optimizer):
             mg=self._slot_variable(var, "mg") if self.centered else None,
         )
 
-    def _hypers(self, lr, dtype):
-        return (self._hyper(lr, dtype), self._hyper(self.rho, dtype),
-                self._hyper(self.momentum, dtype), self._hyper(self.epsilon, dtype))
+    def _hypers(self, lr):
+        return {"lr": lr, "rho": self.rho, "momentum": self.momentum,
+                "epsilon": self.epsilon}
 
-    def _apply_dense(self, grad, var, state, lr):
-        hypers = self._hypers(lr, var.dtype)
+    def _prepare_dense(self, grad, var, state, lr):
         if self.centered:
-            training_ops.apply_centered_rms_prop(
-                var, state.mg, state.rms, state.momentum, *hypers, grad)
-        else:
-            training_ops.apply_rms_prop(var, state.rms, state.momentum, *hypers, grad)
+            return [self._op(rms_ops.APPLY_CENTERED_RMS_PROP, var,
+                             (state.mg, state.rms, state.momentum), grad,
+                             **self._hypers(lr))]
+        return [self._op(rms_ops.APPLY_RMS_PROP, var, (state.rms, state.momentum),
+                         grad, **self._hypers(lr))]
 
-    def _apply_sparse(self, values, indices, var, state, lr):
-        hypers = self._hypers(lr, var.dtype)
+    def _prepare_sparse(self, values, indices, var, state, lr):
         if self.centered:
-            training_ops.sparse_apply_centered_rms_prop(
-                var, state.mg, state.rms, state.momentum, *hypers, values, indices,
-                coalesce_duplicates=True)
-        else:
-            training_ops.sparse_apply_rms_prop(
-                var, state.rms, state.momentum, *hypers, values, indices,
-                coalesce_duplicates=True)
+            return [self._op(rms_ops.SPARSE_APPLY_CENTERED_RMS_PROP, var,
+                             (state.mg, state.rms, state.momentum), values, indices,
+                             **self._hypers(lr))]
+        return [self._op(rms_ops.SPARSE_APPLY_RMS_PROP, var,
+                         (state.rms, state.momentum), values, indices,
+                         **self._hypers(lr))]

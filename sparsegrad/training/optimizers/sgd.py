@@ -3,7 +3,8 @@
 from typing import NamedTuple, Optional
 
 from ...framework.variable import Variable
-from .. import training_ops
+from ..training_ops import gradient_descent as gd_ops
+from ..training_ops import momentum as momentum_ops
 from .base import Optimizer, check_number
 
 __all__ = ["SGD", "SGDState"]
@@ -68,25 +69,16 @@ class SGD(Optimizer):
             return SGDState(momentum=None)
         return SGDState(momentum=self._slot_variable(var, "momentum"))
 
-    def _apply_dense(self, grad, var, state, lr):
-        dtype = var.dtype
+    def _prepare_dense(self, grad, var, state, lr):
         if state.momentum is None:
-            training_ops.apply_gradient_descent(var, self._hyper(lr, dtype), grad)
-        else:
-            training_ops.apply_keras_momentum(
-                var, state.momentum, self._hyper(lr, dtype), grad,
-                self._hyper(self.momentum, dtype), use_nesterov=self.nesterov,
-            )
+            return [self._op(gd_ops.APPLY_GRADIENT_DESCENT, var, (), grad, alpha=lr)]
+        return [self._op(momentum_ops.APPLY_KERAS_MOMENTUM, var, state, grad,
+                         lr=lr, momentum=self.momentum, use_nesterov=self.nesterov)]
 
-    def _apply_sparse(self, values, indices, var, state, lr):
-        dtype = var.dtype
+    def _prepare_sparse(self, values, indices, var, state, lr):
         if state.momentum is None:
-            training_ops.sparse_apply_gradient_descent(
-                var, self._hyper(lr, dtype), values, indices, coalesce_duplicates=True
-            )
-        else:
-            training_ops.sparse_apply_keras_momentum(
-                var, state.momentum, self._hyper(lr, dtype), values, indices,
-                self._hyper(self.momentum, dtype), use_nesterov=self.nesterov,
-                coalesce_duplicates=True,
-            )
+            return [self._op(gd_ops.SPARSE_APPLY_GRADIENT_DESCENT, var, (), values,
+                             indices, alpha=lr)]
+        return [self._op(momentum_ops.SPARSE_APPLY_KERAS_MOMENTUM, var, state, values,
+                         indices, lr=lr, momentum=self.momentum,
+                         use_nesterov=self.nesterov)]

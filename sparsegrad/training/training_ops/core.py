@@ -42,6 +42,7 @@ __all__ = [
     "kernels",
     "use_kernels",
     "shape_str",
+    "round_to",
     "GRAD_SHAPE",
     "grad_shape",
     "grad",
@@ -148,15 +149,6 @@ class _Held:
             lock.release()
 
 
-class _NoLock:
-    def __enter__(self):
-        pass
-
-    def __exit__(self, *exc):
-        pass
-
-
-_NO_LOCK = _NoLock()
 
 
 # ---------------------------------------------------------------------------
@@ -178,6 +170,10 @@ def non_negative(x):
 
 def non_positive(x):
     return x <= 0
+
+
+_INT64 = np.dtype(np.int64)
+_FLOAT64 = np.dtype(np.float64)
 
 
 def _inner_dim(var):
@@ -242,6 +238,25 @@ def _scalar_array(value, name):
     return array
 
 
+# Python floats rounded to float32, for the hyper-parameters an optimizer
+# passes at every step (a bounded cache: a schedule makes new values).
+_FLOAT32_ROUNDED = {}
+
+
+def round_to(value, dtype):
+    """The Python float `value` rounded to float `dtype`, as a Python float."""
+    if dtype is _FLOAT64:
+        return value
+    rounded = _FLOAT32_ROUNDED.get(value)
+    if rounded is None:
+        rounded = float(dtype.type(value))
+        if dtype == np.float32:
+            if len(_FLOAT32_ROUNDED) >= 4096:
+                _FLOAT32_ROUNDED.clear()
+            _FLOAT32_ROUNDED[value] = rounded
+    return rounded
+
+
 # ---------------------------------------------------------------------------
 # The state of one call while its steps run.
 
@@ -281,7 +296,7 @@ class _Call:
     def rounded(self, value, name, label=None, sep=": "):
         """`value` rounded to the dtype of var, as a Python float."""
         if type(value) is float:                # the common case, made cheap
-            return float(self.dtype.type(value))
+            return round_to(value, self.dtype)
         array = _scalar_array(value, name)
         if array.ndim != 0:
             raise InvalidArgumentError(
@@ -534,7 +549,7 @@ class Spec:
     """
 
     __slots__ = ("kernel", "slots", "steps", "hyper", "sparse", "rowwise",
-                 "hyper_steps", "_driver")
+                 "hyper_steps", "driver", "by_row_driver")
 
     def __init__(self, kernel, slots, steps, hyper, *, sparse, rowwise=False):
         self.kernel = kernel
@@ -545,13 +560,15 @@ class Spec:
         self.rowwise = rowwise
         self.hyper_steps = tuple(s for s in self.steps
                                  if getattr(s, "hyper", None))
-        self._driver = ("sparse_" if sparse else "dense_") + kernel
+        #: The kernel function's name in the kernel module.
+        self.driver = ("sparse_" if sparse else "dense_") + kernel
+        self.by_row_driver = self.driver + "_by_row"
         produced = {s.hyper for s in self.hyper_steps if isinstance(s.hyper, str)}
         produced |= {h for s in self.hyper_steps if isinstance(s.hyper, tuple)
                      for h in s.hyper}
         missing = set(self.hyper) - produced
         if missing:
-            raise AssertionError(f"{self._driver}: no step sets {sorted(missing)}")
+            raise AssertionError(f"{self.driver}: no step sets {sorted(missing)}")
 
     def call(self, args):
         """Check the arguments of a public call (its ``locals()``), then run."""
@@ -568,7 +585,7 @@ class Spec:
             # np.asarray, not np.ascontiguousarray: that makes a 0-d array 1-D.
             grad = np.asarray(grad, dtype=call.dtype, order="C")
         indices = call.indices
-        if indices is not None and (indices.dtype != np.int64
+        if indices is not None and (indices.dtype != _INT64
                                     or not indices.flags.c_contiguous):
             indices = np.ascontiguousarray(indices, dtype=np.int64)
         return Prepared(self, call.var, list(call.slots.values()),
@@ -581,15 +598,17 @@ class Spec:
         the hyper-parameter steps run, on `args` (their values by name)."""
         call = _Call.__new__(_Call)
         call.args = args
-        call.var = var._value
-        call.dtype = call.var.dtype
+        call.var = array = var._value
+        call.dtype = dtype = array.dtype
         call.hyper = {}
         for check in self.hyper_steps:
             check(call)
-        if indices is not None and indices.dtype != np.int64:
-            indices = indices.astype(np.int64)
-        return Prepared(self, call.var, [s._value for s in slots],
-                        [var, *slots], grad, indices, call.hyper)
+        if indices is not None and indices.dtype != _INT64:
+            indices = indices.astype(_INT64)
+        if grad.dtype != dtype or not grad.flags.c_contiguous:
+            grad = np.asarray(grad, dtype=dtype, order="C")
+        return Prepared(self, array, [s._value for s in slots], [var, *slots], grad,
+                        indices, call.hyper)
 
 
 class Prepared:
@@ -606,43 +625,44 @@ class Prepared:
         self.indices = indices
         self.hp = np.array([hyper[name] for name in spec.hyper], dtype=np.float64)
 
-    def _lock(self, use_locking):
-        return _Held([self.var, *self.slots]) if use_locking else _NO_LOCK
+    def _call(self, use_locking, kernel, *args):
+        """Run `kernel`, holding the locks of var and the slots if asked."""
+        if use_locking:
+            with _Held([self.var, *self.slots]):
+                kernel(*args)
+        else:
+            kernel(*args)
 
     def run(self, use_locking=False, coalesce=True):
         """Run the kernel, then bump the versions of the Variables."""
-        spec, k = self.spec, _KERNELS[0]
-        var = self.var
-        driver = getattr(k, spec._driver)
-        if spec.rowwise:
-            n_rows = var.shape[0]
-            rows = [var.reshape(n_rows, -1), self.slots[0].reshape(n_rows, 1)]
-            if not spec.sparse:
-                if var.size:
-                    with self._lock(use_locking):
-                        driver(rows[0], rows[1],
-                               self.grad.reshape(n_rows, -1), self.hp,
-                               get_num_threads())
-            elif self.indices.size:
-                rows += [rows[1], rows[1]]
-                self._sparse(k, driver, rows, coalesce, use_locking)
-        elif not spec.sparse:
+        spec, k, var = self.spec, _KERNELS[0], self.var
+        driver = getattr(k, spec.driver)
+        n_threads = get_num_threads()
+        if not spec.sparse:
             if var.size:
-                flat = [var.reshape(-1)] + [s.reshape(-1) for s in self.slots]
-                flat += [flat[0]] * (4 - len(flat))
-                with self._lock(use_locking):
-                    driver(*flat, self.grad.reshape(-1), self.hp,
-                           get_num_threads())
-        elif self.indices.size and _inner_dim(var):
+                if spec.rowwise:
+                    n_rows = var.shape[0]
+                    self._call(use_locking, driver, var.reshape(n_rows, -1),
+                               self.slots[0].reshape(n_rows, 1),
+                               self.grad.reshape(n_rows, -1), self.hp, n_threads)
+                else:
+                    flat = [var.reshape(-1)] + [s.reshape(-1) for s in self.slots]
+                    flat += [flat[0]] * (4 - len(flat))
+                    self._call(use_locking, driver, *flat, self.grad.reshape(-1),
+                               self.hp, n_threads)
+        elif self.indices.shape[0] and var.size:
             n_rows = var.shape[0]
             rows = [var.reshape(n_rows, -1)]
-            rows += [s.reshape(n_rows, -1) for s in self.slots]
-            rows += [rows[0]] * (4 - len(rows))
-            self._sparse(k, driver, rows, coalesce, use_locking)
+            if spec.rowwise:
+                rows += [self.slots[0].reshape(n_rows, 1)] * 3
+            else:
+                rows += [s.reshape(n_rows, -1) for s in self.slots]
+                rows += [rows[0]] * (4 - len(rows))
+            self._sparse(k, driver, rows, coalesce, use_locking, n_threads)
         for variable in self.variables:
             variable._bump()
 
-    def _sparse(self, k, driver, rows, coalesce, use_locking):
+    def _sparse(self, k, driver, rows, coalesce, use_locking, n_threads):
         """Run ``sparse_<op>`` (each thread scans the indices for its own
         rows), or ``sparse_<op>_by_row``, which groups the occurrences by row
         first: to coalesce, and for narrow rows on several threads, where the
@@ -651,24 +671,26 @@ class Prepared:
         n = indices.shape[0]
         grad = self.grad.reshape(n, -1)
         width = grad.shape[1]
-        n_threads = get_num_threads()
         if n >= _BY_ROW_MAX_N:
             # Beyond the by-row kernels' int32 links: sum the duplicates first
             # (in order, from zero: the same bits), then one update per row.
             if coalesce:
                 indices, grad = sparse_rows.deduplicate(
                     indices, grad, rows[0].shape[0] - 1)
-            with self._lock(use_locking):
-                driver(*rows, grad, indices, self.hp, n_threads)
+            self._call(use_locking, driver, *rows, grad, indices, self.hp,
+                       n_threads)
         elif coalesce or (n_threads > 1 and width < _NARROW_ROW):
-            by_row = getattr(k, self.spec._driver + "_by_row")
             scratch = _scratch(k.by_row_scratch_size(n, width, n_threads))
-            with self._lock(use_locking):
+            by_row = getattr(k, self.spec.by_row_driver)
+            if use_locking:
+                self._call(True, by_row, *rows, grad, indices, self.hp,
+                           bool(coalesce), n_threads, scratch)
+            else:
                 by_row(*rows, grad, indices, self.hp, bool(coalesce), n_threads,
                        scratch)
         else:
-            with self._lock(use_locking):
-                driver(*rows, grad, indices, self.hp, n_threads)
+            self._call(use_locking, driver, *rows, grad, indices, self.hp,
+                       n_threads)
 
 
 # The by-row kernels link occurrences with int32 offsets.
