@@ -37,11 +37,8 @@ give the same bits; ``SPARSEGRAD_DISABLE_AVX2=1`` (read at import) forces the
 baseline.
 """
 
+from .framework.public import publish
 from .training import training_ops as implementation
 from .training.training_ops import *  # noqa: F403
 
-__all__ = list(implementation.__all__)
-
-for _name in __all__:
-    globals()[_name].__module__ = __name__
-del _name
+__all__ = publish(__name__, globals(), implementation.__all__)

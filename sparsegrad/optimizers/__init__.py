@@ -1,62 +1,17 @@
 """Keras-style optimizers: ``sparsegrad.optimizers.Adam`` and friends.
 
-The implementation lives in :mod:`sparsegrad.training.optimizers`.
+The implementation lives in :mod:`sparsegrad.training.optimizers`; this module
+re-exports its ``__all__``.
 """
 
-from ..training.optimizers import (
-    SGD,
-    Adadelta,
-    AdadeltaState,
-    Adagrad,
-    AdagradState,
-    Adam,
-    Adamax,
-    AdamaxState,
-    AdamState,
-    AdamW,
-    Ftrl,
-    FtrlState,
-    Optimizer,
-    ProximalAdagrad,
-    ProximalAdagradState,
-    ProximalGradientDescent,
-    ProximalGradientDescentState,
-    RMSprop,
-    RMSpropState,
-    RowwiseAdagrad,
-    RowwiseAdagradState,
-    SGDState,
-    deserialize,
-    get,
-    serialize,
-)
-from . import schedules
+import importlib
 
-__all__ = [
-    "Optimizer",
-    "SGD",
-    "Adagrad",
-    "RowwiseAdagrad",
-    "Adadelta",
-    "Adam",
-    "AdamW",
-    "Adamax",
-    "Ftrl",
-    "RMSprop",
-    "ProximalGradientDescent",
-    "ProximalAdagrad",
-    "SGDState",
-    "AdagradState",
-    "RowwiseAdagradState",
-    "AdadeltaState",
-    "AdamState",
-    "AdamaxState",
-    "FtrlState",
-    "RMSpropState",
-    "ProximalGradientDescentState",
-    "ProximalAdagradState",
-    "schedules",
-    "serialize",
-    "deserialize",
-    "get",
-]
+from ..framework.public import publish
+from ..training import optimizers as implementation
+from ..training.optimizers import *  # noqa: F403
+
+# The public schedules module, not the implementation's that the line above
+# bound (``from . import schedules`` would find that attribute and stop).
+schedules = importlib.import_module(f"{__name__}.schedules")
+
+__all__ = publish(__name__, globals(), implementation.__all__)

@@ -1,22 +1,11 @@
 """Learning-rate schedules.
 
-The implementation lives in :mod:`sparsegrad.training.optimizers.schedules`.
+The implementation lives in :mod:`sparsegrad.training.optimizers.schedules`;
+this module re-exports its ``__all__``.
 """
 
-from ..training.optimizers.schedules import (
-    ExponentialDecay,
-    InverseTimeDecay,
-    LearningRateSchedule,
-    PiecewiseConstantDecay,
-    deserialize,
-    serialize,
-)
+from ..framework.public import publish
+from ..training.optimizers import schedules as implementation
+from ..training.optimizers.schedules import *  # noqa: F403
 
-__all__ = [
-    "LearningRateSchedule",
-    "ExponentialDecay",
-    "PiecewiseConstantDecay",
-    "InverseTimeDecay",
-    "serialize",
-    "deserialize",
-]
+__all__ = publish(__name__, globals(), implementation.__all__)
