@@ -9,6 +9,7 @@ from ..errors import NotFoundError
 
 __all__ = [
     "get_gradient_function",
+    "gradient_lookup",
     "no_gradient",
     "register_gradient",
     "registered_ops",
@@ -16,6 +17,12 @@ __all__ = [
 
 # op type -> gradient function, or None for "not differentiable"
 _GRADIENTS = {}
+
+#: ``gradient_lookup(op_type, default)``: the gradient function registered for
+#: `op_type` (None for a non-differentiable op), or `default` when nothing is
+#: registered.  The backward pass's lookup; :func:`get_gradient_function`
+#: raises instead.
+gradient_lookup = _GRADIENTS.get
 
 
 def _where(fn):
