@@ -30,6 +30,7 @@ def flatten(structure):
 
     Examples
     --------
+    >>> from sparsegrad.autodiff.nest import flatten
     >>> flatten({"b": [1, 2], "a": (3,)})
     [3, 1, 2]
     """
@@ -54,6 +55,7 @@ def pack_as(structure, flat):
 
     Examples
     --------
+    >>> from sparsegrad.autodiff.nest import pack_as
     >>> pack_as({"b": [0, 0], "a": (0,)}, [3, 1, 2])
     {'b': [1, 2], 'a': (3,)}
     """

@@ -114,6 +114,15 @@ def no_gradient(op_type):
 def get_gradient_function(op_type):
     """The registered gradient function of `op_type` (None if non-differentiable).
 
+    Parameters
+    ----------
+    op_type : str
+
+    Returns
+    -------
+    callable or None
+        ``fn(op, *output_grads)``, or None for a non-differentiable op.
+
     Raises
     ------
     LookupError
@@ -126,5 +135,11 @@ def get_gradient_function(op_type):
 
 
 def registered_ops():
-    """A dict of every registered op type -> gradient function (or None)."""
+    """A dict of every registered op type -> gradient function (or None).
+
+    Returns
+    -------
+    dict
+        A copy: op type -> gradient function (None where not differentiable).
+    """
     return dict(_GRADIENTS)

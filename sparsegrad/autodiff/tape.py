@@ -99,6 +99,17 @@ def aggregate_gradients(grads):
     densifying, no deduplication); dense + IndexedSlices scatter-adds the rows
     into a copy of the dense sum.  While a tape is recording (higher order),
     the sum is built from differentiable ops.
+
+    Parameters
+    ----------
+    grads : list of Tensor, IndexedSlices or None
+        The gradients of one tensor (None entries are skipped).
+
+    Returns
+    -------
+    Tensor, IndexedSlices or None
+        The sum; an IndexedSlices when every gradient is one; None when
+        there is none.
     """
     grads = [g for g in grads if g is not None]
     if not grads:
@@ -440,6 +451,11 @@ class GradientTape:
         one gets no gradient (a warning says so).  When no tape at all is
         recording on this thread, the call has no effect (as in TensorFlow).
 
+        Parameters
+        ----------
+        tensor : Tensor, Variable, IndexedSlices, or a nest of them
+            An IndexedSlices is watched through its values.
+
         Raises
         ------
         ValueError
@@ -480,6 +496,11 @@ class GradientTape:
         """A context manager in which this tape records nothing.
 
         Other active tapes keep recording.
+
+        Returns
+        -------
+        context manager
+            Pauses this tape on entry and resumes it on exit.
 
         Raises
         ------
@@ -522,7 +543,12 @@ class GradientTape:
         self._push()
 
     def watched_variables(self):
-        """The Variables this tape watches, in creation order (a tuple)."""
+        """The Variables this tape watches, in creation order (a tuple).
+
+        Returns
+        -------
+        tuple of Variable
+        """
         if self._tape is None:
             return self._watched_variables
         return tuple(v for _, v in sorted(self._tape.variables.items()))
@@ -723,6 +749,19 @@ class GradientTape:
         Exactly, ``out[i, k..., l...] = d(sum_b target[b, k...]) /
         d source[i, l...]``, the per-example Jacobian when row i of the target
         depends only on row i of the source.
+
+        Parameters
+        ----------
+        target : Tensor
+            Of shape ``(batch, ...)``, at least 2-D.
+        source : Tensor or Variable
+            Of shape ``(batch, ...)``, at least 2-D.
+        unconnected_gradients : UnconnectedGradients or {"none", "zero"}
+            Accepted for TensorFlow compatibility: an unconnected source always
+            gives zeros.
+        parallel_iterations, experimental_use_pfor
+            Accepted for TensorFlow compatibility; rows are computed one by one
+            (``experimental_use_pfor=False`` needs a persistent tape).
 
         Returns
         -------

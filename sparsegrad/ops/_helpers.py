@@ -53,6 +53,7 @@ def read_variable(var):
     Examples
     --------
     >>> import sparsegrad as sg
+    >>> from sparsegrad.ops._helpers import read_variable
     >>> read_variable(sg.Variable([1.0, 2.0])).numpy()
     array([1., 2.])
     """
@@ -82,6 +83,7 @@ def as_tensor(x, dtype=None, name=None):
 
     Examples
     --------
+    >>> from sparsegrad.ops._helpers import as_tensor
     >>> as_tensor([1, 2]).dtype
     dtype('int64')
     """
@@ -282,6 +284,7 @@ def normalize_axis(axis, ndim, op_name):
 
     Examples
     --------
+    >>> from sparsegrad.ops._helpers import normalize_axis
     >>> normalize_axis(-1, 3, "reduce_sum")
     (2,)
     """

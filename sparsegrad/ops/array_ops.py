@@ -64,6 +64,11 @@ def reshape(tensor, shape, name=None):
     shape : sequence of int
         One entry may be -1: it is inferred.
 
+    Returns
+    -------
+    Tensor
+        Of shape `shape`, viewing the value of `tensor` (no copy).
+
     Raises
     ------
     InvalidArgumentError
@@ -98,6 +103,18 @@ def _reshape_grad(op, grad):
 def broadcast_to(input, shape, name=None):
     """Broadcast `input` to `shape` (NumPy rules).
 
+    Parameters
+    ----------
+    input : Tensor, Variable or array_like
+    shape : sequence of int
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of shape `shape`.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -128,6 +145,19 @@ def _broadcast_to_grad(op, grad):
 
 def transpose(a, perm=None, name=None):
     """Permute the axes of `a` (reverse them by default).
+
+    Parameters
+    ----------
+    a : Tensor, Variable or array_like
+    perm : sequence of int, optional
+        A permutation of the axes (negative entries count from the end).
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        With axis ``i`` of the result being axis ``perm[i]`` of `a`.
 
     Examples
     --------
@@ -163,6 +193,19 @@ def _transpose_grad(op, grad):
 def expand_dims(input, axis, name=None):
     """Insert an axis of size 1 at `axis` (``-1`` appends).
 
+    Parameters
+    ----------
+    input : Tensor, Variable or array_like
+    axis : int
+        In ``[-rank - 1, rank]``.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of rank one more than `input`.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -189,6 +232,18 @@ def _expand_dims_grad(op, grad):
 
 def squeeze(input, axis=None, name=None):
     """Remove axes of size 1 (all of them, or those in `axis`).
+
+    Parameters
+    ----------
+    input : Tensor, Variable or array_like
+    axis : int, sequence of int or None, default=None
+        The axes to remove; by default every axis of size 1.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
 
     Raises
     ------
@@ -261,6 +316,11 @@ def concat(values, axis, name=None):
         One dtype; equal shapes except along `axis`.
     axis : int
 
+    Returns
+    -------
+    Tensor
+        Of the dtype of `values`.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -306,6 +366,20 @@ def _concat_grad(op, grad):
 
 def stack(values, axis=0, name=None):
     """Join tensors of one shape along a new axis.
+
+    Parameters
+    ----------
+    values : list of Tensor or array_like
+        One shape and dtype.
+    axis : int, default=0
+        Where the new axis goes, in ``[-rank - 1, rank]``.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of rank one more than the values.
 
     Examples
     --------
@@ -407,6 +481,15 @@ def strided_slice(input_, key):
     This is what ``Tensor.__getitem__`` calls.  Tensor indices are not
     supported here: use :func:`~sparsegrad.gather`.
 
+    Parameters
+    ----------
+    input_ : Tensor, Variable or array_like
+    key : int, slice, Ellipsis, None or tuple of them
+
+    Returns
+    -------
+    Tensor
+
     Raises
     ------
     IndexError
@@ -458,6 +541,19 @@ def cast(x, dtype, name=None):
 
     The gradient flows only between floating dtypes.
 
+    Parameters
+    ----------
+    x : Tensor, Variable or array_like
+    dtype : str or numpy.dtype
+        Any real or bool dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the shape of `x` and dtype `dtype`.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -492,6 +588,17 @@ def _cast_grad(op, grad):
 def identity(input, name=None):
     """A new Tensor with the same value; gradients pass through unchanged.
 
+    Parameters
+    ----------
+    input : Tensor, Variable or array_like
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        A new Tensor with the value of `input`.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -511,6 +618,17 @@ def _identity_grad(op, grad):
 
 def stop_gradient(input, name=None):
     """The value of `input`, through which no gradient flows.
+
+    Parameters
+    ----------
+    input : Tensor, Variable or array_like
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        A new Tensor with the value of `input`.
 
     Examples
     --------
@@ -537,6 +655,19 @@ no_gradient("StopGradient")
 def zeros_like(input, dtype=None, name=None):
     """Zeros of the shape (and dtype, unless given) of `input`.
 
+    Parameters
+    ----------
+    input : Tensor, Variable or array_like
+    dtype : str or numpy.dtype, optional
+        The dtype of the result; by default that of `input`.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Zeros of the shape of `input`.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -549,6 +680,19 @@ def zeros_like(input, dtype=None, name=None):
 
 def ones_like(input, dtype=None, name=None):
     """Ones of the shape (and dtype, unless given) of `input`.
+
+    Parameters
+    ----------
+    input : Tensor, Variable or array_like
+    dtype : str or numpy.dtype, optional
+        The dtype of the result; by default that of `input`.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Ones of the shape of `input`.
 
     Examples
     --------
@@ -568,6 +712,27 @@ def one_hot(
     Indices outside ``[0, depth)`` give a row of `off_value` (as in
     TensorFlow).  The result is float32 unless `dtype` or the on/off values
     say otherwise.  Not differentiable.
+
+    Parameters
+    ----------
+    indices : Tensor or array_like
+        Of an integer dtype.
+    depth : int
+        The size of the new axis (at least 0).
+    on_value, off_value : scalar, optional
+        The values of the hot and the other entries (1 and 0 by default).
+    axis : int, default=-1
+        Where the new axis goes.
+    dtype : str or numpy.dtype, optional
+        The dtype of the result.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of shape ``indices.shape`` with an axis of size `depth` inserted at
+        `axis`.
 
     Examples
     --------
@@ -621,6 +786,11 @@ def tensor_scatter_add(tensor, indices, updates, name=None):
     tensor : Tensor of shape (n_rows, ...)
     indices : array_like of shape (nnz,), int32 or int64, in ``[0, n_rows)``
     updates : Tensor of shape (nnz, ...), the dtype of `tensor`
+
+    Returns
+    -------
+    Tensor
+        Of the shape and dtype of `tensor`.
 
     Examples
     --------
@@ -690,6 +860,7 @@ def densify(grad):
     --------
     >>> import sparsegrad as sg
     >>> g = sg.IndexedSlices([[1.0], [2.0]], [1, 1], dense_shape=(3, 1))
+    >>> from sparsegrad.ops.array_ops import densify
     >>> densify(g).numpy()
     array([[0.],
            [3.],

@@ -99,6 +99,19 @@ def _add_grad(op, grad):
 def subtract(x, y, name=None):
     """Elementwise ``x - y`` with NumPy broadcasting.
 
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the broadcast shape.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -126,6 +139,18 @@ def _sub_grad(op, grad):
 
 def add_n(inputs, name=None):
     """Sum a list of tensors of one shape and dtype.
+
+    Parameters
+    ----------
+    inputs : list of Tensor, Variable or array_like
+        At least one; all of one shape and dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the inputs' shape and dtype.
 
     Examples
     --------
@@ -164,6 +189,19 @@ def _add_n_grad(op, grad):
 def multiply(x, y, name=None):
     """Elementwise ``x * y`` with NumPy broadcasting.
 
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the broadcast shape.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -198,6 +236,19 @@ def divide(x, y, name=None):
     """Elementwise true division ``x / y`` with NumPy broadcasting.
 
     Integer operands give float64 (as NumPy and ``tf.math.truediv`` do).
+
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the broadcast shape; float64 for integer operands.
 
     Examples
     --------
@@ -241,6 +292,19 @@ def pow(x, y, name=None):
     same bits on every CPU), integers by ``np.power``.  The gradient with
     respect to `y` is ``x**y * log(x)`` where ``x > 0`` and 0 elsewhere (as in
     TensorFlow).
+
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the broadcast shape.
 
     Examples
     --------
@@ -288,6 +352,19 @@ def maximum(x, y, name=None):
 
     Where ``x == y`` the gradient goes to `x`.
 
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the broadcast shape.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -304,6 +381,19 @@ def minimum(x, y, name=None):
     """Elementwise minimum with NumPy broadcasting (NaN propagates).
 
     Where ``x == y`` the gradient goes to `x`.
+
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the broadcast shape.
 
     Examples
     --------
@@ -356,6 +446,21 @@ def where(condition, x=None, y=None, name=None):
     The three arguments broadcast together (NumPy rules).  With `x` and `y`
     both None, return the coordinates of the true elements instead: an int64
     Tensor of shape ``(n_true, condition.ndim)``.
+
+    Parameters
+    ----------
+    condition : Tensor or array_like
+        bool (numbers are converted: nonzero is true).
+    x, y : Tensor, Variable or array_like, optional
+        The values to pick from; give both or neither.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the broadcast shape of the three arguments; with `x` and `y`
+        None, the int64 coordinates of the true elements.
 
     Examples
     --------
@@ -418,6 +523,19 @@ def _compare(ufunc, x, y, op_name):
 def equal(x, y, name=None):
     """Elementwise ``x == y``, a bool Tensor (no gradient).
 
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        bool, of the broadcast shape.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -429,6 +547,19 @@ def equal(x, y, name=None):
 
 def not_equal(x, y, name=None):
     """Elementwise ``x != y``, a bool Tensor (no gradient).
+
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        bool, of the broadcast shape.
 
     Examples
     --------
@@ -442,6 +573,19 @@ def not_equal(x, y, name=None):
 def less(x, y, name=None):
     """Elementwise ``x < y``, a bool Tensor (no gradient).
 
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        bool, of the broadcast shape.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -453,6 +597,19 @@ def less(x, y, name=None):
 
 def less_equal(x, y, name=None):
     """Elementwise ``x <= y``, a bool Tensor (no gradient).
+
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        bool, of the broadcast shape.
 
     Examples
     --------
@@ -466,6 +623,19 @@ def less_equal(x, y, name=None):
 def greater(x, y, name=None):
     """Elementwise ``x > y``, a bool Tensor (no gradient).
 
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        bool, of the broadcast shape.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -477,6 +647,19 @@ def greater(x, y, name=None):
 
 def greater_equal(x, y, name=None):
     """Elementwise ``x >= y``, a bool Tensor (no gradient).
+
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        bool, of the broadcast shape.
 
     Examples
     --------

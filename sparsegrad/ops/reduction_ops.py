@@ -45,6 +45,7 @@ def unbroadcast(grad, shape):
     Examples
     --------
     >>> import sparsegrad as sg
+    >>> from sparsegrad.ops.reduction_ops import unbroadcast
     >>> unbroadcast(sg.constant([[1.0, 2.0], [3.0, 4.0]]), (2,)).numpy()
     array([4., 6.])
     """
@@ -127,6 +128,21 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
 def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
     """Mean over `axis` (all axes by default); integer input stays integer.
 
+    Parameters
+    ----------
+    input_tensor : Tensor, Variable or array_like
+    axis : int, sequence of int or None, default=None
+        The axes to reduce (all by default); negative axes count from the end.
+    keepdims : bool, default=False
+        Keep the reduced axes with size 1.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the input's dtype.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -139,6 +155,21 @@ def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
 def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
     """Maximum over `axis`; tied maxima share the gradient equally.
 
+    Parameters
+    ----------
+    input_tensor : Tensor, Variable or array_like
+    axis : int, sequence of int or None, default=None
+        The axes to reduce (all by default); negative axes count from the end.
+    keepdims : bool, default=False
+        Keep the reduced axes with size 1.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the input's dtype.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -150,6 +181,21 @@ def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
 
 def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
     """Minimum over `axis`; tied minima share the gradient equally.
+
+    Parameters
+    ----------
+    input_tensor : Tensor, Variable or array_like
+    axis : int, sequence of int or None, default=None
+        The axes to reduce (all by default); negative axes count from the end.
+    keepdims : bool, default=False
+        Keep the reduced axes with size 1.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the input's dtype.
 
     Examples
     --------

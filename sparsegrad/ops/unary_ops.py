@@ -56,6 +56,17 @@ def _unary(x, op_name):
 def negative(x, name=None):
     """Elementwise ``-x``.  An IndexedSlices gives an IndexedSlices.
 
+    Parameters
+    ----------
+    x : Tensor, Variable, IndexedSlices or array_like
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor or IndexedSlices
+        Of the shape and dtype of `x` (an IndexedSlices for an IndexedSlices).
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -78,6 +89,17 @@ def _neg_grad(op, grad):
 def square(x, name=None):
     """Elementwise ``x * x``.
 
+    Parameters
+    ----------
+    x : Tensor, Variable or array_like
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the shape and dtype of `x`.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -98,6 +120,18 @@ def _square_grad(op, grad):
 
 def sqrt(x, name=None):
     """Elementwise square root (NaN for negative input).
+
+    Parameters
+    ----------
+    x : Tensor, Variable or array_like
+        Of a floating dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the shape and dtype of `x`.
 
     Examples
     --------
@@ -138,6 +172,18 @@ def _sqrt_grad_grad(op, grad):
 
 def rsqrt(x, name=None):
     """Elementwise ``1 / sqrt(x)`` (computed exactly, not TF's float32 estimate).
+
+    Parameters
+    ----------
+    x : Tensor, Variable or array_like
+        Of a floating dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the shape and dtype of `x`.
 
     Examples
     --------
@@ -183,6 +229,18 @@ def exp(x, name=None):
     Computed by :func:`sparsegrad.framework.elementwise.exp`, not NumPy's
     SIMD loop: the same bits on every CPU (float32 within 0.99 ulp).
 
+    Parameters
+    ----------
+    x : Tensor, Variable or array_like
+        Of a floating dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the shape and dtype of `x`.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -205,6 +263,18 @@ def log(x, name=None):
     """Elementwise natural logarithm (``-inf`` at 0, NaN below).
 
     Computed by :func:`sparsegrad.framework.elementwise.log`, as :func:`exp`.
+
+    Parameters
+    ----------
+    x : Tensor, Variable or array_like
+        Of a floating dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the shape and dtype of `x`.
 
     Examples
     --------
@@ -229,6 +299,18 @@ def log1p(x, name=None):
 
     Computed by :func:`sparsegrad.framework.elementwise.log1p`, as :func:`exp`.
 
+    Parameters
+    ----------
+    x : Tensor, Variable or array_like
+        Of a floating dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the shape and dtype of `x`.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -249,6 +331,17 @@ def _log1p_grad(op, grad):
 
 def abs(x, name=None):
     """Elementwise absolute value; the gradient at 0 is 0.
+
+    Parameters
+    ----------
+    x : Tensor, Variable or array_like
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the shape and dtype of `x`.
 
     Examples
     --------
@@ -272,6 +365,17 @@ def sign(x, name=None):
 
     Its gradient is zero everywhere (TensorFlow registers zeros, not None).
 
+    Parameters
+    ----------
+    x : Tensor, Variable or array_like
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the shape and dtype of `x`.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -293,6 +397,18 @@ def tanh(x, name=None):
     """Elementwise hyperbolic tangent.
 
     Computed by :func:`sparsegrad.framework.elementwise.tanh`, as :func:`exp`.
+
+    Parameters
+    ----------
+    x : Tensor, Variable or array_like
+        Of a floating dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the shape and dtype of `x`.
 
     Examples
     --------
@@ -334,6 +450,18 @@ def sigmoid(x, name=None):
 
     ``exp`` is :func:`sparsegrad.framework.elementwise.exp` (as in :func:`exp`);
     float16 input is computed in float32 and rounded once.
+
+    Parameters
+    ----------
+    x : Tensor, Variable or array_like
+        Of a floating dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the shape and dtype of `x`.
 
     Examples
     --------
