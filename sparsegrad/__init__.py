@@ -4,7 +4,9 @@ A step of training costs what the rows it touches cost, never the size of the
 table.
 """
 
-from . import errors, nn, optimizers, sparse, testing, training_ops
+# autodiff comes first: its recording layer sits below the ops, and its tape
+# module imports the ops (see sparsegrad.autodiff).
+from . import autodiff, errors, nn, optimizers, sparse, testing, training_ops
 from ._version import __version__
 from .autodiff import (
     GradientTape,
@@ -42,40 +44,40 @@ from .ops.array_ops import (
 )
 from .ops.embedding_ops import gather
 from .ops.math_ops import (
-    abs,
     add,
     add_n,
     divide,
     equal,
-    exp,
     greater,
     greater_equal,
     less,
     less_equal,
-    log,
-    log1p,
     matmul,
     maximum,
     minimum,
     multiply,
-    negative,
     not_equal,
     pow,
-    reduce_max,
-    reduce_mean,
-    reduce_min,
-    reduce_sum,
+    subtract,
+    where,
+)
+from .ops.reduction_ops import reduce_max, reduce_mean, reduce_min, reduce_sum
+from .ops.unary_ops import (
+    abs,
+    exp,
+    log,
+    log1p,
+    negative,
     rsqrt,
     sigmoid,
     sign,
     sqrt,
     square,
-    subtract,
     tanh,
-    where,
 )
 
 __all__ = [
+    "autodiff",
     "optimizers",
     "nn",
     "sparse",

@@ -8,17 +8,17 @@ their own gradients can check them the same way.
 
 import numpy as np
 
-from .autodiff.tape import GradientTape, flatten
+from .autodiff.nest import flatten
+from .autodiff.tape import GradientTape
 from .framework.indexed_slices import IndexedSlices
-from .framework.tensor import Tensor, convert_to_tensor
+from .framework.tensor import convert_to_tensor, wrap
+from .ops.array_ops import densify
 
 __all__ = ["assert_indexed_slices_equal", "check_gradients", "numerical_gradients"]
 
 
 def _dense_array(g):
-    if isinstance(g, IndexedSlices):
-        return np.asarray(g.to_dense())
-    return np.asarray(g)
+    return np.asarray(densify(g))
 
 
 def _as_float64_inputs(inputs):
@@ -98,7 +98,7 @@ def _tape_gradients(f, tensors, seeds):
             if t.dtype.kind == "f":
                 tape.watch(t)
         outs = _flat_outputs(f(*tensors))
-    seed_tensors = [Tensor._wrap(np.array(s, copy=True)) for s in seeds]
+    seed_tensors = [wrap(np.array(s, copy=True)) for s in seeds]
     return tape.gradient(outs, list(tensors), output_gradients=seed_tensors)
 
 
@@ -168,11 +168,9 @@ def check_gradients(f, inputs, order=1, delta=1e-6, rtol=1e-5, atol=1e-6, seed=0
                 if x.dtype.kind != "f":
                     continue
                 if g is None:
-                    g = Tensor._wrap(np.zeros(x.shape, x.dtype))
-                elif isinstance(g, IndexedSlices):
-                    from .autodiff.tape import _densify
-
-                    g = _densify(g)
+                    g = wrap(np.zeros(x.shape, x.dtype))
+                else:
+                    g = densify(g)
                 out.append(g)
             return out
 

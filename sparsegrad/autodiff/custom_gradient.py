@@ -11,10 +11,15 @@ so the backward pass reaches the arguments only through ``grad_fn``.
 import functools
 import inspect
 
+import numpy as np
+
 from ..framework.indexed_slices import IndexedSlices
-from ..framework.tensor import Tensor, convert_to_tensor
+from ..framework.tensor import Tensor, convert_to_tensor, wrap
 from ..framework.variable import Variable
-from .tape import _STATE, _record, _VariableWatcher, flatten, pack_as
+from ..ops import array_ops
+from ..ops._helpers import as_tensor, read_variable
+from .nest import flatten, pack_as
+from .recording import VariableWatcher, is_recording, record_operation
 
 __all__ = ["custom_gradient"]
 
@@ -121,20 +126,16 @@ def _accepts_variables(grad_fn):
 
 def _input_tensor(arg):
     """A positional argument as a Tensor (a placeholder for non-numeric ones)."""
-    from ..ops._helpers import as_tensor
-
     if isinstance(arg, (Tensor, Variable)):
         return as_tensor(arg)
     try:
         return convert_to_tensor(arg)
     except (TypeError, ValueError):
-        return Tensor._wrap(__import__("numpy").zeros(()))  # never on a tape
+        return wrap(np.zeros(()))  # never on a tape
 
 
 def _call(f, instance, args, kwargs):
-    from ..ops._helpers import read_variable
-
-    with _VariableWatcher() as watcher:
+    with VariableWatcher() as watcher:
         returned = (
             f(*args, **kwargs) if instance is None else f(instance, *args, **kwargs)
         )
@@ -160,11 +161,10 @@ def _call(f, instance, args, kwargs):
     outputs = []
     for r in flat_result:
         if isinstance(r, IndexedSlices):
-            r = r.to_dense()
+            r = array_ops.densify(r)
         t = r if isinstance(r, Tensor) else convert_to_tensor(r)
-        outputs.append(Tensor._wrap(t._value))  # new tensors, produced by this op
-    tapes = _STATE.tapes
-    if tapes:
+        outputs.append(wrap(t._value))  # new tensors, produced by this op
+    if is_recording():
         inputs = [_input_tensor(a) for a in flat_args]
         inputs += [read_variable(v) for v in variables]
         n_args = len(flat_args)
@@ -190,7 +190,7 @@ def _call(f, instance, args, kwargs):
             return flat + variable_grads
 
         op_type = getattr(f, "__name__", "CustomGradient")
-        _record(op_type, tuple(inputs), tuple(outputs), None, backward, tapes)
+        record_operation(op_type, tuple(inputs), tuple(outputs), grad_fn=backward)
     if isinstance(result, (list, tuple, dict)):
         return pack_as(result, outputs)
     return outputs[0]

@@ -9,6 +9,7 @@ from ..errors import NotFoundError
 
 __all__ = [
     "get_gradient_function",
+    "gradient_lookup",
     "no_gradient",
     "register_gradient",
     "registered_ops",
@@ -16,6 +17,12 @@ __all__ = [
 
 # op type -> gradient function, or None for "not differentiable"
 _GRADIENTS = {}
+
+#: ``gradient_lookup(op_type, default)``: the gradient function registered for
+#: `op_type` (None for a non-differentiable op), or `default` when nothing is
+#: registered.  The backward pass's lookup; :func:`get_gradient_function`
+#: raises instead.
+gradient_lookup = _GRADIENTS.get
 
 
 def _where(fn):
@@ -107,6 +114,15 @@ def no_gradient(op_type):
 def get_gradient_function(op_type):
     """The registered gradient function of `op_type` (None if non-differentiable).
 
+    Parameters
+    ----------
+    op_type : str
+
+    Returns
+    -------
+    callable or None
+        ``fn(op, *output_grads)``, or None for a non-differentiable op.
+
     Raises
     ------
     LookupError
@@ -119,5 +135,11 @@ def get_gradient_function(op_type):
 
 
 def registered_ops():
-    """A dict of every registered op type -> gradient function (or None)."""
+    """A dict of every registered op type -> gradient function (or None).
+
+    Returns
+    -------
+    dict
+        A copy: op type -> gradient function (None where not differentiable).
+    """
     return dict(_GRADIENTS)

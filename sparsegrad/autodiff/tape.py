@@ -1,62 +1,52 @@
-"""GradientTape: records ops on the fly and runs them backwards.
+"""GradientTape: runs what the ops recorded backwards.
 
-Design (autograd's tracer, micrograd's mental model, TensorFlow's rules):
+The ops record themselves through :mod:`.recording` (the layer below them);
+this module sits above the ops and holds the backward pass, gradient
+aggregation and the Jacobians.
 
-* Every active tape of this thread sits on a stack (``_STATE.tapes``).  An op
-  calls :func:`record_operation` once after its forward pass; when no tape is
-  active that is one list check.  A tape records the op when one of its inputs
-  is on the tape (watched, or produced by an op the tape recorded); only
-  floating-point tensors ever enter a tape, so that check is also TensorFlow's
-  "trainable dtype" rule.
-* A tape is one dict, ``tensor id -> Operation`` (or ``WATCHED`` for a watched
-  source).  Operations get increasing ids, so a consumer always has a larger id
-  than its producers: sorting the reachable ops by id, largest first, is a
-  valid reverse topological order.
-* A Variable read (:func:`record_variable_read`) is a ``ReadVariableOp`` whose
-  input is the Variable itself (key ``-uid``); it remembers the version it saw,
-  which is how a gradient through a value changed in place is detected.
+* The ops reachable from the targets are found through the tape's
+  ``tensor id -> Operation`` map, ordered by op id (a consumer always has a
+  larger id than its producers) and run backwards, each through the gradient
+  function the registry holds for its type.
 * Gradients meeting at one tensor aggregate through :func:`aggregate_gradients`
   (dense + dense adds, sparse + sparse concatenates, sparse + dense
   scatter-adds into a copy of the dense one).
 """
 
 import enum
-import threading
 import warnings
-from itertools import count
 from operator import attrgetter
 
 import numpy as np
 
 from ..errors import FailedPreconditionError, InternalError, InvalidArgumentError
-from ..framework import sparse_rows
+from ..framework import indexed_slices, sparse_rows
 from ..framework.indexed_slices import IndexedSlices
-from ..framework.tensor import Tensor, convert_to_tensor
+from ..framework.tensor import Tensor, convert_to_tensor, wrap
 from ..framework.variable import Variable
+from ..ops import array_ops, math_ops
+from . import recording as recording_module
 from . import registry
+from .nest import flatten, pack_as
+from .recording import (
+    WATCHED,
+    Operation,
+    TapeRecord,
+    record_operation,
+    record_variable_read,
+    stop_recording,
+)
 
 __all__ = [
     "GradientTape",
     "Operation",
+    "TapeStateError",
     "UnconnectedGradients",
     "aggregate_gradients",
     "record_operation",
     "record_variable_read",
     "stop_recording",
 ]
-
-
-class _State(threading.local):
-    def __init__(self):
-        self.tapes = []  # recording _Tape objects, innermost last
-        self.watchers = []  # _VariableWatcher objects (custom_gradient)
-
-
-_STATE = _State()
-_next_op_id = count(1).__next__
-
-#: tensor_tape marker of a watched source
-WATCHED = object()
 
 # Ops whose missing output gradients stay None instead of being zero-filled.
 _NONE_OK = {
@@ -65,7 +55,7 @@ _NONE_OK = {
     "FusedBatchNorm": (1, 2, 3, 4),
 }
 
-_op_id_key = attrgetter("_id")
+_op_id_key = attrgetter("id")
 
 
 class UnconnectedGradients(enum.Enum):
@@ -100,212 +90,7 @@ def _parse_unconnected(value):
         ) from None
 
 
-class Operation:
-    """A recorded op, as a gradient function sees it.
-
-    Attributes
-    ----------
-    type : str
-        The op type, the key of the gradient registry.
-    inputs : tuple of Tensor
-        The inputs as the op saw them.
-    outputs : tuple of Tensor
-    attrs : dict
-        Attributes the op recorded (axis, keepdims, ...).
-    skip_input_indices : tuple of int
-        Set by the backward pass: inputs whose gradient nobody needs.
-    """
-
-    __slots__ = (
-        "_grad_fn",
-        "_id",
-        "_input_ids",
-        "_version",
-        "attrs",
-        "inputs",
-        "outputs",
-        "skip_input_indices",
-        "type",
-    )
-
-    def __init__(self, op_type, inputs, outputs, attrs=None, grad_fn=None):
-        self.type = op_type
-        self.inputs = inputs
-        self.outputs = outputs
-        self.attrs = attrs
-        self.skip_input_indices = ()
-        self._id = _next_op_id()
-        self._grad_fn = grad_fn
-        self._input_ids = None
-        self._version = None
-
-    def get_attr(self, name):
-        """The attribute `name` the op recorded (KeyError if there is none)."""
-        if self.attrs is None or name not in self.attrs:
-            raise KeyError(f"op {self.type!r} has no attribute {name!r}")
-        return self.attrs[name]
-
-    def __repr__(self):
-        return f"<Operation {self.type} #{self._id}>"
-
-
-def _input_ids(op):
-    ids = op._input_ids
-    if ids is None:
-        ids = op._input_ids = tuple([t._id for t in op.inputs])
-    return ids
-
-
-def record_operation(op_type, inputs, outputs, attrs=None):
-    """Record one executed op on every active tape that should record it.
-
-    Parameters
-    ----------
-    op_type : str
-        Registered with :func:`~sparsegrad.register_gradient`.
-    inputs : tuple of Tensor
-        The converted inputs the forward pass used.
-    outputs : tuple of Tensor
-        The outputs it produced.
-    attrs : dict, optional
-        Anything the gradient function needs (``op.get_attr``).
-
-    Returns
-    -------
-    Operation or None
-        The record, or None when no tape recorded the op.
-    """
-    tapes = _STATE.tapes
-    if not tapes:
-        return None
-    return _record(op_type, inputs, outputs, attrs, None, tapes)
-
-
-def _record(op_type, inputs, outputs, attrs, grad_fn, tapes):
-    op = None
-    for tape in tapes:
-        tt = tape.tensor_tape
-        for t in inputs:
-            if t._id in tt:
-                break
-        else:
-            continue
-        if op is None:
-            op = Operation(op_type, tuple(inputs), tuple(outputs), attrs, grad_fn)
-        for t in outputs:
-            if t._value.dtype.kind == "f":
-                tt[t._id] = op
-    return op
-
-
-def record_variable_read(var, tensor):
-    """Record that `tensor` is the value of `var` read now.
-
-    Tapes that watch `var` (or auto-watch it: trainable, floating, tape with
-    ``watch_accessed_variables``) map gradients of `tensor` back to `var`;
-    variable watchers (custom_gradient) learn that `var` was read.
-    """
-    state = _STATE
-    for watcher in state.watchers:
-        watcher.accessed(var)
-    tapes = state.tapes
-    if not tapes or var._value.dtype.kind != "f":
-        return
-    key = -var._uid
-    op = None
-    for tape in tapes:
-        tt = tape.tensor_tape
-        if key not in tt:
-            if not (tape.watch_accessed_variables and var._trainable):
-                continue
-            tape.watch_variable(var)
-        if op is None:
-            op = Operation("ReadVariableOp", (var,), (tensor,))
-            op._input_ids = (key,)
-            op._version = var._version
-        tt[tensor._id] = op
-
-
-def _read_variable_grad(op, grad):
-    return grad  # sparse stays sparse
-
-
-registry.register_gradient("ReadVariableOp")(_read_variable_grad)
-
-
-class _Tape:
-    """The recording state a GradientTape owns (created on first entry)."""
-
-    __slots__ = ("persistent", "tensor_tape", "variables", "watch_accessed_variables")
-
-    def __init__(self, persistent, watch_accessed_variables):
-        self.tensor_tape = {}
-        self.variables = {}
-        self.persistent = persistent
-        self.watch_accessed_variables = watch_accessed_variables
-
-    def watch_variable(self, var):
-        self.tensor_tape.setdefault(-var._uid, WATCHED)
-        self.variables[var._uid] = var
-
-
-# -- nests ---------------------------------------------------------------------
-
-
-def _flatten(structure, out):
-    if isinstance(structure, (list, tuple)):
-        for item in structure:
-            _flatten(item, out)
-    elif isinstance(structure, dict):
-        for k in sorted(structure):
-            _flatten(structure[k], out)
-    else:
-        out.append(structure)
-    return out
-
-
-def flatten(structure):
-    """The leaves of a nest of lists, tuples and dicts (dict keys sorted)."""
-    return _flatten(structure, [])
-
-
-def pack_as(structure, flat):
-    """Rebuild `structure` with the leaves taken in order from `flat`."""
-    it = iter(flat)
-
-    def build(s):
-        if isinstance(s, (list, tuple)):
-            items = [build(x) for x in s]
-            if isinstance(s, list):
-                return items
-            if hasattr(s, "_fields"):  # namedtuple
-                return type(s)(*items)
-            return type(s)(items)
-        if isinstance(s, dict):
-            built = {k: build(s[k]) for k in sorted(s)}
-            return (
-                type(s)((k, built[k]) for k in s)
-                if type(s) is not dict
-                else {k: built[k] for k in s}
-            )
-        return next(it)
-
-    return build(structure)
-
-
 # -- aggregation ---------------------------------------------------------------
-
-_ops_cache = []
-
-
-def _ops():
-    """The op modules (imported on first use: they sit above this layer)."""
-    if not _ops_cache:
-        from ..ops import array_ops, math_ops
-
-        _ops_cache.append((math_ops, array_ops))
-    return _ops_cache[0]
-
 
 def aggregate_gradients(grads):
     """Sum the gradients that reach one tensor (DESIGN invariant 1).
@@ -314,6 +99,17 @@ def aggregate_gradients(grads):
     densifying, no deduplication); dense + IndexedSlices scatter-adds the rows
     into a copy of the dense sum.  While a tape is recording (higher order),
     the sum is built from differentiable ops.
+
+    Parameters
+    ----------
+    grads : list of Tensor, IndexedSlices or None
+        The gradients of one tensor (None entries are skipped).
+
+    Returns
+    -------
+    Tensor, IndexedSlices or None
+        The sum; an IndexedSlices when every gradient is one; None when
+        there is none.
     """
     grads = [g for g in grads if g is not None]
     if not grads:
@@ -324,9 +120,7 @@ def aggregate_gradients(grads):
     sparse = []
     for g in grads:
         (sparse if isinstance(g, IndexedSlices) else dense).append(g)
-    recording = bool(_STATE.tapes)
-    if recording:
-        math_ops, array_ops = _ops()
+    recording = recording_module.is_recording()
     if not sparse:
         if recording:
             return math_ops.add_n(dense)
@@ -335,8 +129,14 @@ def aggregate_gradients(grads):
             out = np.asarray(out)
         for g in dense[2:]:
             np.add(out, g._value, out=out)
-        return Tensor._wrap(np.asarray(out))
-    merged = _concat_slices(sparse, recording)
+        return wrap(out)
+    merged = (
+        sparse[0]
+        if len(sparse) == 1
+        else indexed_slices.concat(
+            sparse, join_values=_join_rows if recording else None
+        )
+    )
     if not dense:
         return merged
     if recording:
@@ -348,34 +148,23 @@ def aggregate_gradients(grads):
     sparse_rows.scatter_add(
         out, merged.indices._value, np.asarray(merged.values._value)
     )
-    return Tensor._wrap(out)
+    return wrap(out)
 
 
-def _concat_slices(sparse, recording):
-    if len(sparse) == 1:
-        return sparse[0]
-    if not recording:
-        return IndexedSlices.concat(sparse)
-    _, array_ops = _ops()
-    index_dtypes = {s.indices.dtype for s in sparse}
-    index_dtype = np.int64 if len(index_dtypes) > 1 else sparse[0].indices.dtype
-    indices = np.concatenate([s.indices._value for s in sparse]).astype(
-        index_dtype, copy=False
-    )
-    values = array_ops.concat([s.values for s in sparse], axis=0)
-    shapes = [s.dense_shape for s in sparse if s.dense_shape is not None]
-    return IndexedSlices._from_trusted(values, indices, shapes[0] if shapes else None)
+def _join_rows(values):
+    """Differentiable concatenation of the value rows (while a tape records)."""
+    return array_ops.concat(values, axis=0)
 
 
 # -- the backward pass ---------------------------------------------------------
 
 
 def _zeros(shape, dtype):
-    return Tensor._wrap(np.zeros(shape, dtype))
+    return wrap(np.zeros(shape, dtype))
 
 
 def _ones(shape, dtype):
-    return Tensor._wrap(np.ones(shape, dtype))
+    return wrap(np.ones(shape, dtype))
 
 
 def _key(x):
@@ -403,9 +192,9 @@ def _backward(tape, target_keys, target_objs, seeds, source_keys, release):
         op = tt_get(pop())
         if op is None or op is WATCHED or op in reachable:
             continue
-        ids = op._input_ids
+        ids = op.input_ids
         if ids is None:
-            ids = op._input_ids = tuple([t._id for t in op.inputs])
+            ids = op.input_ids = tuple([t._id for t in op.inputs])
         reachable[op] = ids
         for k in ids:
             if k in tt:
@@ -433,11 +222,11 @@ def _backward(tape, target_keys, target_objs, seeds, source_keys, release):
             skip = tuple(skip) if skip else ()
         useful.add(op)
         plan.append((op, ids, skip))
-        if op._version is not None and op._version != op.inputs[0]._version:
+        if op.version is not None and op.version != op.inputs[0]._version:
             var = op.inputs[0]
             raise FailedPreconditionError(
                 f"variable '{var.name}' was modified in place after the tape "
-                f"recorded a read of it (version {op._version}, now "
+                f"recorded a read of it (version {op.version}, now "
                 f"{var._version}); the gradient would use the new value. "
                 "Compute gradients before updating the variable."
             )
@@ -462,7 +251,7 @@ def _backward(tape, target_keys, target_objs, seeds, source_keys, release):
         tt.clear()
 
     # 4. reverse recording order
-    get_gradient_function = registry._GRADIENTS.get
+    get_gradient_function = registry.gradient_lookup
     grads_get = grads.get
     grads_pop = grads.pop
     for n in range(len(plan) - 1, -1, -1):
@@ -482,7 +271,7 @@ def _backward(tape, target_keys, target_objs, seeds, source_keys, release):
             out_grads = _output_gradients(op, grads, sources)
             if out_grads is None:
                 continue
-        fn = op._grad_fn
+        fn = op.grad_fn
         if fn is not None:
             in_grads = fn(*out_grads)
         else:
@@ -636,7 +425,7 @@ class GradientTape:
                 "an already-active tape."
             )
         if self._tape is None:
-            self._tape = _Tape(self._persistent, self._watch_accessed_variables)
+            self._tape = TapeRecord(self._persistent, self._watch_accessed_variables)
         self._push()
         return self
 
@@ -646,15 +435,11 @@ class GradientTape:
         return False
 
     def _push(self):
-        _STATE.tapes.append(self._tape)
+        recording_module.push_tape(self._tape)
         self._recording = True
 
     def _pop(self):
-        tapes = _STATE.tapes
-        for i in range(len(tapes) - 1, -1, -1):
-            if tapes[i] is self._tape:
-                del tapes[i]
-                break
+        recording_module.pop_tape(self._tape)
         self._recording = False
 
     # -- watching -----------------------------------------------------------------
@@ -665,6 +450,11 @@ class GradientTape:
         A floating-point Tensor is recorded from now on; an integer or bool
         one gets no gradient (a warning says so).  When no tape at all is
         recording on this thread, the call has no effect (as in TensorFlow).
+
+        Parameters
+        ----------
+        tensor : Tensor, Variable, IndexedSlices, or a nest of them
+            An IndexedSlices is watched through its values.
 
         Raises
         ------
@@ -687,7 +477,7 @@ class GradientTape:
                     "sparsegrad.Tensor or sparsegrad.Variable; convert it with "
                     "sg.convert_to_tensor first"
                 )
-        if not _STATE.tapes:
+        if not recording_module.is_recording():
             return
         for leaf in leaves:
             if isinstance(leaf, IndexedSlices):
@@ -706,6 +496,11 @@ class GradientTape:
         """A context manager in which this tape records nothing.
 
         Other active tapes keep recording.
+
+        Returns
+        -------
+        context manager
+            Pauses this tape on entry and resumes it on exit.
 
         Raises
         ------
@@ -744,11 +539,16 @@ class GradientTape:
         if not self._recording:
             raise TapeStateError("Tape is not recording.")
         self._pop()
-        self._tape = _Tape(self._persistent, self._watch_accessed_variables)
+        self._tape = TapeRecord(self._persistent, self._watch_accessed_variables)
         self._push()
 
     def watched_variables(self):
-        """The Variables this tape watches, in creation order (a tuple)."""
+        """The Variables this tape watches, in creation order (a tuple).
+
+        Returns
+        -------
+        tuple of Variable
+        """
         if self._tape is None:
             return self._watched_variables
         return tuple(v for _, v in sorted(self._tape.variables.items()))
@@ -903,7 +703,7 @@ class GradientTape:
             for i in range(n):
                 seed = np.zeros(n, t_dtype)
                 seed[i] = 1
-                seed = Tensor._wrap(seed.reshape(t_shape))
+                seed = wrap(seed.reshape(t_shape))
                 grads = _backward(
                     self._tape, [_key(target)], [target], [seed], source_keys, False
                 )
@@ -912,7 +712,6 @@ class GradientTape:
                     connected[j] = connected[j] or g is not None
         finally:
             self._release()
-        _, array_ops = _ops()
         result = []
         for j, s in enumerate(flat_sources):
             s_shape = tuple(s.shape)
@@ -924,7 +723,8 @@ class GradientTape:
                 )
                 continue
             dense = [
-                _zeros(s_shape, s.dtype) if g is None else _densify(g) for g in rows[j]
+                _zeros(s_shape, s.dtype) if g is None else array_ops.densify(g)
+                for g in rows[j]
             ]
             if n == 0:
                 result.append(_zeros(t_shape + s_shape, s.dtype))
@@ -949,6 +749,19 @@ class GradientTape:
         Exactly, ``out[i, k..., l...] = d(sum_b target[b, k...]) /
         d source[i, l...]``, the per-example Jacobian when row i of the target
         depends only on row i of the source.
+
+        Parameters
+        ----------
+        target : Tensor
+            Of shape ``(batch, ...)``, at least 2-D.
+        source : Tensor or Variable
+            Of shape ``(batch, ...)``, at least 2-D.
+        unconnected_gradients : UnconnectedGradients or {"none", "zero"}
+            Accepted for TensorFlow compatibility: an unconnected source always
+            gives zeros.
+        parallel_iterations, experimental_use_pfor
+            Accepted for TensorFlow compatibility; rows are computed one by one
+            (``experimental_use_pfor=False`` needs a persistent tape).
 
         Returns
         -------
@@ -1001,7 +814,7 @@ class GradientTape:
             for j in range(r):
                 seed = np.zeros((b, r), target.dtype)
                 seed[:, j] = 1
-                seed = Tensor._wrap(seed.reshape(t_shape))
+                seed = wrap(seed.reshape(t_shape))
                 (g,) = _backward(
                     self._tape, [_key(target)], [target], [seed], [key], False
                 )
@@ -1011,9 +824,9 @@ class GradientTape:
         out_shape = t_shape + s_shape[1:]
         if all(g is None for g in rows) or r == 0:
             return _zeros(out_shape, target.dtype)
-        _, array_ops = _ops()
         dense = [
-            _zeros(s_shape, source.dtype) if g is None else _densify(g) for g in rows
+            _zeros(s_shape, source.dtype) if g is None else array_ops.densify(g)
+            for g in rows
         ]
         stacked = array_ops.reshape(array_ops.stack(dense), (r, b, -1))
         return array_ops.reshape(array_ops.transpose(stacked, (1, 0, 2)), out_shape)
@@ -1031,34 +844,6 @@ class _StopRecording:
 
     def __exit__(self, *exc):
         self._tape._push()
-        return False
-
-
-class stop_recording:
-    """Stop every active tape of this thread from recording inside the block.
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> from sparsegrad.autodiff.tape import stop_recording
-    >>> x = sg.constant(2.0)
-    >>> with sg.GradientTape() as tape:
-    ...     tape.watch(x)
-    ...     with stop_recording():
-    ...         y = x * x
-    >>> tape.gradient(y, x) is None
-    True
-    """
-
-    __slots__ = ("_saved",)
-
-    def __enter__(self):
-        self._saved = _STATE.tapes
-        _STATE.tapes = []
-        return self
-
-    def __exit__(self, *exc):
-        _STATE.tapes = self._saved
         return False
 
 
@@ -1116,36 +901,3 @@ def _unconnected(g, source, unconnected):
     if g is None and unconnected is UnconnectedGradients.ZERO:
         return _zeros(tuple(source.shape), source.dtype)
     return g
-
-
-def _densify(g):
-    if isinstance(g, IndexedSlices):
-        _, array_ops = _ops()
-        if _STATE.tapes:
-            zeros = _zeros(g.dense_shape, g.dtype)
-            return array_ops.tensor_scatter_add(zeros, g.indices, g.values)
-        return g.to_dense()
-    return g
-
-
-class _VariableWatcher:
-    """Collects the Variables read while it is active (custom_gradient)."""
-
-    __slots__ = ("variables",)
-
-    def __init__(self):
-        self.variables = {}
-
-    def accessed(self, var):
-        self.variables[var._uid] = var
-
-    def __enter__(self):
-        _STATE.watchers.append(self)
-        return self
-
-    def __exit__(self, *exc):
-        _STATE.watchers.remove(self)
-        return False
-
-    def watched(self):
-        return [v for _, v in sorted(self.variables.items())]

@@ -8,7 +8,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from . import sparse_rows
 from .dtypes import check_numeric
-from .tensor import Tensor, convert_to_tensor
+from .tensor import Tensor, convert_to_tensor, wrap
 
 __all__ = ["IndexedSlices", "concat"]
 
@@ -131,8 +131,8 @@ class IndexedSlices:
     def _from_trusted(cls, values, indices, dense_shape):
         """Build without checks from a producer that already validated."""
         s = cls.__new__(cls)
-        s._values = values if isinstance(values, Tensor) else Tensor._wrap(values)
-        s._indices = indices if isinstance(indices, Tensor) else Tensor._wrap(indices)
+        s._values = values if isinstance(values, Tensor) else wrap(values)
+        s._indices = indices if isinstance(indices, Tensor) else wrap(indices)
         s._dense_shape = None if dense_shape is None else tuple(dense_shape)
         return s
 
@@ -204,7 +204,7 @@ class IndexedSlices:
         xp_values = np.asarray(self._values)
         out = np.zeros(shape, dtype=xp_values.dtype)
         sparse_rows.scatter_add(out, self._indices._value, xp_values)
-        return Tensor._wrap(out)
+        return wrap(out)
 
     def _as_tensor(self):
         return self.to_dense()
@@ -369,7 +369,7 @@ class IndexedSlices:
         return concat(slices)
 
 
-def concat(slices):
+def concat(slices, join_values=None):
     """Concatenate IndexedSlices that describe the same dense tensor.
 
     This is how sparse gradients aggregate: the rows are stacked, nothing is
@@ -380,6 +380,11 @@ def concat(slices):
     ----------
     slices : sequence of IndexedSlices
         Same dtype and row shape; the dense shapes that are known must agree.
+    join_values : callable, optional
+        Joins the list of value Tensors along their first axis.  By default
+        ``np.concatenate`` (nothing recorded); the backward pass passes the
+        differentiable ``sparsegrad.concat`` while a tape records, so that a
+        higher-order tape sees how the rows depend on their parts.
 
     Returns
     -------
@@ -420,7 +425,10 @@ def concat(slices):
     indices = np.concatenate([np.asarray(s.indices) for s in slices]).astype(
         index_dtype, copy=False
     )
-    values = np.concatenate([np.asarray(s.values) for s in slices])
+    if join_values is None:
+        values = np.concatenate([np.asarray(s.values) for s in slices])
+    else:
+        values = join_values([s.values for s in slices])
     return IndexedSlices._from_trusted(
         values, indices, shapes.pop() if shapes else None
     )

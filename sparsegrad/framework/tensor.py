@@ -8,19 +8,29 @@ from ..errors import InvalidArgumentError
 from . import backend
 from .dtypes import check_numeric
 
-__all__ = ["Tensor", "convert_to_tensor", "constant"]
+__all__ = ["Tensor", "convert_to_tensor", "constant", "install_operators", "wrap"]
 
 _next_id = itertools.count(1).__next__
+_ndarray = np.ndarray
 
-# The op functions behind Tensor and Variable operators; sparsegrad.ops
-# installs them (see _install_operators).
-_operators = None
+#: The op functions behind the Tensor and Variable operators (a namespace with
+#: ``add``, ``multiply``, ..., ``read_variable``); :mod:`sparsegrad.ops`
+#: installs it with :func:`install_operators` when the package is imported.
+operators = None
 
 
-def _install_operators(namespace):
-    """Install the module/namespace that implements the operators (ops layer)."""
-    global _operators
-    _operators = namespace
+def install_operators(namespace):
+    """Install the namespace of op functions behind the operators.
+
+    Parameters
+    ----------
+    namespace : object
+        Has the attributes ``add``, ``subtract``, ``multiply``, ``divide``,
+        ``matmul``, ``pow``, ``negative``, ``abs``, the comparisons,
+        ``strided_slice`` and ``read_variable``.
+    """
+    global operators
+    operators = namespace
 
 
 def _freeze(array):
@@ -67,14 +77,6 @@ class Tensor:
         array = _to_array(value, dtype, "value")
         self._value = _freeze(array)
         self._id = _next_id()
-
-    @classmethod
-    def _wrap(cls, array):
-        """Wrap an array the caller owns and will never write (no copy)."""
-        t = cls.__new__(cls)
-        t._value = _freeze(array)
-        t._id = _next_id()
-        return t
 
     @property
     def shape(self):
@@ -170,70 +172,70 @@ class Tensor:
 
     # -- operators ---------------------------------------------------------------
     # The implementations live in sparsegrad.ops (a layer above this one); it
-    # installs them with _install_operators when the package is imported.
+    # installs them with install_operators when the package is imported.
 
     def __add__(self, other):
-        return _operators.add(self, other)
+        return operators.add(self, other)
 
     def __radd__(self, other):
-        return _operators.add(other, self)
+        return operators.add(other, self)
 
     def __sub__(self, other):
-        return _operators.subtract(self, other)
+        return operators.subtract(self, other)
 
     def __rsub__(self, other):
-        return _operators.subtract(other, self)
+        return operators.subtract(other, self)
 
     def __mul__(self, other):
-        return _operators.multiply(self, other)
+        return operators.multiply(self, other)
 
     def __rmul__(self, other):
-        return _operators.multiply(other, self)
+        return operators.multiply(other, self)
 
     def __truediv__(self, other):
-        return _operators.divide(self, other)
+        return operators.divide(self, other)
 
     def __rtruediv__(self, other):
-        return _operators.divide(other, self)
+        return operators.divide(other, self)
 
     def __matmul__(self, other):
-        return _operators.matmul(self, other)
+        return operators.matmul(self, other)
 
     def __rmatmul__(self, other):
-        return _operators.matmul(other, self)
+        return operators.matmul(other, self)
 
     def __pow__(self, other):
-        return _operators.pow(self, other)
+        return operators.pow(self, other)
 
     def __rpow__(self, other):
-        return _operators.pow(other, self)
+        return operators.pow(other, self)
 
     def __neg__(self):
-        return _operators.negative(self)
+        return operators.negative(self)
 
     def __abs__(self):
-        return _operators.abs(self)
+        return operators.abs(self)
 
     def __getitem__(self, key):
-        return _operators.strided_slice(self, key)
+        return operators.strided_slice(self, key)
 
     def __iter__(self):
         if self._value.ndim == 0:
             raise TypeError("iteration over a 0-d Tensor")
         for i in range(self._value.shape[0]):
-            yield _operators.strided_slice(self, i)
+            yield operators.strided_slice(self, i)
 
     def __lt__(self, other):
-        return _operators.less(self, other)
+        return operators.less(self, other)
 
     def __le__(self, other):
-        return _operators.less_equal(self, other)
+        return operators.less_equal(self, other)
 
     def __gt__(self, other):
-        return _operators.greater(self, other)
+        return operators.greater(self, other)
 
     def __ge__(self, other):
-        return _operators.greater_equal(self, other)
+        return operators.greater_equal(self, other)
 
     # == and != keep identity semantics so Tensors stay hashable; use
     # sparsegrad.equal / sparsegrad.not_equal for elementwise comparison.
@@ -243,6 +245,49 @@ class Tensor:
 
     def __str__(self):
         return str(self.numpy())
+
+
+def wrap(array):
+    """A Tensor owning `array`, a fresh result nobody else holds (no copy).
+
+    The one way to turn an array an op computed into a Tensor: the array is
+    marked read-only and becomes the Tensor's value.  A NumPy scalar or an
+    array_like becomes an ndarray first; a CuPy array is kept as it is.
+
+    Parameters
+    ----------
+    array : ndarray, NumPy scalar or CuPy array
+        Nobody may write it afterwards.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsegrad.framework.tensor import wrap
+    >>> t = wrap(np.arange(3.0))
+    >>> np.asarray(t).flags.writeable
+    False
+    """
+    if type(array) is not _ndarray:
+        if not backend.is_cupy_array(array):
+            array = np.asarray(array)
+        t = _new_tensor(Tensor)
+        t._value = _freeze(array)
+        t._id = _next_id()
+        return t
+    array.setflags(write=False)
+    t = _new_tensor(Tensor)
+    t._value = array
+    t._id = _next_id()
+    return t
+
+
+_new_tensor = Tensor.__new__
+# The older spelling of wrap(), kept for the callers that use it.
+Tensor._wrap = staticmethod(wrap)
 
 
 def _to_array(value, dtype, name):
@@ -336,8 +381,8 @@ def convert_to_tensor(value, dtype=None, name=None):
         return tensor
     if _is_frozen(value) and (dtype is None or np.dtype(dtype) == value.dtype):
         check_numeric(value.dtype, label)
-        return Tensor._wrap(value)  # nobody can write it: no copy needed
-    return Tensor._wrap(_to_array(value, dtype, label))
+        return wrap(value)  # nobody can write it: no copy needed
+    return wrap(_to_array(value, dtype, label))
 
 
 def _is_frozen(value):

@@ -9,7 +9,7 @@ from . import sparse_rows
 from . import tensor as _tensor_module
 from .dtypes import check_numeric
 from .indexed_slices import IndexedSlices
-from .tensor import Tensor
+from .tensor import wrap
 
 __all__ = ["Variable"]
 
@@ -121,11 +121,11 @@ class Variable:
         through it, and bumps :attr:`version`.  While a GradientTape records,
         the read is recorded (the tape watches a trainable variable it reads).
         """
-        hook = _tensor_module._operators
+        hook = _tensor_module.operators
         if hook is not None:
             return hook.read_variable(self)
         view = self._value.view()
-        return Tensor._wrap(view)
+        return wrap(view)
 
     read_value = value
 
@@ -148,61 +148,61 @@ class Variable:
     # -- operators (reading the variable; see Tensor) ---------------------------
 
     def __add__(self, other):
-        return _tensor_module._operators.add(self, other)
+        return _tensor_module.operators.add(self, other)
 
     def __radd__(self, other):
-        return _tensor_module._operators.add(other, self)
+        return _tensor_module.operators.add(other, self)
 
     def __sub__(self, other):
-        return _tensor_module._operators.subtract(self, other)
+        return _tensor_module.operators.subtract(self, other)
 
     def __rsub__(self, other):
-        return _tensor_module._operators.subtract(other, self)
+        return _tensor_module.operators.subtract(other, self)
 
     def __mul__(self, other):
-        return _tensor_module._operators.multiply(self, other)
+        return _tensor_module.operators.multiply(self, other)
 
     def __rmul__(self, other):
-        return _tensor_module._operators.multiply(other, self)
+        return _tensor_module.operators.multiply(other, self)
 
     def __truediv__(self, other):
-        return _tensor_module._operators.divide(self, other)
+        return _tensor_module.operators.divide(self, other)
 
     def __rtruediv__(self, other):
-        return _tensor_module._operators.divide(other, self)
+        return _tensor_module.operators.divide(other, self)
 
     def __matmul__(self, other):
-        return _tensor_module._operators.matmul(self, other)
+        return _tensor_module.operators.matmul(self, other)
 
     def __rmatmul__(self, other):
-        return _tensor_module._operators.matmul(other, self)
+        return _tensor_module.operators.matmul(other, self)
 
     def __pow__(self, other):
-        return _tensor_module._operators.pow(self, other)
+        return _tensor_module.operators.pow(self, other)
 
     def __rpow__(self, other):
-        return _tensor_module._operators.pow(other, self)
+        return _tensor_module.operators.pow(other, self)
 
     def __neg__(self):
-        return _tensor_module._operators.negative(self)
+        return _tensor_module.operators.negative(self)
 
     def __abs__(self):
-        return _tensor_module._operators.abs(self)
+        return _tensor_module.operators.abs(self)
 
     def __getitem__(self, key):
-        return _tensor_module._operators.strided_slice(self, key)
+        return _tensor_module.operators.strided_slice(self, key)
 
     def __lt__(self, other):
-        return _tensor_module._operators.less(self, other)
+        return _tensor_module.operators.less(self, other)
 
     def __le__(self, other):
-        return _tensor_module._operators.less_equal(self, other)
+        return _tensor_module.operators.less_equal(self, other)
 
     def __gt__(self, other):
-        return _tensor_module._operators.greater(self, other)
+        return _tensor_module.operators.greater(self, other)
 
     def __ge__(self, other):
-        return _tensor_module._operators.greater_equal(self, other)
+        return _tensor_module.operators.greater_equal(self, other)
 
     __eq__ = object.__eq__
     __ne__ = object.__ne__

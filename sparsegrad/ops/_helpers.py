@@ -1,27 +1,31 @@
 """Converting op arguments: the one place an op turns its inputs into Tensors.
 
-Also the small shared pieces of every op module: wrapping a result array,
-dtype checks for two operands, axis normalisation and the reduction of a
-broadcast gradient back to an input's shape.
+Also the small shared pieces of every op module: dtype checks for two
+operands and axis normalisation.  Results are wrapped with
+:func:`sparsegrad.framework.tensor.wrap`.
 """
 
 import math
 
 import numpy as np
 
-from ..autodiff.tape import _STATE, record_variable_read
+from ..autodiff.recording import record_variable_read
 from ..errors import InvalidArgumentError
-from ..framework import tensor as _tensor_module
 from ..framework.dtypes import check_numeric
 from ..framework.indexed_slices import IndexedSlices
-from ..framework.tensor import Tensor, convert_to_tensor
+from ..framework.tensor import Tensor, convert_to_tensor, wrap
 from ..framework.variable import Variable
 
-__all__ = ["as_tensor", "as_borrowed_tensor", "read_variable"]
+__all__ = [
+    "as_borrowed_tensor",
+    "as_tensor",
+    "binary_operands",
+    "convert_like",
+    "normalize_axis",
+    "read_variable",
+]
 
 _ndarray = np.ndarray
-_new_tensor = Tensor.__new__
-_next_id = _tensor_module._next_id
 _STRONG = (Tensor, Variable, IndexedSlices)
 
 # Python scalar operands converted to 0-d Tensors, by (type, value, dtype).
@@ -36,11 +40,25 @@ def read_variable(var):
     Active tapes map gradients of the returned Tensor back to `var` (and watch
     it if it is trainable and they watch accessed variables); the read
     remembers the variable's version so a later in-place change is detected.
+
+    Parameters
+    ----------
+    var : Variable
+
+    Returns
+    -------
+    Tensor
+        A read-only view of the variable's buffer (no copy).
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> from sparsegrad.ops._helpers import read_variable
+    >>> read_variable(sg.Variable([1.0, 2.0])).numpy()
+    array([1., 2.])
     """
     t = wrap(var._value.view())
-    state = _STATE
-    if state.tapes or state.watchers:
-        record_variable_read(var, t)
+    record_variable_read(var, t)
     return t
 
 
@@ -49,7 +67,25 @@ def as_tensor(x, dtype=None, name=None):
 
     A Variable is read through :func:`read_variable`; anything else goes
     through :func:`~sparsegrad.convert_to_tensor` (an IndexedSlices is
-    densified).
+    densified, without recording).
+
+    Parameters
+    ----------
+    x : Tensor, Variable, IndexedSlices or array_like
+    dtype : dtype, optional
+        The dtype the result must have (Python values are converted to it).
+    name : str, optional
+        The argument's name in error messages.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> from sparsegrad.ops._helpers import as_tensor
+    >>> as_tensor([1, 2]).dtype
+    dtype('int64')
     """
     if type(x) is Tensor and dtype is None:
         return x
@@ -70,39 +106,21 @@ def as_borrowed_tensor(x, name=None):
     array, so it must not outlive the op (it is no constant: the caller may
     write the array later).  It cannot be on a tape (it is new), so no op
     records it.
+
+    Parameters
+    ----------
+    x : ndarray, Tensor, Variable or array_like
+    name : str, optional
+        The argument's name in error messages.
+
+    Returns
+    -------
+    Tensor
     """
     if type(x) is _ndarray:
         check_numeric(x.dtype, name or "value")
         return wrap(x.view())
     return as_tensor(x, name=name)
-
-
-def dense_gradient(grad):
-    """`grad` as a dense Tensor; an IndexedSlices is densified.
-
-    While a tape records (a gradient being differentiated again), the dense
-    form is built with the differentiable ``tensor_scatter_add``, so the outer
-    tape still sees how it depends on the rows.
-    """
-    if type(grad) is Tensor:
-        return grad
-    if isinstance(grad, IndexedSlices) and _STATE.tapes:
-        from .array_ops import tensor_scatter_add
-
-        zeros = np.zeros(grad._require_dense_shape("densifying a gradient"), grad.dtype)
-        return tensor_scatter_add(wrap(zeros), grad.indices, grad.values)
-    return as_tensor(grad)
-
-
-def wrap(array):
-    """A Tensor owning `array` (a fresh result nobody else holds; no copy)."""
-    if type(array) is not _ndarray:
-        array = np.asarray(array)
-    array.setflags(write=False)
-    t = _new_tensor(Tensor)
-    t._value = array
-    t._id = _next_id()
-    return t
 
 
 def _dtype_mismatch(op_name, x, y):
@@ -118,6 +136,21 @@ def convert_like(value, like, op_name, arg):
     This is NumPy 2's "weak scalar" rule extended to array_likes: a value that
     is not a Tensor adopts the dtype of the Tensor operand.  A float value for
     an integer Tensor is an error (it would truncate).
+
+    Parameters
+    ----------
+    value : Variable, IndexedSlices, Python scalar or array_like
+        The operand to convert.
+    like : Tensor
+        The other operand, whose dtype `value` adopts.
+    op_name : str
+        The op's name in error messages.
+    arg : {"x", "y"}
+        Which operand `value` is.
+
+    Returns
+    -------
+    Tensor
     """
     dtype = like._value.dtype
     if isinstance(value, Variable):
@@ -173,7 +206,25 @@ def convert_like(value, like, op_name, arg):
 
 
 def binary_operands(x, y, op_name):
-    """Two operands as Tensors of one dtype."""
+    """Two operands as Tensors of one dtype.
+
+    Parameters
+    ----------
+    x, y : Tensor, Variable, IndexedSlices or array_like
+    op_name : str
+        The op's name in error messages.
+
+    Returns
+    -------
+    tuple of Tensor
+        ``(x, y)`` converted; a non-Tensor operand adopts the Tensor one's
+        dtype (see :func:`convert_like`).
+
+    Raises
+    ------
+    InvalidArgumentError
+        If two Tensors have different dtypes.
+    """
     if type(x) is Tensor:
         if type(y) is Tensor:
             if (
@@ -211,7 +262,32 @@ def binary_operands(x, y, op_name):
 
 
 def normalize_axis(axis, ndim, op_name):
-    """`axis` (None, int or sequence) as a sorted tuple of non-negative ints."""
+    """`axis` (None, int or sequence) as a sorted tuple of non-negative ints.
+
+    Parameters
+    ----------
+    axis : None, int, sequence of int or Tensor
+        None means every axis; negative axes count from the end.
+    ndim : int
+        The rank of the tensor reduced.
+    op_name : str
+        The op's name in error messages.
+
+    Returns
+    -------
+    tuple of int
+
+    Raises
+    ------
+    InvalidArgumentError
+        If an axis is not an int, out of range or repeated.
+
+    Examples
+    --------
+    >>> from sparsegrad.ops._helpers import normalize_axis
+    >>> normalize_axis(-1, 3, "reduce_sum")
+    (2,)
+    """
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, Tensor):

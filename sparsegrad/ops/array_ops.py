@@ -1,19 +1,28 @@
-"""Shape ops, slicing, casting and identity-like ops, each with its gradient."""
+"""Shape ops, slicing, casting, identity-like ops and the scatter-add of rows,
+each with its gradient below it.
+
+Also :func:`densify`, the one way a gradient that may be an IndexedSlices
+becomes a dense Tensor (recorded while a tape records, so that the dense form
+can be differentiated again).
+"""
 
 import numpy as np
 
+from ..autodiff.recording import is_recording, record_operation
 from ..autodiff.registry import no_gradient, register_gradient
-from ..autodiff.tape import _STATE, _record
 from ..errors import InvalidArgumentError
 from ..framework import sparse_rows
 from ..framework.indexed_slices import IndexedSlices
-from ..framework.tensor import Tensor
-from ._helpers import as_tensor, dense_gradient, normalize_axis, wrap
+from ..framework.tensor import Tensor, wrap
+from ..framework.variable import Variable
+from . import embedding_ops, reduction_ops
+from ._helpers import as_tensor, normalize_axis
 
 __all__ = [
     "broadcast_to",
     "cast",
     "concat",
+    "densify",
     "expand_dims",
     "identity",
     "one_hot",
@@ -27,15 +36,6 @@ __all__ = [
     "transpose",
     "zeros_like",
 ]
-
-
-def _record1(op_type, x, z, attrs=None):
-    tapes = _STATE.tapes
-    if tapes:
-        _record(op_type, (x,), (z,), attrs, None, tapes)
-
-
-_dense = dense_gradient
 
 
 def _shape_arg(shape, op_name):
@@ -64,6 +64,11 @@ def reshape(tensor, shape, name=None):
     shape : sequence of int
         One entry may be -1: it is inferred.
 
+    Returns
+    -------
+    Tensor
+        Of shape `shape`, viewing the value of `tensor` (no copy).
+
     Raises
     ------
     InvalidArgumentError
@@ -86,17 +91,29 @@ def reshape(tensor, shape, name=None):
             f"({x.size} elements) to shape {shape}"
         ) from None
     z = wrap(out)
-    _record1("Reshape", x, z)
+    record_operation("Reshape", (x,), (z,))
     return z
 
 
 @register_gradient("Reshape")
 def _reshape_grad(op, grad):
-    return reshape(_dense(grad), op.inputs[0]._value.shape)
+    return reshape(densify(grad), op.inputs[0]._value.shape)
 
 
 def broadcast_to(input, shape, name=None):
     """Broadcast `input` to `shape` (NumPy rules).
+
+    Parameters
+    ----------
+    input : Tensor, Variable or array_like
+    shape : sequence of int
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of shape `shape`.
 
     Examples
     --------
@@ -114,15 +131,13 @@ def broadcast_to(input, shape, name=None):
             f"broadcast_to: cannot broadcast shape {x.shape} to {shape}"
         ) from None
     z = wrap(out)
-    _record1("BroadcastTo", x, z)
+    record_operation("BroadcastTo", (x,), (z,))
     return z
 
 
 @register_gradient("BroadcastTo")
 def _broadcast_to_grad(op, grad):
-    from .math_ops import _unbroadcast
-
-    return _unbroadcast(_dense(grad), op.inputs[0]._value.shape)
+    return reduction_ops.unbroadcast(densify(grad), op.inputs[0]._value.shape)
 
 
 # -- transpose / expand_dims / squeeze ------------------------------------------------
@@ -130,6 +145,19 @@ def _broadcast_to_grad(op, grad):
 
 def transpose(a, perm=None, name=None):
     """Permute the axes of `a` (reverse them by default).
+
+    Parameters
+    ----------
+    a : Tensor, Variable or array_like
+    perm : sequence of int, optional
+        A permutation of the axes (negative entries count from the end).
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        With axis ``i`` of the result being axis ``perm[i]`` of `a`.
 
     Examples
     --------
@@ -152,18 +180,31 @@ def transpose(a, perm=None, name=None):
             )
         perm = tuple(p % ndim for p in perm)
     z = wrap(np.transpose(x._value, perm))
-    _record1("Transpose", x, z, {"perm": perm})
+    record_operation("Transpose", (x,), (z,), {"perm": perm})
     return z
 
 
 @register_gradient("Transpose")
 def _transpose_grad(op, grad):
     inverse = tuple(int(i) for i in np.argsort(op.attrs["perm"]))
-    return transpose(_dense(grad), inverse)
+    return transpose(densify(grad), inverse)
 
 
 def expand_dims(input, axis, name=None):
     """Insert an axis of size 1 at `axis` (``-1`` appends).
+
+    Parameters
+    ----------
+    input : Tensor, Variable or array_like
+    axis : int
+        In ``[-rank - 1, rank]``.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of rank one more than `input`.
 
     Examples
     --------
@@ -180,17 +221,29 @@ def expand_dims(input, axis, name=None):
             f"expand_dims: axis {axis!r} is out of range [{-ndim - 1}, {ndim}]"
         )
     z = wrap(np.expand_dims(x._value, int(axis) % (ndim + 1)))
-    _record1("ExpandDims", x, z)
+    record_operation("ExpandDims", (x,), (z,))
     return z
 
 
 @register_gradient("ExpandDims")
 def _expand_dims_grad(op, grad):
-    return reshape(_dense(grad), op.inputs[0]._value.shape)
+    return reshape(densify(grad), op.inputs[0]._value.shape)
 
 
 def squeeze(input, axis=None, name=None):
     """Remove axes of size 1 (all of them, or those in `axis`).
+
+    Parameters
+    ----------
+    input : Tensor, Variable or array_like
+    axis : int, sequence of int or None, default=None
+        The axes to remove; by default every axis of size 1.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
 
     Raises
     ------
@@ -216,13 +269,13 @@ def squeeze(input, axis=None, name=None):
                     f"is {shape[a]}, not 1"
                 )
     z = wrap(np.squeeze(x._value, axis=axes))
-    _record1("Squeeze", x, z)
+    record_operation("Squeeze", (x,), (z,))
     return z
 
 
 @register_gradient("Squeeze")
 def _squeeze_grad(op, grad):
-    return reshape(_dense(grad), op.inputs[0]._value.shape)
+    return reshape(densify(grad), op.inputs[0]._value.shape)
 
 
 # -- concat / stack ------------------------------------------------------------------
@@ -238,11 +291,10 @@ def _tensor_list(values, op_name):
     tensors = []
     first = None
     for k, v in enumerate(values):
-        if first is not None and not isinstance(v, (Tensor, IndexedSlices)):
-            from ..framework.variable import Variable
-
-            if not isinstance(v, Variable):
-                v = as_tensor(np.asarray(v).astype(first.dtype, copy=False))
+        if first is not None and not isinstance(
+            v, (Tensor, IndexedSlices, Variable)
+        ):
+            v = as_tensor(np.asarray(v).astype(first.dtype, copy=False))
         t = as_tensor(v, name=f"values[{k}]")
         if first is None:
             first = t
@@ -264,6 +316,11 @@ def concat(values, axis, name=None):
         One dtype; equal shapes except along `axis`.
     axis : int
 
+    Returns
+    -------
+    Tensor
+        Of the dtype of `values`.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -284,15 +341,13 @@ def concat(values, axis, name=None):
                 f"match except along axis {axis}"
             )
     z = wrap(np.concatenate([t._value for t in tensors], axis=axis))
-    tapes = _STATE.tapes
-    if tapes:
-        _record("ConcatV2", tuple(tensors), (z,), {"axis": axis}, None, tapes)
+    record_operation("ConcatV2", tuple(tensors), (z,), {"axis": axis})
     return z
 
 
 @register_gradient("ConcatV2")
 def _concat_grad(op, grad):
-    grad = _dense(grad)
+    grad = densify(grad)
     axis = op.attrs["axis"]
     lead = (slice(None),) * axis
     grads = []
@@ -311,6 +366,20 @@ def _concat_grad(op, grad):
 
 def stack(values, axis=0, name=None):
     """Join tensors of one shape along a new axis.
+
+    Parameters
+    ----------
+    values : list of Tensor or array_like
+        One shape and dtype.
+    axis : int, default=0
+        Where the new axis goes, in ``[-rank - 1, rank]``.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of rank one more than the values.
 
     Examples
     --------
@@ -333,15 +402,13 @@ def stack(values, axis=0, name=None):
         )
     axis = int(axis) % ndim
     z = wrap(np.stack([t._value for t in tensors], axis=axis))
-    tapes = _STATE.tapes
-    if tapes:
-        _record("Pack", tuple(tensors), (z,), {"axis": axis}, None, tapes)
+    record_operation("Pack", tuple(tensors), (z,), {"axis": axis})
     return z
 
 
 @register_gradient("Pack")
 def _pack_grad(op, grad):
-    grad = _dense(grad)
+    grad = densify(grad)
     lead = (slice(None),) * op.attrs["axis"]
     skip = op.skip_input_indices
     return [
@@ -414,6 +481,15 @@ def strided_slice(input_, key):
     This is what ``Tensor.__getitem__`` calls.  Tensor indices are not
     supported here: use :func:`~sparsegrad.gather`.
 
+    Parameters
+    ----------
+    input_ : Tensor, Variable or array_like
+    key : int, slice, Ellipsis, None or tuple of them
+
+    Returns
+    -------
+    Tensor
+
     Raises
     ------
     IndexError
@@ -432,14 +508,14 @@ def strided_slice(input_, key):
     x = as_tensor(input_, name="input")
     key = _normalize_key(key, x._value.shape)
     z = wrap(x._value[key])
-    _record1("StridedSlice", x, z, {"key": key})
+    record_operation("StridedSlice", (x,), (z,), {"key": key})
     return z
 
 
 @register_gradient("StridedSlice")
 def _strided_slice_grad(op, grad):
     return _strided_slice_grad_op(
-        _dense(grad), op.inputs[0]._value.shape, op.attrs["key"]
+        densify(grad), op.inputs[0]._value.shape, op.attrs["key"]
     )
 
 
@@ -448,13 +524,13 @@ def _strided_slice_grad_op(grad, shape, key):
     out = np.zeros(shape, grad._value.dtype)
     out[key] = grad._value
     z = wrap(out)
-    _record1("StridedSliceGrad", grad, z, {"key": key})
+    record_operation("StridedSliceGrad", (grad,), (z,), {"key": key})
     return z
 
 
 @register_gradient("StridedSliceGrad")
 def _strided_slice_grad_grad(op, grad):
-    return strided_slice(_dense(grad), op.attrs["key"])
+    return strided_slice(densify(grad), op.attrs["key"])
 
 
 # -- cast / identity / stop_gradient --------------------------------------------------
@@ -464,6 +540,19 @@ def cast(x, dtype, name=None):
     """Convert `x` to `dtype` (float to int truncates toward zero).
 
     The gradient flows only between floating dtypes.
+
+    Parameters
+    ----------
+    x : Tensor, Variable or array_like
+    dtype : str or numpy.dtype
+        Any real or bool dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the shape of `x` and dtype `dtype`.
 
     Examples
     --------
@@ -480,7 +569,7 @@ def cast(x, dtype, name=None):
     else:
         with np.errstate(invalid="ignore", over="ignore"):
             z = wrap(x._value.astype(dtype))
-    _record1("Cast", x, z)
+    record_operation("Cast", (x,), (z,))
     return z
 
 
@@ -499,6 +588,17 @@ def _cast_grad(op, grad):
 def identity(input, name=None):
     """A new Tensor with the same value; gradients pass through unchanged.
 
+    Parameters
+    ----------
+    input : Tensor, Variable or array_like
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        A new Tensor with the value of `input`.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -507,7 +607,7 @@ def identity(input, name=None):
     """
     x = as_tensor(input, name="input")
     z = wrap(x._value.view())
-    _record1("Identity", x, z)
+    record_operation("Identity", (x,), (z,))
     return z
 
 
@@ -518,6 +618,17 @@ def _identity_grad(op, grad):
 
 def stop_gradient(input, name=None):
     """The value of `input`, through which no gradient flows.
+
+    Parameters
+    ----------
+    input : Tensor, Variable or array_like
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        A new Tensor with the value of `input`.
 
     Examples
     --------
@@ -531,7 +642,7 @@ def stop_gradient(input, name=None):
     """
     x = as_tensor(input, name="input")
     z = wrap(x._value.view())
-    _record1("StopGradient", x, z)
+    record_operation("StopGradient", (x,), (z,))
     return z
 
 
@@ -543,6 +654,19 @@ no_gradient("StopGradient")
 
 def zeros_like(input, dtype=None, name=None):
     """Zeros of the shape (and dtype, unless given) of `input`.
+
+    Parameters
+    ----------
+    input : Tensor, Variable or array_like
+    dtype : str or numpy.dtype, optional
+        The dtype of the result; by default that of `input`.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Zeros of the shape of `input`.
 
     Examples
     --------
@@ -556,6 +680,19 @@ def zeros_like(input, dtype=None, name=None):
 
 def ones_like(input, dtype=None, name=None):
     """Ones of the shape (and dtype, unless given) of `input`.
+
+    Parameters
+    ----------
+    input : Tensor, Variable or array_like
+    dtype : str or numpy.dtype, optional
+        The dtype of the result; by default that of `input`.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Ones of the shape of `input`.
 
     Examples
     --------
@@ -575,6 +712,27 @@ def one_hot(
     Indices outside ``[0, depth)`` give a row of `off_value` (as in
     TensorFlow).  The result is float32 unless `dtype` or the on/off values
     say otherwise.  Not differentiable.
+
+    Parameters
+    ----------
+    indices : Tensor or array_like
+        Of an integer dtype.
+    depth : int
+        The size of the new axis (at least 0).
+    on_value, off_value : scalar, optional
+        The values of the hot and the other entries (1 and 0 by default).
+    axis : int, default=-1
+        Where the new axis goes.
+    dtype : str or numpy.dtype, optional
+        The dtype of the result.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of shape ``indices.shape`` with an axis of size `depth` inserted at
+        `axis`.
 
     Examples
     --------
@@ -629,6 +787,11 @@ def tensor_scatter_add(tensor, indices, updates, name=None):
     indices : array_like of shape (nnz,), int32 or int64, in ``[0, n_rows)``
     updates : Tensor of shape (nnz, ...), the dtype of `tensor`
 
+    Returns
+    -------
+    Tensor
+        Of the shape and dtype of `tensor`.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -658,17 +821,62 @@ def tensor_scatter_add(tensor, indices, updates, name=None):
     out = np.array(x._value, copy=True)
     sparse_rows.scatter_add(out, index_array, np.ascontiguousarray(values._value))
     z = wrap(out)
-    tapes = _STATE.tapes
-    if tapes:
-        _record("TensorScatterAdd", (x, idx, values), (z,), None, None, tapes)
+    record_operation("TensorScatterAdd", (x, idx, values), (z,))
     return z
 
 
 @register_gradient("TensorScatterAdd")
 def _tensor_scatter_add_grad(op, grad):
-    from .embedding_ops import gather
-
     _, idx, _ = op.inputs
     skip = op.skip_input_indices
-    gu = None if 2 in skip else gather(grad, idx)
+    gu = None if 2 in skip else embedding_ops.gather(grad, idx)
     return grad, None, gu
+
+
+def densify(grad):
+    """A gradient as a dense Tensor: an IndexedSlices is densified.
+
+    Rows of repeated indices are summed.  While a tape records (a gradient
+    being differentiated again) the dense form is built with
+    :func:`tensor_scatter_add`, so the outer tape sees how it depends on the
+    rows; otherwise with :meth:`IndexedSlices.to_dense
+    <sparsegrad.IndexedSlices.to_dense>`.  The two give the same bits.  Cost
+    O(dense size) for an IndexedSlices; a Tensor is returned as it is.
+
+    Parameters
+    ----------
+    grad : Tensor, IndexedSlices or array_like
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    ValueError
+        If `grad` is an IndexedSlices without a dense_shape.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> g = sg.IndexedSlices([[1.0], [2.0]], [1, 1], dense_shape=(3, 1))
+    >>> from sparsegrad.ops.array_ops import densify
+    >>> densify(g).numpy()
+    array([[0.],
+           [3.],
+           [0.]])
+    """
+    if type(grad) is Tensor:
+        return grad
+    if isinstance(grad, IndexedSlices):
+        shape = grad.dense_shape
+        if shape is None:
+            raise ValueError(
+                f"densifying needs the dense_shape of the IndexedSlices, which is "
+                f"None: {grad!r}"
+            )
+        if is_recording():
+            zeros = wrap(np.zeros(shape, grad.dtype))
+            return tensor_scatter_add(zeros, grad.indices, grad.values)
+        return grad.to_dense()
+    return as_tensor(grad)

@@ -10,14 +10,14 @@ returns that IndexedSlices.
 
 import numpy as np
 
+from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
-from ..autodiff.tape import record_operation
 from ..errors import InvalidArgumentError
 from ..framework import sparse_rows
 from ..framework.indexed_slices import IndexedSlices
-from ..framework.tensor import Tensor
+from ..framework.tensor import Tensor, wrap
 from ..framework.variable import Variable
-from . import array_ops
+from . import array_ops, math_ops, reduction_ops, unary_ops
 from ._helpers import as_borrowed_tensor, as_tensor
 
 __all__ = ["gather", "embedding_lookup"]
@@ -29,32 +29,17 @@ __all__ = ["gather", "embedding_lookup"]
 def _index_tensor(indices, name="indices"):
     """`indices` as an int32 or int64 Tensor of any rank.
 
-    Tensors and arrays of int32 or int64 keep their dtype; other integer
-    dtypes become int64; an empty list is accepted.
+    The conversion is :func:`sparsegrad.framework.sparse_rows.index_array`;
+    an int32 or int64 Tensor is returned as it is, anything else becomes a
+    new Tensor (a caller's array is copied, never frozen).
     """
     if isinstance(indices, Variable):
         indices = indices.value()
-    t = indices if isinstance(indices, Tensor) else None
-    array = t._value if t is not None else np.asarray(indices)
-    if array.dtype.kind not in "iu":
-        if array.size == 0 and array.dtype.kind == "f":
-            array = array.astype(np.int64)  # np.asarray([]) is float64
-        else:
-            raise InvalidArgumentError(
-                f"{name} must be int32 or int64, got dtype {array.dtype}"
-            )
-    if array.dtype not in (np.int32, np.int64):
-        if (
-            array.dtype == np.uint64
-            and array.size
-            and array.max() > np.iinfo(np.int64).max
-        ):
-            raise InvalidArgumentError(f"{name} holds {array.max()}, beyond int64")
-        array = array.astype(np.int64)
-        t = None
-    if t is None:
-        t = Tensor._wrap(np.array(array, copy=True))
-    return t
+    if isinstance(indices, Tensor):
+        array = sparse_rows.index_array(indices._value, name)
+        return indices if array is indices._value else wrap(array)
+    array = sparse_rows.index_array(indices, name)
+    return wrap(np.array(array, copy=True))
 
 
 def _check_indices_in_range(indices, n, name="indices"):
@@ -176,7 +161,7 @@ def gather(params, indices, axis=None, name=None, *, batch_dims=0):
     _check_indices_in_range(idx._value, p.shape[axis])
     if batch_dims:
         return _batched_gather(p, idx, axis, batch_dims)
-    out = Tensor._wrap(_take(p._value, idx._value, axis))
+    out = wrap(_take(p._value, idx._value, axis))
     record_operation("GatherV2", (p, idx), (out,), {"axis": axis})
     return out
 
@@ -220,7 +205,7 @@ def _batched_gather(p, idx, axis, b):
     local = idx._value.reshape((n_batch,) + idx.shape[b:])
     offsets = (np.arange(n_batch, dtype=np.int64) * n).reshape(
         (n_batch,) + (1,) * (local.ndim - 1))
-    rows = gather(x, Tensor._wrap(local + offsets), axis=0)
+    rows = gather(x, wrap(local + offsets), axis=0)
     # rows: (n_batch, *i, *before, *after) -> (n_batch, *before, *i, *after)
     m = local.ndim - 1
     perm = ((0,) + tuple(range(m + 1, m + 1 + k)) + tuple(range(1, m + 1))
@@ -241,27 +226,12 @@ def _take(array, indices, axis):
 def _gather_grad(op, grad):
     params, indices = op.inputs
     axis = op.get_attr("axis")
-    grad = densify(grad)
+    grad = array_ops.densify(grad)
     if axis == 0:
         values = array_ops.reshape(grad, (indices.size,) + params.shape[1:])
-        flat = Tensor._wrap(indices._value.reshape(-1))
+        flat = wrap(indices._value.reshape(-1))
         return IndexedSlices._from_trusted(values, flat, params.shape), None
     return _scatter_to_dense(grad, indices, params.shape, axis), None
-
-
-def densify(grad):
-    """A dense Tensor for an IndexedSlices gradient, recorded differentiably.
-
-    Repeated indices are summed.  A Tensor is returned unchanged.  Cost
-    O(dense size) for an IndexedSlices.
-    """
-    if isinstance(grad, IndexedSlices):
-        if grad.dense_shape is None:
-            raise ValueError(
-                f"cannot densify an IndexedSlices without dense_shape: {grad!r}"
-            )
-        return _scatter_to_dense(grad.values, grad.indices, grad.dense_shape, 0)
-    return grad
 
 
 def _scatter_to_dense(grad, indices, params_shape, axis):
@@ -294,7 +264,7 @@ def _scatter_to_dense(grad, indices, params_shape, axis):
         dense = np.ascontiguousarray(
             acc.reshape(n, n_outer, n_inner).transpose(1, 0, 2)
         ).reshape(params_shape)
-    out = Tensor._wrap(dense)
+    out = wrap(dense)
     record_operation(
         "GatherV2Grad",
         (grad, indices),
@@ -482,15 +452,13 @@ def _clip_rows(rows, max_norm, ids_rank):
     TensorFlow's clip_by_norm formula, ``rows * max_norm / maximum(norm,
     max_norm)``, built from differentiable ops (a zero row stays zero).
     """
-    from . import math_ops
-
     max_norm = float(max_norm)
     axes = tuple(range(ids_rank, rows.ndim))
     if not axes:  # scalar embeddings: the norm is the absolute value
-        norm = math_ops.abs(rows)
+        norm = unary_ops.abs(rows)
     else:
-        sq = math_ops.reduce_sum(rows * rows, axis=axes, keepdims=True)
+        sq = reduction_ops.reduce_sum(rows * rows, axis=axes, keepdims=True)
         positive = sq._value > 0
         safe = math_ops.where(positive, sq, np.ones_like(sq._value))
-        norm = math_ops.where(positive, math_ops.sqrt(safe), sq)
+        norm = math_ops.where(positive, unary_ops.sqrt(safe), sq)
     return rows * max_norm / math_ops.maximum(norm, max_norm)

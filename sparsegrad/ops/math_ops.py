@@ -1,108 +1,46 @@
-"""Elementwise math, reductions and matmul, each with its gradient below it.
+"""Elementwise arithmetic of two operands, where, comparisons and matmul.
 
-Every op converts its arguments (a Python scalar or array_like operand adopts
+Each op converts its arguments (a Python scalar or array_like operand adopts
 the dtype of the Tensor operand), computes with NumPy, wraps the result and
-calls ``record_operation`` once when a tape is active.  Binary ops broadcast
-as NumPy does; their gradients sum back to each input's shape.  Gradients are
-written with these same ops, so they are differentiable again.
+records itself once through :func:`~sparsegrad.autodiff.recording.record_operation`;
+its gradient is registered right below it.  Binary ops broadcast as NumPy
+does; their gradients sum back to each input's shape
+(:func:`~sparsegrad.ops.reduction_ops.unbroadcast`).  Gradients are written
+with sparsegrad ops, so they are differentiable again.
 
-The transcendental functions of floats (exp, log, log1p, tanh, sigmoid, pow)
-come from :mod:`sparsegrad.framework.elementwise` (the same bits on every CPU), not from
-NumPy's ufuncs, whose SIMD paths give different bits on different CPUs.
+``pow`` of floats comes from :mod:`sparsegrad.framework.elementwise` (the same
+bits on every CPU), not from NumPy's ufunc.  The one-operand functions live in
+:mod:`.unary_ops`, the reductions in :mod:`.reduction_ops`.
 """
 
 import numpy as np
 
+from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
-from ..autodiff.tape import _STATE, _record
 from ..errors import InvalidArgumentError
 from ..framework import elementwise as _elementwise
-from ..framework.indexed_slices import IndexedSlices
-from ..framework.tensor import Tensor
-from ._helpers import as_tensor, binary_operands, dense_gradient, normalize_axis, wrap
+from ..framework.tensor import Tensor, wrap
+from . import array_ops, reduction_ops, unary_ops
+from ._helpers import as_tensor, binary_operands
 
 __all__ = [
-    "abs",
     "add",
     "add_n",
     "divide",
     "equal",
-    "exp",
     "greater",
     "greater_equal",
     "less",
     "less_equal",
-    "log",
-    "log1p",
     "matmul",
     "maximum",
     "minimum",
     "multiply",
-    "negative",
     "not_equal",
     "pow",
-    "reduce_max",
-    "reduce_mean",
-    "reduce_min",
-    "reduce_sum",
-    "rsqrt",
-    "sigmoid",
-    "sign",
-    "sqrt",
-    "square",
     "subtract",
-    "tanh",
     "where",
 ]
-
-_builtin_abs = abs
-_builtin_pow = pow
-
-
-def _record1(op_type, x, z):
-    tapes = _STATE.tapes
-    if tapes:
-        _record(op_type, (x,), (z,), None, None, tapes)
-
-
-def _record2(op_type, x, y, z):
-    tapes = _STATE.tapes
-    if tapes:
-        _record(op_type, (x, y), (z,), None, None, tapes)
-
-
-def _check_float(x, op_name):
-    if x._value.dtype.kind != "f":
-        raise InvalidArgumentError(
-            f"{op_name}: x has dtype {x.dtype}; {op_name} needs a floating dtype "
-            "(use sg.cast)"
-        )
-
-
-def _unbroadcast(grad, shape):
-    """Sum `grad` (of the broadcast shape) back to `shape`."""
-    if type(grad) is IndexedSlices:
-        if grad.dense_shape == shape:
-            return grad
-        grad = dense_gradient(grad)
-    gshape = grad._value.shape
-    if gshape == shape:
-        return grad
-    lead = len(gshape) - len(shape)
-    axes = list(range(lead))
-    for i, n in enumerate(shape):
-        if n == 1 and gshape[lead + i] != 1:
-            axes.append(lead + i)
-    if axes:
-        grad = reduce_sum(grad, axes)
-    if grad._value.shape != shape:
-        from .array_ops import reshape
-
-        grad = reshape(grad, shape)
-    return grad
-
-
-_dense = dense_gradient
 
 
 # -- add / subtract ------------------------------------------------------------------
@@ -136,7 +74,7 @@ def add(x, y, name=None):
     """
     x, y = binary_operands(x, y, "add")
     z = wrap(_apply2(np.add, x, y, "add"))
-    _record2("AddV2", x, y, z)
+    record_operation("AddV2", (x, y), (z,))
     return z
 
 
@@ -153,13 +91,26 @@ def _apply2(ufunc, x, y, op_name):
 def _add_grad(op, grad):
     x, y = op.inputs
     skip = op.skip_input_indices
-    gx = None if 0 in skip else _unbroadcast(grad, x._value.shape)
-    gy = None if 1 in skip else _unbroadcast(grad, y._value.shape)
+    gx = None if 0 in skip else reduction_ops.unbroadcast(grad, x._value.shape)
+    gy = None if 1 in skip else reduction_ops.unbroadcast(grad, y._value.shape)
     return gx, gy
 
 
 def subtract(x, y, name=None):
     """Elementwise ``x - y`` with NumPy broadcasting.
+
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the broadcast shape.
 
     Examples
     --------
@@ -169,7 +120,7 @@ def subtract(x, y, name=None):
     """
     x, y = binary_operands(x, y, "subtract")
     z = wrap(_apply2(np.subtract, x, y, "subtract"))
-    _record2("Sub", x, y, z)
+    record_operation("Sub", (x, y), (z,))
     return z
 
 
@@ -177,13 +128,29 @@ def subtract(x, y, name=None):
 def _sub_grad(op, grad):
     x, y = op.inputs
     skip = op.skip_input_indices
-    gx = None if 0 in skip else _unbroadcast(grad, x._value.shape)
-    gy = None if 1 in skip else _unbroadcast(negative(grad), y._value.shape)
+    gx = None if 0 in skip else reduction_ops.unbroadcast(grad, x._value.shape)
+    gy = (
+        None
+        if 1 in skip
+        else reduction_ops.unbroadcast(unary_ops.negative(grad), y._value.shape)
+    )
     return gx, gy
 
 
 def add_n(inputs, name=None):
     """Sum a list of tensors of one shape and dtype.
+
+    Parameters
+    ----------
+    inputs : list of Tensor, Variable or array_like
+        At least one; all of one shape and dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the inputs' shape and dtype.
 
     Examples
     --------
@@ -207,9 +174,7 @@ def add_n(inputs, name=None):
     for t in tensors[1:]:
         np.add(out, t._value, out=out)
     z = wrap(out)
-    tapes = _STATE.tapes
-    if tapes:
-        _record("AddN", tuple(tensors), (z,), None, None, tapes)
+    record_operation("AddN", tuple(tensors), (z,))
     return z
 
 
@@ -224,6 +189,19 @@ def _add_n_grad(op, grad):
 def multiply(x, y, name=None):
     """Elementwise ``x * y`` with NumPy broadcasting.
 
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the broadcast shape.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -232,7 +210,7 @@ def multiply(x, y, name=None):
     """
     x, y = binary_operands(x, y, "multiply")
     z = wrap(_apply2(np.multiply, x, y, "multiply"))
-    _record2("Mul", x, y, z)
+    record_operation("Mul", (x, y), (z,))
     return z
 
 
@@ -240,9 +218,17 @@ def multiply(x, y, name=None):
 def _mul_grad(op, grad):
     x, y = op.inputs
     skip = op.skip_input_indices
-    grad = _dense(grad)
-    gx = None if 0 in skip else _unbroadcast(multiply(grad, y), x._value.shape)
-    gy = None if 1 in skip else _unbroadcast(multiply(grad, x), y._value.shape)
+    grad = array_ops.densify(grad)
+    gx = (
+        None
+        if 0 in skip
+        else reduction_ops.unbroadcast(multiply(grad, y), x._value.shape)
+    )
+    gy = (
+        None
+        if 1 in skip
+        else reduction_ops.unbroadcast(multiply(grad, x), y._value.shape)
+    )
     return gx, gy
 
 
@@ -250,6 +236,19 @@ def divide(x, y, name=None):
     """Elementwise true division ``x / y`` with NumPy broadcasting.
 
     Integer operands give float64 (as NumPy and ``tf.math.truediv`` do).
+
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the broadcast shape; float64 for integer operands.
 
     Examples
     --------
@@ -263,7 +262,7 @@ def divide(x, y, name=None):
         y = wrap(y._value.astype(np.float64))
     with np.errstate(divide="ignore", invalid="ignore"):
         z = wrap(_apply2(np.divide, x, y, "divide"))
-    _record2("RealDiv", x, y, z)
+    record_operation("RealDiv", (x, y), (z,))
     return z
 
 
@@ -271,12 +270,16 @@ def divide(x, y, name=None):
 def _real_div_grad(op, grad):
     x, y = op.inputs
     skip = op.skip_input_indices
-    grad = _dense(grad)
-    gx = None if 0 in skip else _unbroadcast(divide(grad, y), x._value.shape)
+    grad = array_ops.densify(grad)
+    gx = (
+        None
+        if 0 in skip
+        else reduction_ops.unbroadcast(divide(grad, y), x._value.shape)
+    )
     gy = None
     if 1 not in skip:
-        gy = _unbroadcast(
-            multiply(grad, divide(divide(negative(x), y), y)), y._value.shape
+        gy = reduction_ops.unbroadcast(
+            multiply(grad, divide(divide(unary_ops.negative(x), y), y)), y._value.shape
         )
     return gx, gy
 
@@ -289,6 +292,19 @@ def pow(x, y, name=None):
     same bits on every CPU), integers by ``np.power``.  The gradient with
     respect to `y` is ``x**y * log(x)`` where ``x > 0`` and 0 elsewhere (as in
     TensorFlow).
+
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the broadcast shape.
 
     Examples
     --------
@@ -306,7 +322,7 @@ def pow(x, y, name=None):
     else:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             z = wrap(_apply2(np.power, x, y, "pow"))
-    _record2("Pow", x, y, z)
+    record_operation("Pow", (x, y), (z,))
     return z
 
 
@@ -315,17 +331,19 @@ def _pow_grad(op, grad):
     x, y = op.inputs
     (z,) = op.outputs
     skip = op.skip_input_indices
-    grad = _dense(grad)
+    grad = array_ops.densify(grad)
     gx = gy = None
     if 0 not in skip:
-        gx = _unbroadcast(
+        gx = reduction_ops.unbroadcast(
             multiply(grad, multiply(y, pow(x, subtract(y, 1)))), x._value.shape
         )
     if 1 not in skip:
         positive = greater(x, 0)
         safe_x = where(positive, x, 1)
-        log_x = where(positive, log(safe_x), 0)
-        gy = _unbroadcast(multiply(grad, multiply(z, log_x)), y._value.shape)
+        log_x = where(positive, unary_ops.log(safe_x), 0)
+        gy = reduction_ops.unbroadcast(
+            multiply(grad, multiply(z, log_x)), y._value.shape
+        )
     return gx, gy
 
 
@@ -333,6 +351,19 @@ def maximum(x, y, name=None):
     """Elementwise maximum with NumPy broadcasting (NaN propagates).
 
     Where ``x == y`` the gradient goes to `x`.
+
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the broadcast shape.
 
     Examples
     --------
@@ -342,7 +373,7 @@ def maximum(x, y, name=None):
     """
     x, y = binary_operands(x, y, "maximum")
     z = wrap(_apply2(np.maximum, x, y, "maximum"))
-    _record2("Maximum", x, y, z)
+    record_operation("Maximum", (x, y), (z,))
     return z
 
 
@@ -350,6 +381,19 @@ def minimum(x, y, name=None):
     """Elementwise minimum with NumPy broadcasting (NaN propagates).
 
     Where ``x == y`` the gradient goes to `x`.
+
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the broadcast shape.
 
     Examples
     --------
@@ -359,24 +403,24 @@ def minimum(x, y, name=None):
     """
     x, y = binary_operands(x, y, "minimum")
     z = wrap(_apply2(np.minimum, x, y, "minimum"))
-    _record2("Minimum", x, y, z)
+    record_operation("Minimum", (x, y), (z,))
     return z
 
 
 def _min_max_grad(op, grad, select_x):
     x, y = op.inputs
     skip = op.skip_input_indices
-    grad = _dense(grad)
-    zeros = zeros_like_dense(grad)
+    grad = array_ops.densify(grad)
+    zeros = array_ops.zeros_like(grad)
     gx = (
         None
         if 0 in skip
-        else _unbroadcast(where(select_x, grad, zeros), x._value.shape)
+        else reduction_ops.unbroadcast(where(select_x, grad, zeros), x._value.shape)
     )
     gy = (
         None
         if 1 in skip
-        else _unbroadcast(where(select_x, zeros, grad), y._value.shape)
+        else reduction_ops.unbroadcast(where(select_x, zeros, grad), y._value.shape)
     )
     return gx, gy
 
@@ -393,352 +437,6 @@ def _minimum_grad(op, grad):
     return _min_max_grad(op, grad, less_equal(x, y))
 
 
-def zeros_like_dense(t):
-    return wrap(np.zeros(t._value.shape, t._value.dtype))
-
-
-# -- unary ---------------------------------------------------------------------------
-
-
-def _unary(x, op_name):
-    if type(x) is not Tensor:
-        x = as_tensor(x, name="x")
-    return x
-
-
-def negative(x, name=None):
-    """Elementwise ``-x``.  An IndexedSlices gives an IndexedSlices.
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.negative([1.0, -2.0]).numpy()
-    array([-1.,  2.])
-    """
-    if type(x) is IndexedSlices:
-        return IndexedSlices._from_trusted(negative(x.values), x.indices, x.dense_shape)
-    x = _unary(x, "negative")
-    z = wrap(np.negative(x._value))
-    _record1("Neg", x, z)
-    return z
-
-
-@register_gradient("Neg")
-def _neg_grad(op, grad):
-    return negative(grad)
-
-
-def square(x, name=None):
-    """Elementwise ``x * x``.
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.square([2.0, -3.0]).numpy()
-    array([4., 9.])
-    """
-    x = _unary(x, "square")
-    z = wrap(np.square(x._value))
-    _record1("Square", x, z)
-    return z
-
-
-@register_gradient("Square")
-def _square_grad(op, grad):
-    (x,) = op.inputs
-    return multiply(_dense(grad), multiply(x, 2))
-
-
-def sqrt(x, name=None):
-    """Elementwise square root (NaN for negative input).
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.sqrt([4.0, 9.0]).numpy()
-    array([2., 3.])
-    """
-    x = _unary(x, "sqrt")
-    _check_float(x, "sqrt")
-    with np.errstate(invalid="ignore"):
-        z = wrap(np.sqrt(x._value))
-    _record1("Sqrt", x, z)
-    return z
-
-
-@register_gradient("Sqrt")
-def _sqrt_grad(op, grad):
-    return _sqrt_grad_op(op.outputs[0], _dense(grad))
-
-
-def _sqrt_grad_op(y, g):
-    """``g * 0.5 / y``, the gradient of sqrt given its output `y` (op SqrtGrad)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = wrap(g._value * (0.5 / y._value))
-    _record2("SqrtGrad", y, g, z)
-    return z
-
-
-@register_gradient("SqrtGrad")
-def _sqrt_grad_grad(op, grad):
-    y = op.inputs[0]
-    (z,) = op.outputs
-    grad = _dense(grad)
-    gy = negative(multiply(grad, divide(z, y)))
-    gg = _sqrt_grad_op(y, grad)
-    return gy, gg
-
-
-def rsqrt(x, name=None):
-    """Elementwise ``1 / sqrt(x)`` (computed exactly, not TF's float32 estimate).
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.rsqrt([4.0, 16.0]).numpy()
-    array([0.5 , 0.25])
-    """
-    x = _unary(x, "rsqrt")
-    _check_float(x, "rsqrt")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = wrap(1 / np.sqrt(x._value))
-    _record1("Rsqrt", x, z)
-    return z
-
-
-@register_gradient("Rsqrt")
-def _rsqrt_grad(op, grad):
-    return _rsqrt_grad_op(op.outputs[0], _dense(grad))
-
-
-def _rsqrt_grad_op(y, g):
-    """``-0.5 * g * y**3``, the gradient of rsqrt given its output (RsqrtGrad)."""
-    y_value = y._value
-    z = wrap((g._value * y_value * y_value * y_value) * np.asarray(-0.5, y_value.dtype))
-    _record2("RsqrtGrad", y, g, z)
-    return z
-
-
-@register_gradient("RsqrtGrad")
-def _rsqrt_grad_grad(op, grad):
-    y, g = op.inputs
-    grad = _dense(grad)
-    gy = multiply(multiply(grad, g), multiply(square(y), -1.5))
-    gg = _rsqrt_grad_op(y, grad)
-    return gy, gg
-
-
-def exp(x, name=None):
-    """Elementwise ``e ** x``.
-
-    Computed by :func:`sparsegrad.framework.elementwise.exp`, not NumPy's
-    SIMD loop: the same bits on every CPU (float32 within 0.99 ulp).
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.exp([0.0]).numpy()
-    array([1.])
-    """
-    x = _unary(x, "exp")
-    _check_float(x, "exp")
-    z = wrap(_elementwise.exp(x._value))
-    _record1("Exp", x, z)
-    return z
-
-
-@register_gradient("Exp")
-def _exp_grad(op, grad):
-    return multiply(_dense(grad), op.outputs[0])
-
-
-def log(x, name=None):
-    """Elementwise natural logarithm (``-inf`` at 0, NaN below).
-
-    Computed by :func:`sparsegrad.framework.elementwise.log`, as :func:`exp`.
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.log([1.0]).numpy()
-    array([0.])
-    """
-    x = _unary(x, "log")
-    _check_float(x, "log")
-    z = wrap(_elementwise.log(x._value))
-    _record1("Log", x, z)
-    return z
-
-
-@register_gradient("Log")
-def _log_grad(op, grad):
-    return divide(_dense(grad), op.inputs[0])
-
-
-def log1p(x, name=None):
-    """Elementwise ``log(1 + x)``, accurate for small `x`.
-
-    Computed by :func:`sparsegrad.framework.elementwise.log1p`, as :func:`exp`.
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.log1p([0.0]).numpy()
-    array([0.])
-    """
-    x = _unary(x, "log1p")
-    _check_float(x, "log1p")
-    z = wrap(_elementwise.log1p(x._value))
-    _record1("Log1p", x, z)
-    return z
-
-
-@register_gradient("Log1p")
-def _log1p_grad(op, grad):
-    return divide(_dense(grad), add(op.inputs[0], 1))
-
-
-def abs(x, name=None):
-    """Elementwise absolute value; the gradient at 0 is 0.
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.abs([-1.5, 2.0]).numpy()
-    array([1.5, 2. ])
-    """
-    x = _unary(x, "abs")
-    z = wrap(np.abs(x._value))
-    _record1("Abs", x, z)
-    return z
-
-
-@register_gradient("Abs")
-def _abs_grad(op, grad):
-    return multiply(_dense(grad), sign(op.inputs[0]))
-
-
-def sign(x, name=None):
-    """Elementwise sign (-1, 0 or 1; NaN stays NaN).
-
-    Its gradient is zero everywhere (TensorFlow registers zeros, not None).
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.sign([-2.0, 0.0, 3.0]).numpy()
-    array([-1.,  0.,  1.])
-    """
-    x = _unary(x, "sign")
-    z = wrap(np.sign(x._value))
-    _record1("Sign", x, z)
-    return z
-
-
-@register_gradient("Sign")
-def _sign_grad(op, grad):
-    return zeros_like_dense(op.inputs[0])
-
-
-def tanh(x, name=None):
-    """Elementwise hyperbolic tangent.
-
-    Computed by :func:`sparsegrad.framework.elementwise.tanh`, as :func:`exp`.
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.tanh([0.0]).numpy()
-    array([0.])
-    """
-    x = _unary(x, "tanh")
-    _check_float(x, "tanh")
-    z = wrap(_elementwise.tanh(x._value))
-    _record1("Tanh", x, z)
-    return z
-
-
-@register_gradient("Tanh")
-def _tanh_grad(op, grad):
-    return _tanh_grad_op(op.outputs[0], _dense(grad))
-
-
-def _tanh_grad_op(y, g):
-    """``g * (1 - y**2)`` for the output `y` of tanh (op TanhGrad)."""
-    y_value = y._value
-    z = wrap(g._value * (1 - y_value * y_value))
-    _record2("TanhGrad", y, g, z)
-    return z
-
-
-@register_gradient("TanhGrad")
-def _tanh_grad_grad(op, grad):
-    y, g = op.inputs
-    grad = _dense(grad)
-    gy = multiply(multiply(grad, g), multiply(y, -2))
-    gg = _tanh_grad_op(y, grad)
-    return gy, gg
-
-
-def sigmoid(x, name=None):
-    """Elementwise logistic function ``1 / (1 + exp(-x))``, without overflow.
-
-    ``exp`` is :func:`sparsegrad.framework.elementwise.exp` (as in :func:`exp`);
-    float16 input is computed in float32 and rounded once.
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.sigmoid([0.0]).numpy()
-    array([0.5])
-    """
-    x = _unary(x, "sigmoid")
-    _check_float(x, "sigmoid")
-    # 1 / (1 + exp(-x)), full relative precision for very negative x.  -x is
-    # capped where exp would overflow: below the cap the result is already
-    # smaller than the dtype's smallest normal number.
-    v = x._value
-    half = v.dtype.char == "e"
-    if half:  # float16's range is too small for the cap: compute in float32
-        v = v.astype(np.float32)
-    e = _elementwise.exp(np.minimum(np.negative(v), _EXP_CAP[v.dtype.char]))
-    e += 1
-    out = np.reciprocal(e, out=e)
-    z = wrap(out.astype(np.float16) if half else out)
-    _record1("Sigmoid", x, z)
-    return z
-
-
-# largest argument whose exp is finite, per dtype character
-_EXP_CAP = {
-    "f": np.float32(88.0),
-    "d": np.float64(709.0),
-    "g": np.longdouble(11356.0),
-}
-
-
-@register_gradient("Sigmoid")
-def _sigmoid_grad(op, grad):
-    return _sigmoid_grad_op(op.outputs[0], _dense(grad))
-
-
-def _sigmoid_grad_op(y, g):
-    """``g * y * (1 - y)`` for the output `y` of sigmoid (op SigmoidGrad)."""
-    y_value = y._value
-    z = wrap(g._value * (y_value * (1 - y_value)))
-    _record2("SigmoidGrad", y, g, z)
-    return z
-
-
-@register_gradient("SigmoidGrad")
-def _sigmoid_grad_grad(op, grad):
-    y, g = op.inputs
-    grad = _dense(grad)
-    gy = multiply(multiply(grad, g), subtract(1, multiply(y, 2)))
-    gg = _sigmoid_grad_op(y, grad)
-    return gy, gg
-
-
 # -- where -----------------------------------------------------------------------------
 
 
@@ -748,6 +446,21 @@ def where(condition, x=None, y=None, name=None):
     The three arguments broadcast together (NumPy rules).  With `x` and `y`
     both None, return the coordinates of the true elements instead: an int64
     Tensor of shape ``(n_true, condition.ndim)``.
+
+    Parameters
+    ----------
+    condition : Tensor or array_like
+        bool (numbers are converted: nonzero is true).
+    x, y : Tensor, Variable or array_like, optional
+        The values to pick from; give both or neither.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of the broadcast shape of the three arguments; with `x` and `y`
+        None, the int64 coordinates of the true elements.
 
     Examples
     --------
@@ -776,9 +489,7 @@ def where(condition, x=None, y=None, name=None):
         raise InvalidArgumentError(
             f"where: shapes {cond.shape}, {x.shape} and {y.shape} do not broadcast"
         ) from None
-    tapes = _STATE.tapes
-    if tapes:
-        _record("SelectV2", (cond, x, y), (z,), None, None, tapes)
+    record_operation("SelectV2", (cond, x, y), (z,))
     return z
 
 
@@ -786,10 +497,18 @@ def where(condition, x=None, y=None, name=None):
 def _select_grad(op, grad):
     cond, x, y = op.inputs
     skip = op.skip_input_indices
-    grad = _dense(grad)
-    zeros = zeros_like_dense(grad)
-    gx = None if 1 in skip else _unbroadcast(where(cond, grad, zeros), x._value.shape)
-    gy = None if 2 in skip else _unbroadcast(where(cond, zeros, grad), y._value.shape)
+    grad = array_ops.densify(grad)
+    zeros = array_ops.zeros_like(grad)
+    gx = (
+        None
+        if 1 in skip
+        else reduction_ops.unbroadcast(where(cond, grad, zeros), x._value.shape)
+    )
+    gy = (
+        None
+        if 2 in skip
+        else reduction_ops.unbroadcast(where(cond, zeros, grad), y._value.shape)
+    )
     return None, gx, gy
 
 
@@ -804,6 +523,19 @@ def _compare(ufunc, x, y, op_name):
 def equal(x, y, name=None):
     """Elementwise ``x == y``, a bool Tensor (no gradient).
 
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        bool, of the broadcast shape.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -815,6 +547,19 @@ def equal(x, y, name=None):
 
 def not_equal(x, y, name=None):
     """Elementwise ``x != y``, a bool Tensor (no gradient).
+
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        bool, of the broadcast shape.
 
     Examples
     --------
@@ -828,6 +573,19 @@ def not_equal(x, y, name=None):
 def less(x, y, name=None):
     """Elementwise ``x < y``, a bool Tensor (no gradient).
 
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        bool, of the broadcast shape.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -839,6 +597,19 @@ def less(x, y, name=None):
 
 def less_equal(x, y, name=None):
     """Elementwise ``x <= y``, a bool Tensor (no gradient).
+
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        bool, of the broadcast shape.
 
     Examples
     --------
@@ -852,6 +623,19 @@ def less_equal(x, y, name=None):
 def greater(x, y, name=None):
     """Elementwise ``x > y``, a bool Tensor (no gradient).
 
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        bool, of the broadcast shape.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -864,6 +648,19 @@ def greater(x, y, name=None):
 def greater_equal(x, y, name=None):
     """Elementwise ``x >= y``, a bool Tensor (no gradient).
 
+    Parameters
+    ----------
+    x, y : Tensor, Variable or array_like
+        A Python scalar or array_like operand adopts the dtype of the Tensor
+        operand; two Tensors must have one dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        bool, of the broadcast shape.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -871,155 +668,6 @@ def greater_equal(x, y, name=None):
     array([False,  True])
     """
     return _compare(np.greater_equal, x, y, "greater_equal")
-
-
-# -- reductions ------------------------------------------------------------------------
-
-
-def _reduce(np_fn, x, axis, keepdims, op_type, op_name):
-    x = as_tensor(x, name="input_tensor")
-    axes = normalize_axis(axis, x._value.ndim, op_name)
-    value = x._value
-    if op_type in ("Max", "Min") and any(value.shape[a] == 0 for a in axes):
-        raise InvalidArgumentError(
-            f"{op_name}: cannot reduce an empty axis of shape {x.shape}"
-        )
-    if op_type == "Sum":
-        out = np.sum(value, axis=axes, keepdims=bool(keepdims), dtype=value.dtype)
-    elif op_type == "Mean":
-        if value.dtype.kind in "iu":
-            out = np.mean(value, axis=axes, keepdims=bool(keepdims)).astype(value.dtype)
-        else:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out = np.mean(
-                    value, axis=axes, keepdims=bool(keepdims), dtype=value.dtype
-                )
-    else:
-        out = np_fn(value, axis=axes, keepdims=bool(keepdims))
-    z = wrap(np.asarray(out))
-    tapes = _STATE.tapes
-    if tapes:
-        _record(
-            op_type, (x,), (z,), {"axis": axes, "keepdims": bool(keepdims)}, None, tapes
-        )
-    return z
-
-
-def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
-    """Sum over `axis` (all axes by default).
-
-    Parameters
-    ----------
-    input_tensor : Tensor, Variable or array_like
-    axis : int, sequence of int or None, default=None
-        Negative axes count from the end.
-    keepdims : bool, default=False
-        Keep the reduced axes with size 1.
-
-    Returns
-    -------
-    Tensor of the input's dtype.
-
-    Raises
-    ------
-    InvalidArgumentError
-        If an axis is out of range or repeated.
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.reduce_sum([[1.0, 2.0], [3.0, 4.0]], axis=0).numpy()
-    array([4., 6.])
-    """
-    return _reduce(np.sum, input_tensor, axis, keepdims, "Sum", "reduce_sum")
-
-
-def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
-    """Mean over `axis` (all axes by default); integer input stays integer.
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.reduce_mean([[1.0, 2.0], [3.0, 4.0]], axis=1).numpy()
-    array([1.5, 3.5])
-    """
-    return _reduce(np.mean, input_tensor, axis, keepdims, "Mean", "reduce_mean")
-
-
-def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
-    """Maximum over `axis`; tied maxima share the gradient equally.
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.reduce_max([[1.0, 5.0], [3.0, 4.0]], axis=0).numpy()
-    array([3., 5.])
-    """
-    return _reduce(np.max, input_tensor, axis, keepdims, "Max", "reduce_max")
-
-
-def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
-    """Minimum over `axis`; tied minima share the gradient equally.
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.reduce_min([[1.0, 5.0], [3.0, 4.0]], axis=0).numpy()
-    array([1., 4.])
-    """
-    return _reduce(np.min, input_tensor, axis, keepdims, "Min", "reduce_min")
-
-
-def _kept_shape(op):
-    shape = op.inputs[0]._value.shape
-    axes = op.attrs["axis"]
-    return tuple(1 if i in axes else n for i, n in enumerate(shape))
-
-
-def _restore(op, grad):
-    """`grad` of the reduced output, reshaped so it broadcasts to the input."""
-    from .array_ops import reshape
-
-    kept = _kept_shape(op)
-    grad = _dense(grad)
-    if grad._value.shape != kept:
-        grad = reshape(grad, kept)
-    return grad
-
-
-@register_gradient("Sum")
-def _sum_grad(op, grad):
-    from .array_ops import broadcast_to
-
-    return broadcast_to(_restore(op, grad), op.inputs[0]._value.shape)
-
-
-@register_gradient("Mean")
-def _mean_grad(op, grad):
-    from .array_ops import broadcast_to
-
-    x = op.inputs[0]
-    count = 1
-    for a in op.attrs["axis"]:
-        count *= x._value.shape[a]
-    scaled = divide(_restore(op, grad), max(count, 1) * 1.0)
-    return broadcast_to(scaled, x._value.shape)
-
-
-def _min_max_reduce_grad(op, grad):
-    from .array_ops import cast, reshape
-
-    x = op.inputs[0]
-    y = op.outputs[0]
-    kept = _kept_shape(op)
-    y_kept = y if y._value.shape == kept else reshape(y, kept)
-    indicators = cast(equal(y_kept, x), x.dtype)
-    n_selected = reduce_sum(indicators, op.attrs["axis"], keepdims=True)
-    return multiply(divide(indicators, n_selected), _restore(op, grad))
-
-
-register_gradient("Max")(_min_max_reduce_grad)
-register_gradient("Min")(_min_max_reduce_grad)
 
 
 # -- matmul ----------------------------------------------------------------------------
@@ -1072,13 +720,9 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
             f"matmul: batch shapes of {a.shape} and {b.shape} do not broadcast"
         ) from None
     z = wrap(out)
-    tapes = _STATE.tapes
-    if tapes:
-        op_type = (
-            "MatMul" if a._value.ndim == 2 and b._value.ndim == 2 else "BatchMatMulV2"
-        )
-        attrs = {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)}
-        _record(op_type, (a, b), (z,), attrs, None, tapes)
+    op_type = "MatMul" if a._value.ndim == 2 and b._value.ndim == 2 else "BatchMatMulV2"
+    attrs = {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)}
+    record_operation(op_type, (a, b), (z,), attrs)
     return z
 
 
@@ -1087,7 +731,7 @@ def _matmul_grad(op, grad):
     ta = op.attrs["transpose_a"]
     tb = op.attrs["transpose_b"]
     skip = op.skip_input_indices
-    g = _dense(grad)
+    g = array_ops.densify(grad)
     ga = gb = None
     if not ta and not tb:
         if 0 not in skip:
@@ -1110,9 +754,9 @@ def _matmul_grad(op, grad):
         if 1 not in skip:
             gb = matmul(g, a, transpose_a=True, transpose_b=True)
     if ga is not None:
-        ga = _unbroadcast(ga, a._value.shape)
+        ga = reduction_ops.unbroadcast(ga, a._value.shape)
     if gb is not None:
-        gb = _unbroadcast(gb, b._value.shape)
+        gb = reduction_ops.unbroadcast(gb, b._value.shape)
     return ga, gb
 
 

@@ -13,12 +13,12 @@ different bits on different CPUs.
 
 import numpy as np
 
+from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
-from ..autodiff.tape import record_operation
 from ..errors import InvalidArgumentError
 from ..framework import elementwise as _elementwise
-from ..framework.tensor import Tensor
-from . import array_ops, math_ops
+from ..framework.tensor import wrap
+from . import array_ops, reduction_ops, unary_ops
 from ._helpers import as_tensor
 
 __all__ = [
@@ -113,7 +113,7 @@ def relu(features, name=None):
         raise InvalidArgumentError(
             f"relu: features must be of an integer or floating dtype, got {x.dtype}"
         )
-    y = Tensor._wrap(np.maximum(x._value, x._value.dtype.type(0)))
+    y = wrap(np.maximum(x._value, x._value.dtype.type(0)))
     record_operation("Relu", (x,), (y,))
     return y
 
@@ -128,7 +128,7 @@ def _relu_backprop(grad, output):
     grad = as_tensor(grad, name="grad")
     g = grad._value
     result = np.where(output._value > 0, g, g.dtype.type(0))
-    out = Tensor._wrap(np.asarray(result, dtype=g.dtype))
+    out = wrap(np.asarray(result, dtype=g.dtype))
     record_operation("ReluGrad", (grad, output), (out,))
     return out
 
@@ -173,7 +173,7 @@ def softplus(features, name=None):
     """
     del name
     x = _float_input(features, "features", "softplus")
-    y = Tensor._wrap(_softplus_array(x._value))
+    y = wrap(_softplus_array(x._value))
     record_operation("Softplus", (x,), (y,))
     return y
 
@@ -190,7 +190,7 @@ def _softplus_array(v):
 
 @register_gradient("Softplus")
 def _softplus_grad(op, grad):
-    return grad * math_ops.sigmoid(op.inputs[0])
+    return grad * unary_ops.sigmoid(op.inputs[0])
 
 
 # -- softmax and log_softmax ------------------------------------------------------
@@ -254,7 +254,7 @@ def softmax(logits, axis=-1, name=None):
 
 def _record_softmax(x, probs, axis):
     """Wrap `probs` (the softmax of `x` along `axis`) and record the op."""
-    y = Tensor._wrap(probs)
+    y = wrap(probs)
     record_operation("Softmax", (x,), (y,), {"axis": axis})
     return y
 
@@ -263,7 +263,7 @@ def _record_softmax(x, probs, axis):
 def _softmax_grad(op, grad):
     axis = op.get_attr("axis")
     y = op.outputs[0]
-    return (grad - math_ops.reduce_sum(grad * y, axis=axis, keepdims=True)) * y
+    return (grad - reduction_ops.reduce_sum(grad * y, axis=axis, keepdims=True)) * y
 
 
 def log_softmax(logits, axis=-1, name=None):
@@ -303,7 +303,7 @@ def log_softmax(logits, axis=-1, name=None):
 
 
 def _record_log_softmax(x, log_probs, axis):
-    y = Tensor._wrap(log_probs)
+    y = wrap(log_probs)
     record_operation("LogSoftmax", (x,), (y,), {"axis": axis})
     return y
 
@@ -312,7 +312,8 @@ def _record_log_softmax(x, log_probs, axis):
 def _log_softmax_grad(op, grad):
     axis = op.get_attr("axis")
     y = op.outputs[0]
-    return grad - math_ops.reduce_sum(grad, axis=axis, keepdims=True) * math_ops.exp(y)
+    total = reduction_ops.reduce_sum(grad, axis=axis, keepdims=True)
+    return grad - total * unary_ops.exp(y)
 
 
 # -- l2_loss -----------------------------------------------------------------------
@@ -342,7 +343,7 @@ def l2_loss(t, name=None):
     del name
     x = _float_input(t, "t", "l2_loss")
     v = x._value
-    y = Tensor._wrap(np.asarray(np.sum(v * v) / v.dtype.type(2), dtype=v.dtype))
+    y = wrap(np.asarray(np.sum(v * v) / v.dtype.type(2), dtype=v.dtype))
     record_operation("L2Loss", (x,), (y,))
     return y
 
@@ -412,7 +413,7 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     zero = xv.dtype.type(0)
     tail = _elementwise.log1p(_elementwise.exp(np.negative(np.abs(xv))))
     loss = np.maximum(xv, zero) - xv * zv + tail
-    y = Tensor._wrap(np.asarray(loss, dtype=xv.dtype))
+    y = wrap(np.asarray(loss, dtype=xv.dtype))
     record_operation("SigmoidCrossEntropyWithLogits", (z, x), (y,))
     return y
 
@@ -423,7 +424,7 @@ def _sigmoid_cross_entropy_grad(op, grad):
     grad_labels = None if 0 in op.skip_input_indices else -(grad * x)
     grad_logits = None
     if 1 not in op.skip_input_indices:
-        grad_logits = grad * (math_ops.sigmoid(x) - z)
+        grad_logits = grad * (unary_ops.sigmoid(x) - z)
     return grad_labels, grad_logits
 
 
@@ -507,7 +508,7 @@ def softmax_cross_entropy_with_logits(labels=None, logits=None, axis=-1, name=No
     e = _elementwise.exp(shifted)
     sum_e = np.sum(e, axis=axis, keepdims=True)
     loss = np.sum(zv * (_elementwise.log(sum_e) - shifted), axis=axis)
-    y = Tensor._wrap(np.asarray(loss, dtype=xv.dtype))
+    y = wrap(np.asarray(loss, dtype=xv.dtype))
     # The softmax is kept for the gradient (no second exp pass).
     record_operation(
         "SoftmaxCrossEntropyWithLogits",
@@ -616,7 +617,7 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
     sum_e = np.sum(e, axis=-1, keepdims=True)
     picked = np.take_along_axis(shifted, zv[..., None].astype(np.intp), axis=-1)
     loss = (_elementwise.log(sum_e) - picked)[..., 0]
-    y = Tensor._wrap(np.asarray(loss, dtype=xv.dtype))
+    y = wrap(np.asarray(loss, dtype=xv.dtype))
     record_operation(
         "SparseSoftmaxCrossEntropyWithLogits",
         (x, z),
@@ -634,4 +635,4 @@ def _sparse_softmax_cross_entropy_grad(op, grad):
     one_hot = np.zeros_like(probs_value)
     np.put_along_axis(one_hot, z._value[..., None].astype(np.intp), 1, axis=-1)
     grad = array_ops.expand_dims(grad, -1)
-    return grad * (probs - Tensor._wrap(one_hot)), None
+    return grad * (probs - wrap(one_hot)), None

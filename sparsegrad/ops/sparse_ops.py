@@ -9,14 +9,13 @@ sparse operand `a` is a constant (it gets no gradient).
 
 import numpy as np
 
+from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
-from ..autodiff.tape import record_operation
 from ..errors import InvalidArgumentError
 from ..framework.indexed_slices import IndexedSlices
-from ..framework.tensor import Tensor
+from ..framework.tensor import wrap
 from . import array_ops
 from ._helpers import as_borrowed_tensor
-from .embedding_ops import densify
 
 __all__ = ["sparse_dense_matmul"]
 
@@ -128,7 +127,7 @@ def _matmul(csr, b, adjoint_b):
     out = np.asarray(csr @ b_value, dtype=b._value.dtype)
     if out.shape != (csr.shape[0], b_value.shape[1]):  # scipy never differs
         raise AssertionError("sparse product of unexpected shape")
-    y = Tensor._wrap(np.ascontiguousarray(out))
+    y = wrap(np.ascontiguousarray(out))
     record_operation(
         "SparseDenseMatmul", (b,), (y,), {"a": csr, "adjoint_b": adjoint_b}
     )
@@ -155,10 +154,10 @@ def _touched_columns(csr):
 def _sparse_dense_matmul_grad(op, grad):
     csr = op.get_attr("a")
     (b,) = op.inputs
-    grad = densify(grad)  # an IndexedSlices grad is densified (recorded)
+    grad = array_ops.densify(grad)  # an IndexedSlices grad is densified (recorded)
     if op.get_attr("adjoint_b"):
         # y = A @ B.T  ->  dB = grad.T @ A = (A.T @ grad).T, dense.
         return array_ops.transpose(_matmul(csr.T.tocsr(), grad, False))
     cols, narrow_t = _touched_columns(csr)
     values = _matmul(narrow_t, grad, False)
-    return IndexedSlices._from_trusted(values, Tensor._wrap(cols), b.shape)
+    return IndexedSlices._from_trusted(values, wrap(cols), b.shape)

@@ -927,7 +927,7 @@ def test_tapes_are_thread_local():
 
 
 def test_exception_inside_block_pops_the_tape():
-    from sparsegrad.autodiff.tape import _STATE
+    from sparsegrad.autodiff.recording import _STATE
 
     depth = len(_STATE.tapes)
     with pytest.raises(ZeroDivisionError), sg.GradientTape():
