@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import sparsegrad as sg
-from sparsegrad.training.optimizers import _clipping
+from sparsegrad.training.optimizers import clipping
 
 
 def applied_update(grads, shapes, **clip):
@@ -93,17 +93,17 @@ def test_global_clipnorm_dense_sparse_and_none(global_clipnorm, rng):
 
 
 def test_global_norm_of_inf_gives_nan_like_tensorflow():
-    out = _clipping.clip_by_global_norm([np.array([np.inf, 1.0]), None], 1.0)
+    out = clipping.clip_by_global_norm([np.array([np.inf, 1.0]), None], 1.0)
     assert out[1] is None
     assert np.isnan(out[0]).all()
-    zero = _clipping.clip_by_global_norm([np.zeros(2)], 1.0)
+    zero = clipping.clip_by_global_norm([np.zeros(2)], 1.0)
     np.testing.assert_array_equal(zero[0], np.zeros(2))
 
 
 def test_clipping_keeps_slices_sparse(rng):
     g = sg.IndexedSlices(rng.standard_normal((3, 2)), [7, 1, 7], dense_shape=(10, 2))
-    for out in (_clipping.clip_by_norm(g, 0.1), _clipping.clip_by_value(g, 0.1),
-                _clipping.clip_by_global_norm([g], 0.1)[0]):
+    for out in (clipping.clip_by_norm(g, 0.1), clipping.clip_by_value(g, 0.1),
+                clipping.clip_by_global_norm([g], 0.1)[0]):
         assert isinstance(out, sg.IndexedSlices)
         np.testing.assert_array_equal(out.indices.numpy(), [1, 7])   # deduplicated
         assert out.dense_shape == (10, 2)
@@ -137,7 +137,7 @@ def test_only_one_clipping_argument(kwargs):
 )
 def test_clipped_global_norm_is_at_most_clip(values, indices, dense, clip):
     g = sg.IndexedSlices(values, indices)
-    out = _clipping.clip_by_global_norm([dense, g], clip)
+    out = clipping.clip_by_global_norm([dense, g], clip)
     total = math.sqrt(float(np.sum(out[0] ** 2) + np.sum(densify(out[1], (4, 2)) ** 2)))
     assert total <= clip * (1 + 1e-12)
     norm = math.sqrt(float(np.sum(dense ** 2) + np.sum(densify(g, (4, 2)) ** 2)))

@@ -5,6 +5,7 @@ Each optimizer takes dense gradients and ``IndexedSlices`` in
 kernel and applied once per distinct row.  See :class:`Optimizer`.
 """
 
+from ...errors import InvalidArgumentError
 from . import schedules
 from .adadelta import Adadelta, AdadeltaState
 from .adagrad import Adagrad, AdagradState, RowwiseAdagrad, RowwiseAdagradState
@@ -80,7 +81,6 @@ def deserialize(config, custom_objects=None):
     `custom_objects` maps further class names to optimizer or schedule
     classes.
     """
-    from ...errors import InvalidArgumentError
 
     classes = dict(_CLASSES)
     classes.update(custom_objects or {})
@@ -105,7 +105,6 @@ def get(identifier):
     >>> sg.optimizers.get("adam").get_config()["learning_rate"]
     0.001
     """
-    from ...errors import InvalidArgumentError
 
     if isinstance(identifier, Optimizer):
         return identifier

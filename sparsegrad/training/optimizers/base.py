@@ -29,6 +29,7 @@ import zlib
 
 import numpy as np
 
+from ...autodiff.tape import GradientTape
 from ...errors import InvalidArgumentError, NotFoundError
 from ...framework import sparse_rows
 from ...framework.dtypes import FLOAT_DTYPES
@@ -36,7 +37,7 @@ from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import Tensor
 from ...framework.variable import Variable
 from ..training_ops import core
-from . import _clipping
+from . import clipping
 from . import schedules as _schedules
 
 __all__ = ["Optimizer"]
@@ -490,12 +491,12 @@ class Optimizer:
 
     def _clip_converted(self, grads):
         if self.clipnorm is not None:
-            return [None if g is None else _clipping.clip_by_norm(g, self.clipnorm)
+            return [None if g is None else clipping.clip_by_norm(g, self.clipnorm)
                     for g in grads]
         if self.global_clipnorm is not None:
-            return _clipping.clip_by_global_norm(grads, self.global_clipnorm)
+            return clipping.clip_by_global_norm(grads, self.global_clipnorm)
         if self.clipvalue is not None:
-            return [None if g is None else _clipping.clip_by_value(g, self.clipvalue)
+            return [None if g is None else clipping.clip_by_value(g, self.clipvalue)
                     for g in grads]
         return grads
 
@@ -634,7 +635,6 @@ class Optimizer:
         Variable
             :attr:`iterations`.
         """
-        from ...autodiff.tape import GradientTape
 
         if not callable(loss) and tape is None:
             raise InvalidArgumentError(

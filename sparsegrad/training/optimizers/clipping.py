@@ -1,4 +1,4 @@
-"""Gradient clipping for the optimizers (private; clip ops are a separate issue).
+"""Gradient clipping for the optimizers (clip ops are a separate issue).
 
 Gradients reach these helpers already validated and converted: a dense
 gradient is an ndarray of the variable's dtype, a sparse one an
