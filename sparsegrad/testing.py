@@ -124,6 +124,11 @@ def check_gradients(f, inputs, order=1, delta=1e-6, rtol=1e-5, atol=1e-6, seed=0
     seed : int, default=0
         Seeds the projection direction.
 
+    Returns
+    -------
+    None
+        The check passed.
+
     Raises
     ------
     AssertionError
@@ -188,6 +193,17 @@ def assert_indexed_slices_equal(actual, expected, rtol=1e-7, atol=0.0):
     expected : IndexedSlices or array_like
         Compared by dense value.
     rtol, atol : float
+        Tolerances of the comparison.
+
+    Returns
+    -------
+    None
+        The two are equal.
+
+    Raises
+    ------
+    AssertionError
+        If `actual` is not an IndexedSlices or the dense values differ.
 
     Examples
     --------

@@ -95,6 +95,11 @@ def no_gradient(op_type):
     Parameters
     ----------
     op_type : str
+        The op type, as recorded on the tape.
+
+    Returns
+    -------
+    None
 
     Raises
     ------

@@ -64,6 +64,11 @@ class UnconnectedGradients(enum.Enum):
     ``NONE`` gives None, ``ZERO`` gives zeros shaped like the source.  The
     strings ``"none"`` and ``"zero"`` are accepted wherever the enum is.
 
+    Parameters
+    ----------
+    value : {"none", "zero"}
+        Look a member up by value: ``UnconnectedGradients("zero")``.
+
     Examples
     --------
     >>> import sparsegrad as sg

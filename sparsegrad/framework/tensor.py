@@ -407,6 +407,18 @@ def _check_dtype_match(actual, wanted, name):
 def constant(value, dtype=None):
     """Create a Tensor from a scalar, nested list or array (always a copy).
 
+    Parameters
+    ----------
+    value : array_like
+        A number, a nested list, a NumPy array or a Tensor.
+    dtype : dtype, optional
+        The Tensor's dtype; by default the value's own (NumPy's rules).
+
+    Returns
+    -------
+    Tensor
+        An immutable copy of `value`.
+
     Examples
     --------
     >>> import sparsegrad as sg

@@ -17,6 +17,11 @@ __all__ = ["set_num_threads", "get_num_threads", "openmp_enabled"]
 def openmp_enabled():
     """True when the kernels were compiled with OpenMP.
 
+    Returns
+    -------
+    bool
+        Whether the kernels can run on several threads.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -61,6 +66,10 @@ def set_num_threads(n):
         ``OMP_NUM_THREADS``, else the number of cores).  Without OpenMP the
         kernels always run on one thread; the value is still recorded.
 
+    Returns
+    -------
+    None
+
     Raises
     ------
     TypeError
@@ -90,6 +99,11 @@ def get_num_threads():
     current maximum (which ``threadpoolctl.threadpool_limits`` controls) and
     to the limit of :func:`set_num_threads` (an ``OMP_NUM_THREADS`` beyond it
     is not followed); 1 when the kernels were built without OpenMP.
+
+    Returns
+    -------
+    int
+        At least 1.
 
     Examples
     --------

@@ -63,6 +63,8 @@ def reshape(tensor, shape, name=None):
     tensor : Tensor, Variable or array_like
     shape : sequence of int
         One entry may be -1: it is inferred.
+    name : str, optional
+        Accepted for TensorFlow compatibility; not used.
 
     Returns
     -------
@@ -315,6 +317,8 @@ def concat(values, axis, name=None):
     values : list of Tensor or array_like
         One dtype; equal shapes except along `axis`.
     axis : int
+    name : str, optional
+        Accepted for TensorFlow compatibility; not used.
 
     Returns
     -------
@@ -786,6 +790,8 @@ def tensor_scatter_add(tensor, indices, updates, name=None):
     tensor : Tensor of shape (n_rows, ...)
     indices : array_like of shape (nnz,), int32 or int64, in ``[0, n_rows)``
     updates : Tensor of shape (nnz, ...), the dtype of `tensor`
+    name : str, optional
+        Accepted for TensorFlow compatibility; not used.
 
     Returns
     -------

@@ -683,6 +683,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
         Leading (batch) axes broadcast as in NumPy.
     transpose_a, transpose_b : bool, default=False
         Use the transpose of the last two axes of `a` / `b`.
+    name : str, optional
+        Accepted for TensorFlow compatibility; not used.
 
     Returns
     -------

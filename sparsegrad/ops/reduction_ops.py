@@ -106,6 +106,8 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
         Negative axes count from the end.
     keepdims : bool, default=False
         Keep the reduced axes with size 1.
+    name : str, optional
+        Accepted for TensorFlow compatibility; not used.
 
     Returns
     -------

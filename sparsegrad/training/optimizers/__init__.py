@@ -60,6 +60,21 @@ _CLASSES = {
 def serialize(optimizer):
     """``{"class_name": ..., "config": ...}`` of an optimizer (no state).
 
+    Parameters
+    ----------
+    optimizer : Optimizer
+        A sparsegrad optimizer.
+
+    Returns
+    -------
+    dict
+        JSON-compatible: the class name and :meth:`Optimizer.get_config`.
+
+    Raises
+    ------
+    TypeError
+        If `optimizer` is not a sparsegrad optimizer.
+
     Examples
     --------
     >>> cfg = sg.optimizers.serialize(sg.optimizers.SGD(learning_rate=0.1))
@@ -78,8 +93,29 @@ def serialize(optimizer):
 def deserialize(config, custom_objects=None):
     """Rebuild an optimizer from :func:`serialize`'s dict.
 
-    `custom_objects` maps further class names to optimizer or schedule
-    classes.
+    Parameters
+    ----------
+    config : dict
+        ``{"class_name": ..., "config": ...}``, as :func:`serialize` gives.
+    custom_objects : dict, optional
+        Further class names mapped to optimizer or schedule classes.
+
+    Returns
+    -------
+    Optimizer
+        A new optimizer with that configuration (and no state).
+
+    Raises
+    ------
+    InvalidArgumentError
+        If `config` lacks its keys or names an unknown class.
+
+    Examples
+    --------
+    >>> opt = sg.optimizers.deserialize(
+    ...     {"class_name": "Adagrad", "config": {"learning_rate": 0.5}})
+    >>> type(opt).__name__, opt.learning_rate
+    ('Adagrad', 0.5)
     """
 
     classes = dict(_CLASSES)
@@ -99,6 +135,21 @@ def deserialize(config, custom_objects=None):
 
 def get(identifier):
     """An optimizer from an instance, a class name (defaults) or a config dict.
+
+    Parameters
+    ----------
+    identifier : Optimizer, str or dict
+        An optimizer (returned as it is), a class name in any case (built
+        with its defaults), or a :func:`serialize` dict.
+
+    Returns
+    -------
+    Optimizer
+
+    Raises
+    ------
+    InvalidArgumentError
+        If `identifier` names no optimizer.
 
     Examples
     --------

@@ -225,6 +225,20 @@ _SCHEDULES = {
 def serialize(schedule):
     """``{"class_name": ..., "config": ...}`` for a built-in schedule.
 
+    Parameters
+    ----------
+    schedule : LearningRateSchedule
+
+    Returns
+    -------
+    dict
+        The class name and the schedule's ``get_config()``.
+
+    Raises
+    ------
+    TypeError
+        If `schedule` is not a LearningRateSchedule.
+
     Examples
     --------
     >>> config = sg.optimizers.schedules.serialize(
@@ -242,7 +256,30 @@ def serialize(schedule):
 def deserialize(config, custom_objects=None):
     """Rebuild a schedule from :func:`serialize`'s dict.
 
-    `custom_objects` maps further class names to schedule classes.
+    Parameters
+    ----------
+    config : dict
+        ``{"class_name": ..., "config": ...}``, as :func:`serialize` gives.
+    custom_objects : dict, optional
+        Further class names mapped to schedule classes.
+
+    Returns
+    -------
+    LearningRateSchedule
+
+    Raises
+    ------
+    InvalidArgumentError
+        If `config` lacks its keys or names an unknown class.
+
+    Examples
+    --------
+    >>> s = sg.optimizers.schedules.deserialize({
+    ...     "class_name": "InverseTimeDecay",
+    ...     "config": {"initial_learning_rate": 1.0, "decay_steps": 1,
+    ...                "decay_rate": 1.0}})
+    >>> s(1)
+    0.5
     """
     classes = dict(_SCHEDULES)
     classes.update(custom_objects or {})
