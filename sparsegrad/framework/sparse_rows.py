@@ -95,14 +95,41 @@ def as_index_array(indices, name="indices"):
 def check_in_range(indices, n_rows, name="indices"):
     """Raise unless every index lies in ``[0, n_rows)``.
 
-    The message names the first offending position and value, as TensorFlow's
-    gather and scatter ops do: ``indices[3] = 7 is not in [0, 5)``.
+    The one range check of index arguments, in TensorFlow's gather and
+    scatter message: the first offending position and its value,
+    ``indices[3] = 7 is not in [0, 5)`` (``indices[1,2] = ...`` for 2-D
+    indices, ``indices = ...`` for a scalar).  (The raw training ops raise
+    TensorFlow's own text for them instead: ``Index 7 at offset 3 in indices
+    is out of range``.)
+
+    Parameters
+    ----------
+    indices : ndarray of an integer dtype
+        Any shape.
+    n_rows : int
+        The exclusive upper bound.
+    name : str, default="indices"
+        The argument's name in the message.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    InvalidArgumentError
+        If an index is negative or at least `n_rows`.
     """
-    bad = first_out_of_range(indices, n_rows)
-    if bad is not None:
-        raise InvalidArgumentError(
-            f"{name}[{bad}] = {indices[bad]} is not in [0, {n_rows})"
-        )
+    flat = indices.reshape(-1)
+    bad = first_out_of_range(flat, n_rows)
+    if bad is None:
+        return
+    if indices.ndim == 0:
+        where = ""
+    else:
+        position = np.unravel_index(bad, indices.shape)
+        where = "[" + ",".join(str(int(i)) for i in position) + "]"
+    raise InvalidArgumentError(f"{name}{where} = {flat[bad]} is not in [0, {n_rows})")
 
 
 #: The largest int64, as a Python int.

@@ -42,23 +42,6 @@ def _index_tensor(indices, name="indices"):
     return wrap(np.array(array, copy=True))
 
 
-def _check_indices_in_range(indices, n, name="indices"):
-    """Raise TensorFlow's ``indices[i,j] = v is not in [0, n)`` if needed."""
-    flat = indices.reshape(-1)
-    k = sparse_rows.first_out_of_range(flat, n)
-    if k is None:
-        return
-    if indices.ndim == 0:
-        where = ""
-    else:
-        where = (
-            "["
-            + ",".join(str(int(i)) for i in np.unravel_index(k, indices.shape))
-            + "]"
-        )
-    raise InvalidArgumentError(f"{name}{where} = {flat[k]} is not in [0, {n})")
-
-
 def _int_argument(value, name):
     try:
         return int(value.__index__())
@@ -158,7 +141,7 @@ def gather(params, indices, axis=None, name=None, *, batch_dims=0):
     idx = _index_tensor(indices)
     batch_dims = _check_batch_dims(batch_dims, idx.ndim)
     axis = _check_gather_axis(batch_dims if axis is None else axis, p.ndim)
-    _check_indices_in_range(idx._value, p.shape[axis])
+    sparse_rows.check_in_range(idx._value, p.shape[axis])
     if batch_dims:
         return _batched_gather(p, idx, axis, batch_dims)
     out = wrap(_take(p._value, idx._value, axis))
@@ -411,7 +394,7 @@ def _sharded_lookup(shards, ids, strategy):
             f"the {strategy!r} way, which gives shard sizes {expected}"
         )
     idx = _index_tensor(ids, "ids")
-    _check_indices_in_range(idx._value, n_rows, "ids")
+    sparse_rows.check_in_range(idx._value, n_rows, "ids")
     flat = idx._value.reshape(-1)
     # "div": shard s holds ids [start_s, start_s + size_s), and the first
     # `extras` shards have per_shard + 1 rows.  "mod": id i is row i // p of

@@ -428,13 +428,12 @@ def SPARSE_GRAD(call):
 def _in_range_step(keras):
     def check(call):
         indices, n_rows = call.indices, call.var.shape[0]
+        if keras:       # Keras' kernel raises the gather/scatter message
+            sparse_rows.check_in_range(indices, n_rows)
+            return
         bad = sparse_rows.first_out_of_range(indices, n_rows)
         if bad is None:
             return
-        if keras:
-            raise InvalidArgumentError(
-                f"indices[{bad}] = {indices[bad]} is not in [0, {n_rows})"
-            )
         raise InvalidArgumentError(
             f"Index {indices[bad]} at offset {bad} in indices is out of range: "
             f"var has {n_rows} rows"
