@@ -12,6 +12,7 @@ from .core import (
     SPARSE_GRAD,
     VAR_RANK,
     Spec,
+    documented,
     same_shape,
     scalar,
 )
@@ -36,6 +37,7 @@ SPARSE_APPLY_ADADELTA = Spec(
     ("lr", "rho", "epsilon"), sparse=True)
 
 
+@documented
 def apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, use_locking=False):
     r"""Adadelta, TensorFlow's ``ResourceApplyAdadelta``.
 
@@ -48,36 +50,17 @@ def apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, use_locking
 
     Parameters
     ----------
-    var : ndarray or Variable, float32 or float64
-        Updated in place.
+    %(var_dense)s
     accum : ndarray or Variable
         Accumulator slot of var's shape and dtype. Updated in place.
-    accum_update : ndarray or Variable
-        Slot of var's shape and dtype: running average of squared updates. Updated
-        in place.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    rho : float
-        Decay rate. A scalar, rounded to var's dtype.
-    epsilon : float
-        Small constant for numerical stability. A scalar, rounded to var's dtype.
-    grad : array_like of var's shape
-        The gradient; an array must have var's dtype.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
+    %(accum_update)s
+    %(lr)s
+    %(rho)s
+    %(epsilon)s
+    %(grad_dense)s
+    %(use_locking)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_dense)s
 
     Examples
     --------
@@ -90,6 +73,7 @@ def apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, use_locking
     APPLY_ADADELTA.call(locals())
 
 
+@documented
 def sparse_apply_adadelta(
     var,
     accum,
@@ -109,43 +93,19 @@ def sparse_apply_adadelta(
 
     Parameters
     ----------
-    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
-        Updated in place.
+    %(var_sparse)s
     accum : ndarray or Variable
         Accumulator slot of var's shape and dtype. Updated in place.
-    accum_update : ndarray or Variable
-        Slot of var's shape and dtype: running average of squared updates. Updated
-        in place.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    rho : float
-        Decay rate. A scalar, rounded to var's dtype.
-    epsilon : float
-        Small constant for numerical stability. A scalar, rounded to var's dtype.
-    grad : array_like of shape (len(indices),) + var.shape[1:]
-        Gradient rows, one per index; an array must have var's dtype.
-    indices : array_like of shape (n,), int32 or int64
-        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    coalesce_duplicates : bool, default=False
-        Sum the rows of each repeated index first (in their original order) and
-        update once per distinct index, as Keras' optimizers do; otherwise every
-        occurrence gets the full update, in order, as in TensorFlow.
+    %(accum_update)s
+    %(lr)s
+    %(rho)s
+    %(epsilon)s
+    %(grad_sparse)s
+    %(indices)s
+    %(use_locking)s
+    %(coalesce_duplicates)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
-        an index out of range),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_sparse)s
 
     Examples
     --------

@@ -15,6 +15,7 @@ from .core import (
     VAR_RANK,
     Spec,
     checked_scalar,
+    documented,
     flag,
     global_step,
     non_negative,
@@ -126,6 +127,7 @@ SPARSE_APPLY_ROWWISE_ADAGRAD = Spec(
     ("lr", "epsilon"), sparse=True, rowwise=True)
 
 
+@documented
 def apply_adagrad(var, accum, lr, grad, use_locking=False, update_slots=True):
     r"""Adagrad without epsilon, TensorFlow's ``ResourceApplyAdagrad``.
 
@@ -139,31 +141,15 @@ def apply_adagrad(var, accum, lr, grad, use_locking=False, update_slots=True):
 
     Parameters
     ----------
-    var : ndarray or Variable, float32 or float64
-        Updated in place.
+    %(var_dense)s
     accum : ndarray or Variable
         Accumulator slot of var's shape and dtype. Updated in place.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    grad : array_like of var's shape
-        The gradient; an array must have var's dtype.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    update_slots : bool, default=True
-        When False, `accum` is left as it is.
+    %(lr)s
+    %(grad_dense)s
+    %(use_locking)s
+    %(update_slots)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_dense)s
 
     Examples
     --------
@@ -176,6 +162,7 @@ def apply_adagrad(var, accum, lr, grad, use_locking=False, update_slots=True):
     APPLY_ADAGRAD.call(locals())
 
 
+@documented
 def sparse_apply_adagrad(
     var,
     accum,
@@ -195,38 +182,17 @@ def sparse_apply_adagrad(
 
     Parameters
     ----------
-    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
-        Updated in place.
+    %(var_sparse)s
     accum : ndarray or Variable
         Accumulator slot of var's shape and dtype. Updated in place.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    grad : array_like of shape (len(indices),) + var.shape[1:]
-        Gradient rows, one per index; an array must have var's dtype.
-    indices : array_like of shape (n,), int32 or int64
-        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    update_slots : bool, default=True
-        When False, `accum` is left as it is.
-    coalesce_duplicates : bool, default=False
-        Sum the rows of each repeated index first (in their original order) and
-        update once per distinct index, as Keras' optimizers do; otherwise every
-        occurrence gets the full update, in order, as in TensorFlow.
+    %(lr)s
+    %(grad_sparse)s
+    %(indices)s
+    %(use_locking)s
+    %(update_slots)s
+    %(coalesce_duplicates)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
-        an index out of range),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_sparse)s
 
     Examples
     --------
@@ -239,6 +205,7 @@ def sparse_apply_adagrad(
     SPARSE_APPLY_ADAGRAD.call(locals())
 
 
+@documented
 def apply_adagrad_v2(
     var, accum, lr, epsilon, grad, use_locking=False, update_slots=True
 ):
@@ -251,33 +218,16 @@ def apply_adagrad_v2(
 
     Parameters
     ----------
-    var : ndarray or Variable, float32 or float64
-        Updated in place.
+    %(var_dense)s
     accum : ndarray or Variable
         Accumulator slot of var's shape and dtype. Updated in place.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    epsilon : float
-        Small constant for numerical stability. A scalar, rounded to var's dtype.
-    grad : array_like of var's shape
-        The gradient; an array must have var's dtype.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    update_slots : bool, default=True
-        When False, `accum` is left as it is.
+    %(lr)s
+    %(epsilon)s
+    %(grad_dense)s
+    %(use_locking)s
+    %(update_slots)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_dense)s
 
     Examples
     --------
@@ -290,6 +240,7 @@ def apply_adagrad_v2(
     APPLY_ADAGRAD_V2.call(locals())
 
 
+@documented
 def sparse_apply_adagrad_v2(
     var,
     accum,
@@ -309,40 +260,18 @@ def sparse_apply_adagrad_v2(
 
     Parameters
     ----------
-    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
-        Updated in place.
+    %(var_sparse)s
     accum : ndarray or Variable
         Accumulator slot of var's shape and dtype. Updated in place.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    epsilon : float
-        Small constant for numerical stability. A scalar, rounded to var's dtype.
-    grad : array_like of shape (len(indices),) + var.shape[1:]
-        Gradient rows, one per index; an array must have var's dtype.
-    indices : array_like of shape (n,), int32 or int64
-        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    update_slots : bool, default=True
-        When False, `accum` is left as it is.
-    coalesce_duplicates : bool, default=False
-        Sum the rows of each repeated index first (in their original order) and
-        update once per distinct index, as Keras' optimizers do; otherwise every
-        occurrence gets the full update, in order, as in TensorFlow.
+    %(lr)s
+    %(epsilon)s
+    %(grad_sparse)s
+    %(indices)s
+    %(use_locking)s
+    %(update_slots)s
+    %(coalesce_duplicates)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
-        an index out of range),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_sparse)s
 
     Examples
     --------
@@ -356,6 +285,7 @@ def sparse_apply_adagrad_v2(
     SPARSE_APPLY_ADAGRAD_V2.call(locals())
 
 
+@documented
 def apply_proximal_adagrad(var, accum, lr, l1, l2, grad, use_locking=False):
     r"""Proximal Adagrad, TensorFlow's ``ResourceApplyProximalAdagrad``.
 
@@ -370,33 +300,16 @@ def apply_proximal_adagrad(var, accum, lr, l1, l2, grad, use_locking=False):
 
     Parameters
     ----------
-    var : ndarray or Variable, float32 or float64
-        Updated in place.
+    %(var_dense)s
     accum : ndarray or Variable
         Accumulator slot of var's shape and dtype. Updated in place.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    l1 : float
-        L1 regularisation strength. A scalar, rounded to var's dtype.
-    l2 : float
-        L2 regularisation strength. A scalar, rounded to var's dtype.
-    grad : array_like of var's shape
-        The gradient; an array must have var's dtype.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
+    %(lr)s
+    %(l1)s
+    %(l2)s
+    %(grad_dense)s
+    %(use_locking)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_dense)s
 
     Examples
     --------
@@ -409,6 +322,7 @@ def apply_proximal_adagrad(var, accum, lr, l1, l2, grad, use_locking=False):
     APPLY_PROXIMAL_ADAGRAD.call(locals())
 
 
+@documented
 def sparse_apply_proximal_adagrad(
     var,
     accum,
@@ -428,40 +342,18 @@ def sparse_apply_proximal_adagrad(
 
     Parameters
     ----------
-    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
-        Updated in place.
+    %(var_sparse)s
     accum : ndarray or Variable
         Accumulator slot of var's shape and dtype. Updated in place.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    l1 : float
-        L1 regularisation strength. A scalar, rounded to var's dtype.
-    l2 : float
-        L2 regularisation strength. A scalar, rounded to var's dtype.
-    grad : array_like of shape (len(indices),) + var.shape[1:]
-        Gradient rows, one per index; an array must have var's dtype.
-    indices : array_like of shape (n,), int32 or int64
-        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    coalesce_duplicates : bool, default=False
-        Sum the rows of each repeated index first (in their original order) and
-        update once per distinct index, as Keras' optimizers do; otherwise every
-        occurrence gets the full update, in order, as in TensorFlow.
+    %(lr)s
+    %(l1)s
+    %(l2)s
+    %(grad_sparse)s
+    %(indices)s
+    %(use_locking)s
+    %(coalesce_duplicates)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
-        an index out of range),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_sparse)s
 
     Examples
     --------
@@ -476,6 +368,7 @@ def sparse_apply_proximal_adagrad(
     SPARSE_APPLY_PROXIMAL_ADAGRAD.call(locals())
 
 
+@documented
 def apply_adagrad_da(
     var,
     gradient_accumulator,
@@ -500,38 +393,17 @@ def apply_adagrad_da(
 
     Parameters
     ----------
-    var : ndarray or Variable, float32 or float64
-        Updated in place.
-    gradient_accumulator : ndarray or Variable
-        Slot of var's shape and dtype: sum of the gradients. Updated in place.
-    gradient_squared_accumulator : ndarray or Variable
-        Slot of var's shape and dtype: sum of the squared gradients. Updated in
-        place.
-    grad : array_like of var's shape
-        The gradient; an array must have var's dtype.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    l1 : float
-        L1 regularisation strength. A scalar, rounded to var's dtype.
-    l2 : float
-        L2 regularisation strength. A scalar, rounded to var's dtype.
-    global_step : int
-        The training step number (an integer scalar).
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
+    %(var_dense)s
+    %(gradient_accumulator)s
+    %(gradient_squared_accumulator)s
+    %(grad_dense)s
+    %(lr)s
+    %(l1)s
+    %(l2)s
+    %(global_step)s
+    %(use_locking)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_dense)s
 
     Examples
     --------
@@ -544,6 +416,7 @@ def apply_adagrad_da(
     APPLY_ADAGRAD_DA.call(locals())
 
 
+@documented
 def sparse_apply_adagrad_da(
     var,
     gradient_accumulator,
@@ -566,45 +439,19 @@ def sparse_apply_adagrad_da(
 
     Parameters
     ----------
-    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
-        Updated in place.
-    gradient_accumulator : ndarray or Variable
-        Slot of var's shape and dtype: sum of the gradients. Updated in place.
-    gradient_squared_accumulator : ndarray or Variable
-        Slot of var's shape and dtype: sum of the squared gradients. Updated in
-        place.
-    grad : array_like of shape (len(indices),) + var.shape[1:]
-        Gradient rows, one per index; an array must have var's dtype.
-    indices : array_like of shape (n,), int32 or int64
-        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    l1 : float
-        L1 regularisation strength. A scalar, rounded to var's dtype.
-    l2 : float
-        L2 regularisation strength. A scalar, rounded to var's dtype.
-    global_step : int
-        The training step number (an integer scalar).
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    coalesce_duplicates : bool, default=False
-        Sum the rows of each repeated index first (in their original order) and
-        update once per distinct index, as Keras' optimizers do; otherwise every
-        occurrence gets the full update, in order, as in TensorFlow.
+    %(var_sparse)s
+    %(gradient_accumulator)s
+    %(gradient_squared_accumulator)s
+    %(grad_sparse)s
+    %(indices)s
+    %(lr)s
+    %(l1)s
+    %(l2)s
+    %(global_step)s
+    %(use_locking)s
+    %(coalesce_duplicates)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
-        an index out of range),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_sparse)s
 
     Examples
     --------
@@ -619,6 +466,7 @@ def sparse_apply_adagrad_da(
     SPARSE_APPLY_ADAGRAD_DA.call(locals())
 
 
+@documented
 def apply_rowwise_adagrad(var, accum, lr, epsilon, grad, use_locking=False):
     r"""Row-wise Adagrad: one accumulator per row of `var` (dense gradient).
 
@@ -637,31 +485,15 @@ def apply_rowwise_adagrad(var, accum, lr, epsilon, grad, use_locking=False):
 
     Parameters
     ----------
-    var : ndarray or Variable, float32 or float64
-        Updated in place.
+    %(var_dense)s
     accum : ndarray or Variable of shape (var.shape[0],)
         One accumulator per row of var, var's dtype; updated in place.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    epsilon : float
-        Small constant for numerical stability. A scalar, rounded to var's dtype.
-    grad : array_like of var's shape
-        The gradient; an array must have var's dtype.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
+    %(lr)s
+    %(epsilon)s
+    %(grad_dense)s
+    %(use_locking)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_dense)s
 
     Examples
     --------
@@ -677,6 +509,7 @@ def apply_rowwise_adagrad(var, accum, lr, epsilon, grad, use_locking=False):
     APPLY_ROWWISE_ADAGRAD.call(locals())
 
 
+@documented
 def sparse_apply_rowwise_adagrad(
     var,
     accum,
@@ -696,38 +529,17 @@ def sparse_apply_rowwise_adagrad(
 
     Parameters
     ----------
-    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
-        Updated in place.
+    %(var_sparse)s
     accum : ndarray or Variable of shape (var.shape[0],)
         One accumulator per row of var, var's dtype; updated in place.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    epsilon : float
-        Small constant for numerical stability. A scalar, rounded to var's dtype.
-    grad : array_like of shape (len(indices),) + var.shape[1:]
-        Gradient rows, one per index; an array must have var's dtype.
-    indices : array_like of shape (n,), int32 or int64
-        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    coalesce_duplicates : bool, default=False
-        Sum the rows of each repeated index first (in their original order) and
-        update once per distinct index, as Keras' optimizers do; otherwise every
-        occurrence gets the full update, in order, as in TensorFlow.
+    %(lr)s
+    %(epsilon)s
+    %(grad_sparse)s
+    %(indices)s
+    %(use_locking)s
+    %(coalesce_duplicates)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
-        an index out of range),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_sparse)s
 
     Examples
     --------

@@ -14,6 +14,7 @@ from .core import (
     SPARSE_GRAD,
     VAR_RANK,
     Spec,
+    documented,
     flag,
     same_shape,
     scalar,
@@ -92,6 +93,7 @@ SPARSE_APPLY_ADA_MAX = Spec(
     ("step_size", "beta1", "beta2", "epsilon"), sparse=True)
 
 
+@documented
 def apply_adam(
     var,
     m,
@@ -128,43 +130,20 @@ def apply_adam(
 
     Parameters
     ----------
-    var : ndarray or Variable, float32 or float64
-        Updated in place.
-    m : ndarray or Variable
-        First-moment slot of var's shape and dtype. Updated in place.
-    v : ndarray or Variable
-        Second-moment slot of var's shape and dtype. Updated in place.
-    beta1_power : float
-        ``beta1 ** t`` at step t. A scalar, rounded to var's dtype.
-    beta2_power : float
-        ``beta2 ** t`` at step t. A scalar, rounded to var's dtype.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    beta1 : float
-        Decay rate of the first moment. A scalar, rounded to var's dtype.
-    beta2 : float
-        Decay rate of the second moment. A scalar, rounded to var's dtype.
-    epsilon : float
-        Small constant for numerical stability. A scalar, rounded to var's dtype.
-    grad : array_like of var's shape
-        The gradient; an array must have var's dtype.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    use_nesterov : bool, default=False
-        Use Nesterov momentum.
+    %(var_dense)s
+    %(m)s
+    %(v)s
+    %(beta1_power)s
+    %(beta2_power)s
+    %(lr)s
+    %(beta1)s
+    %(beta2)s
+    %(epsilon)s
+    %(grad_dense)s
+    %(use_locking)s
+    %(use_nesterov)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_dense)s
 
     Examples
     --------
@@ -178,6 +157,7 @@ def apply_adam(
     APPLY_ADAM.call(locals())
 
 
+@documented
 def sparse_apply_adam(
     var,
     m,
@@ -206,50 +186,22 @@ def sparse_apply_adam(
 
     Parameters
     ----------
-    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
-        Updated in place.
-    m : ndarray or Variable
-        First-moment slot of var's shape and dtype. Updated in place.
-    v : ndarray or Variable
-        Second-moment slot of var's shape and dtype. Updated in place.
-    beta1_power : float
-        ``beta1 ** t`` at step t. A scalar, rounded to var's dtype.
-    beta2_power : float
-        ``beta2 ** t`` at step t. A scalar, rounded to var's dtype.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    beta1 : float
-        Decay rate of the first moment. A scalar, rounded to var's dtype.
-    beta2 : float
-        Decay rate of the second moment. A scalar, rounded to var's dtype.
-    epsilon : float
-        Small constant for numerical stability. A scalar, rounded to var's dtype.
-    grad : array_like of shape (len(indices),) + var.shape[1:]
-        Gradient rows, one per index; an array must have var's dtype.
-    indices : array_like of shape (n,), int32 or int64
-        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    use_nesterov : bool, default=False
-        Use Nesterov momentum.
-    coalesce_duplicates : bool, default=False
-        Sum the rows of each repeated index first (in their original order) and
-        update once per distinct index, as Keras' optimizers do; otherwise every
-        occurrence gets the full update, in order, as in TensorFlow.
+    %(var_sparse)s
+    %(m)s
+    %(v)s
+    %(beta1_power)s
+    %(beta2_power)s
+    %(lr)s
+    %(beta1)s
+    %(beta2)s
+    %(epsilon)s
+    %(grad_sparse)s
+    %(indices)s
+    %(use_locking)s
+    %(use_nesterov)s
+    %(coalesce_duplicates)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
-        an index out of range),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_sparse)s
 
     Examples
     --------
@@ -263,6 +215,7 @@ def sparse_apply_adam(
     SPARSE_APPLY_ADAM.call(locals())
 
 
+@documented
 def apply_adam_with_amsgrad(
     var,
     m,
@@ -285,43 +238,21 @@ def apply_adam_with_amsgrad(
 
     Parameters
     ----------
-    var : ndarray or Variable, float32 or float64
-        Updated in place.
-    m : ndarray or Variable
-        First-moment slot of var's shape and dtype. Updated in place.
-    v : ndarray or Variable
-        Second-moment slot of var's shape and dtype. Updated in place.
+    %(var_dense)s
+    %(m)s
+    %(v)s
     vhat : ndarray or Variable
         Slot of var's shape and dtype: the running maximum of `v`. Updated in place.
-    beta1_power : float
-        ``beta1 ** t`` at step t. A scalar, rounded to var's dtype.
-    beta2_power : float
-        ``beta2 ** t`` at step t. A scalar, rounded to var's dtype.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    beta1 : float
-        Decay rate of the first moment. A scalar, rounded to var's dtype.
-    beta2 : float
-        Decay rate of the second moment. A scalar, rounded to var's dtype.
-    epsilon : float
-        Small constant for numerical stability. A scalar, rounded to var's dtype.
-    grad : array_like of var's shape
-        The gradient; an array must have var's dtype.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
+    %(beta1_power)s
+    %(beta2_power)s
+    %(lr)s
+    %(beta1)s
+    %(beta2)s
+    %(epsilon)s
+    %(grad_dense)s
+    %(use_locking)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_dense)s
 
     Examples
     --------
@@ -335,6 +266,7 @@ def apply_adam_with_amsgrad(
     APPLY_ADAM_WITH_AMSGRAD.call(locals())
 
 
+@documented
 def apply_ada_max(
     var, m, v, beta1_power, lr, beta1, beta2, epsilon, grad, use_locking=False
 ):
@@ -348,39 +280,18 @@ def apply_ada_max(
 
     Parameters
     ----------
-    var : ndarray or Variable, float32 or float64
-        Updated in place.
-    m : ndarray or Variable
-        First-moment slot of var's shape and dtype. Updated in place.
-    v : ndarray or Variable
-        Second-moment slot of var's shape and dtype. Updated in place.
-    beta1_power : float
-        ``beta1 ** t`` at step t. A scalar, rounded to var's dtype.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    beta1 : float
-        Decay rate of the first moment. A scalar, rounded to var's dtype.
-    beta2 : float
-        Decay rate of the second moment. A scalar, rounded to var's dtype.
-    epsilon : float
-        Small constant for numerical stability. A scalar, rounded to var's dtype.
-    grad : array_like of var's shape
-        The gradient; an array must have var's dtype.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
+    %(var_dense)s
+    %(m)s
+    %(v)s
+    %(beta1_power)s
+    %(lr)s
+    %(beta1)s
+    %(beta2)s
+    %(epsilon)s
+    %(grad_dense)s
+    %(use_locking)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_dense)s
 
     Examples
     --------
@@ -393,6 +304,7 @@ def apply_ada_max(
     APPLY_ADA_MAX.call(locals())
 
 
+@documented
 def sparse_apply_ada_max(
     var,
     m,
@@ -416,46 +328,20 @@ def sparse_apply_ada_max(
 
     Parameters
     ----------
-    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
-        Updated in place.
-    m : ndarray or Variable
-        First-moment slot of var's shape and dtype. Updated in place.
-    v : ndarray or Variable
-        Second-moment slot of var's shape and dtype. Updated in place.
-    beta1_power : float
-        ``beta1 ** t`` at step t. A scalar, rounded to var's dtype.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    beta1 : float
-        Decay rate of the first moment. A scalar, rounded to var's dtype.
-    beta2 : float
-        Decay rate of the second moment. A scalar, rounded to var's dtype.
-    epsilon : float
-        Small constant for numerical stability. A scalar, rounded to var's dtype.
-    grad : array_like of shape (len(indices),) + var.shape[1:]
-        Gradient rows, one per index; an array must have var's dtype.
-    indices : array_like of shape (n,), int32 or int64
-        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    coalesce_duplicates : bool, default=False
-        Sum the rows of each repeated index first (in their original order) and
-        update once per distinct index, as Keras' optimizers do; otherwise every
-        occurrence gets the full update, in order, as in TensorFlow.
+    %(var_sparse)s
+    %(m)s
+    %(v)s
+    %(beta1_power)s
+    %(lr)s
+    %(beta1)s
+    %(beta2)s
+    %(epsilon)s
+    %(grad_sparse)s
+    %(indices)s
+    %(use_locking)s
+    %(coalesce_duplicates)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
-        an index out of range),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_sparse)s
 
     Examples
     --------

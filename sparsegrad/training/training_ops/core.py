@@ -23,6 +23,7 @@ in each variable's dtype included, before it runs any.
 """
 
 import math
+import re
 import threading
 import weakref
 
@@ -43,6 +44,7 @@ __all__ = [
     "use_kernels",
     "shape_str",
     "round_to",
+    "documented",
     "GRAD_SHAPE",
     "grad_shape",
     "grad",
@@ -255,6 +257,166 @@ def round_to(value, dtype):
                 _FLOAT32_ROUNDED.clear()
             _FLOAT32_ROUNDED[value] = rounded
     return rounded
+
+
+# ---------------------------------------------------------------------------
+# Docstrings: the sections every op shares are written once, here, and a
+# line ``%(name)s`` in an op's docstring stands for one of them.
+
+_DOC_BLOCKS = {
+    "accum_update": """\
+accum_update : ndarray or Variable
+    Slot of var's shape and dtype: running average of squared updates. Updated
+    in place.""",
+    "beta": """\
+beta : float
+    Decay rate of `m`. A scalar, rounded to var's dtype.""",
+    "beta1": """\
+beta1 : float
+    Decay rate of the first moment. A scalar, rounded to var's dtype.""",
+    "beta1_power": """\
+beta1_power : float
+    ``beta1 ** t`` at step t. A scalar, rounded to var's dtype.""",
+    "beta2": """\
+beta2 : float
+    Decay rate of the second moment. A scalar, rounded to var's dtype.""",
+    "beta2_power": """\
+beta2_power : float
+    ``beta2 ** t`` at step t. A scalar, rounded to var's dtype.""",
+    "delta": """\
+delta : array_like of var's shape
+    The gradient; an array must have var's dtype.""",
+    "epsilon": """\
+epsilon : float
+    Small constant for numerical stability. A scalar, rounded to var's dtype.""",
+    "global_step": """\
+global_step : int
+    The training step number (an integer scalar).""",
+    "gradient_accumulator": """\
+gradient_accumulator : ndarray or Variable
+    Slot of var's shape and dtype: sum of the gradients. Updated in place.""",
+    "gradient_squared_accumulator": """\
+gradient_squared_accumulator : ndarray or Variable
+    Slot of var's shape and dtype: sum of the squared gradients. Updated in
+    place.""",
+    "l1": """\
+l1 : float
+    L1 regularisation strength. A scalar, rounded to var's dtype.""",
+    "l2": """\
+l2 : float
+    L2 regularisation strength. A scalar, rounded to var's dtype.""",
+    "l2_shrinkage": """\
+l2_shrinkage : float
+    L2 shrinkage regularisation strength (FTRL-V2). A scalar, rounded to var's
+    dtype.""",
+    "linear": """\
+linear : ndarray or Variable
+    Slot of var's shape and dtype: FTRL's linear term. Updated in place.""",
+    "lr": """\
+lr : float
+    Learning rate. A scalar, rounded to var's dtype.""",
+    "lr_power": """\
+lr_power : float
+    Power of the accumulator in the learning rate (<= 0). A scalar, rounded to
+    var's dtype.""",
+    "m": """\
+m : ndarray or Variable
+    First-moment slot of var's shape and dtype. Updated in place.""",
+    "mg": """\
+mg : ndarray or Variable
+    Slot of var's shape and dtype: mean of the gradients. Updated in place.""",
+    "mom": """\
+mom : ndarray or Variable
+    Slot of var's shape and dtype: the momentum of the update. Updated in place.""",
+    "momentum": """\
+momentum : float
+    Momentum. A scalar, rounded to var's dtype.""",
+    "ms": """\
+ms : ndarray or Variable
+    Slot of var's shape and dtype: mean square of the gradients. Updated in
+    place.""",
+    "multiply_linear_by_lr": """\
+multiply_linear_by_lr : bool, default=False
+    Keep `linear` multiplied by `lr` (TensorFlow's variant of the update).""",
+    "rho": """\
+rho : float
+    Decay rate. A scalar, rounded to var's dtype.""",
+    "sign_decay": """\
+sign_decay : float
+    Decay of the sign term. A scalar, rounded to var's dtype.""",
+    "update_slots": """\
+update_slots : bool, default=True
+    When False, `accum` is left as it is.""",
+    "use_nesterov": """\
+use_nesterov : bool, default=False
+    Use Nesterov momentum.""",
+    "v": """\
+v : ndarray or Variable
+    Second-moment slot of var's shape and dtype. Updated in place.""",
+    "var_sparse": """\
+var : ndarray or Variable of shape (n_rows, ...), float32 or float64
+    Updated in place.""",
+    "var_dense": """\
+var : ndarray or Variable, float32 or float64
+    Updated in place.""",
+    "grad_sparse": """\
+grad : array_like of shape (len(indices),) + var.shape[1:]
+    Gradient rows, one per index; an array must have var's dtype.""",
+    "grad_dense": """\
+grad : array_like of var's shape
+    The gradient; an array must have var's dtype.""",
+    "indices": """\
+indices : array_like of shape (n,), int32 or int64
+    Rows of var, each in ``[0, var.shape[0])``; repeats allowed.""",
+    "use_locking": """\
+use_locking : bool, default=False
+    Hold a lock on var and the slots for the update, so that concurrent calls
+    on the same arrays from several Python threads run one after another.""",
+    "coalesce_duplicates": """\
+coalesce_duplicates : bool, default=False
+    Sum the rows of each repeated index first (in their original order) and
+    update once per distinct index, as Keras' optimizers do; otherwise every
+    occurrence gets the full update, in order, as in TensorFlow.""",
+    "returns_sparse": """\
+Returns
+-------
+None
+    var and the slots are updated in place (a Variable's version is bumped).
+
+Raises
+------
+InvalidArgumentError
+    On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter, an
+    index out of range), checked in TensorFlow's order and with its message,
+    before anything is written: var and the slots are then bit-for-bit
+    unchanged.""",
+    "returns_dense": """\
+Returns
+-------
+None
+    var and the slots are updated in place (a Variable's version is bumped).
+
+Raises
+------
+InvalidArgumentError
+    On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
+    checked in TensorFlow's order and with its message, before anything is
+    written: var and the slots are then bit-for-bit unchanged.""",
+}
+
+
+def documented(function):
+    """Expand the shared docstring sections (``%(name)s`` lines, indented as
+    the line) of a public training op."""
+
+    def expand(match):
+        indent, name = match.groups()
+        return "\n".join(indent + line if line else ""
+                         for line in _DOC_BLOCKS[name].split("\n"))
+
+    function.__doc__ = re.sub(r"^([ \t]*)%\((\w+)\)s$", expand, function.__doc__,
+                              flags=re.M)
+    return function
 
 
 # ---------------------------------------------------------------------------

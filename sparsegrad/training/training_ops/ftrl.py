@@ -15,6 +15,7 @@ from .core import (
     Spec,
     checked_scalar,
     constant,
+    documented,
     flag,
     non_negative,
     non_positive,
@@ -97,6 +98,7 @@ SPARSE_APPLY_FTRL_V2 = Spec(
     _FTRL_HYPER, sparse=True)
 
 
+@documented
 def apply_ftrl(
     var,
     accum,
@@ -130,40 +132,19 @@ def apply_ftrl(
 
     Parameters
     ----------
-    var : ndarray or Variable, float32 or float64
-        Updated in place.
+    %(var_dense)s
     accum : ndarray or Variable
         Accumulator slot of var's shape and dtype. Updated in place.
-    linear : ndarray or Variable
-        Slot of var's shape and dtype: FTRL's linear term. Updated in place.
-    grad : array_like of var's shape
-        The gradient; an array must have var's dtype.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    l1 : float
-        L1 regularisation strength. A scalar, rounded to var's dtype.
-    l2 : float
-        L2 regularisation strength. A scalar, rounded to var's dtype.
-    lr_power : float
-        Power of the accumulator in the learning rate (<= 0). A scalar, rounded to
-        var's dtype.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    multiply_linear_by_lr : bool, default=False
-        Keep `linear` multiplied by `lr` (TensorFlow's variant of the update).
+    %(linear)s
+    %(grad_dense)s
+    %(lr)s
+    %(l1)s
+    %(l2)s
+    %(lr_power)s
+    %(use_locking)s
+    %(multiply_linear_by_lr)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_dense)s
 
     Examples
     --------
@@ -178,6 +159,7 @@ def apply_ftrl(
     APPLY_FTRL.call(locals())
 
 
+@documented
 def apply_ftrl_v2(
     var,
     accum,
@@ -199,43 +181,20 @@ def apply_ftrl_v2(
 
     Parameters
     ----------
-    var : ndarray or Variable, float32 or float64
-        Updated in place.
+    %(var_dense)s
     accum : ndarray or Variable
         Accumulator slot of var's shape and dtype. Updated in place.
-    linear : ndarray or Variable
-        Slot of var's shape and dtype: FTRL's linear term. Updated in place.
-    grad : array_like of var's shape
-        The gradient; an array must have var's dtype.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    l1 : float
-        L1 regularisation strength. A scalar, rounded to var's dtype.
-    l2 : float
-        L2 regularisation strength. A scalar, rounded to var's dtype.
-    l2_shrinkage : float
-        L2 shrinkage regularisation strength (FTRL-V2). A scalar, rounded to var's
-        dtype.
-    lr_power : float
-        Power of the accumulator in the learning rate (<= 0). A scalar, rounded to
-        var's dtype.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    multiply_linear_by_lr : bool, default=False
-        Keep `linear` multiplied by `lr` (TensorFlow's variant of the update).
+    %(linear)s
+    %(grad_dense)s
+    %(lr)s
+    %(l1)s
+    %(l2)s
+    %(l2_shrinkage)s
+    %(lr_power)s
+    %(use_locking)s
+    %(multiply_linear_by_lr)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_dense)s
 
     Examples
     --------
@@ -249,6 +208,7 @@ def apply_ftrl_v2(
     APPLY_FTRL_V2.call(locals())
 
 
+@documented
 def sparse_apply_ftrl(
     var,
     accum,
@@ -272,47 +232,21 @@ def sparse_apply_ftrl(
 
     Parameters
     ----------
-    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
-        Updated in place.
+    %(var_sparse)s
     accum : ndarray or Variable
         Accumulator slot of var's shape and dtype. Updated in place.
-    linear : ndarray or Variable
-        Slot of var's shape and dtype: FTRL's linear term. Updated in place.
-    grad : array_like of shape (len(indices),) + var.shape[1:]
-        Gradient rows, one per index; an array must have var's dtype.
-    indices : array_like of shape (n,), int32 or int64
-        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    l1 : float
-        L1 regularisation strength. A scalar, rounded to var's dtype.
-    l2 : float
-        L2 regularisation strength. A scalar, rounded to var's dtype.
-    lr_power : float
-        Power of the accumulator in the learning rate (<= 0). A scalar, rounded to
-        var's dtype.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    multiply_linear_by_lr : bool, default=False
-        Keep `linear` multiplied by `lr` (TensorFlow's variant of the update).
-    coalesce_duplicates : bool, default=False
-        Sum the rows of each repeated index first (in their original order) and
-        update once per distinct index, as Keras' optimizers do; otherwise every
-        occurrence gets the full update, in order, as in TensorFlow.
+    %(linear)s
+    %(grad_sparse)s
+    %(indices)s
+    %(lr)s
+    %(l1)s
+    %(l2)s
+    %(lr_power)s
+    %(use_locking)s
+    %(multiply_linear_by_lr)s
+    %(coalesce_duplicates)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
-        an index out of range),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_sparse)s
 
     Examples
     --------
@@ -327,6 +261,7 @@ def sparse_apply_ftrl(
     SPARSE_APPLY_FTRL.call(locals())
 
 
+@documented
 def sparse_apply_ftrl_v2(
     var,
     accum,
@@ -350,50 +285,22 @@ def sparse_apply_ftrl_v2(
 
     Parameters
     ----------
-    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
-        Updated in place.
+    %(var_sparse)s
     accum : ndarray or Variable
         Accumulator slot of var's shape and dtype. Updated in place.
-    linear : ndarray or Variable
-        Slot of var's shape and dtype: FTRL's linear term. Updated in place.
-    grad : array_like of shape (len(indices),) + var.shape[1:]
-        Gradient rows, one per index; an array must have var's dtype.
-    indices : array_like of shape (n,), int32 or int64
-        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    l1 : float
-        L1 regularisation strength. A scalar, rounded to var's dtype.
-    l2 : float
-        L2 regularisation strength. A scalar, rounded to var's dtype.
-    l2_shrinkage : float
-        L2 shrinkage regularisation strength (FTRL-V2). A scalar, rounded to var's
-        dtype.
-    lr_power : float
-        Power of the accumulator in the learning rate (<= 0). A scalar, rounded to
-        var's dtype.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    multiply_linear_by_lr : bool, default=False
-        Keep `linear` multiplied by `lr` (TensorFlow's variant of the update).
-    coalesce_duplicates : bool, default=False
-        Sum the rows of each repeated index first (in their original order) and
-        update once per distinct index, as Keras' optimizers do; otherwise every
-        occurrence gets the full update, in order, as in TensorFlow.
+    %(linear)s
+    %(grad_sparse)s
+    %(indices)s
+    %(lr)s
+    %(l1)s
+    %(l2)s
+    %(l2_shrinkage)s
+    %(lr_power)s
+    %(use_locking)s
+    %(multiply_linear_by_lr)s
+    %(coalesce_duplicates)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
-        an index out of range),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_sparse)s
 
     Examples
     --------

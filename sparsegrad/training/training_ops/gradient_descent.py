@@ -12,6 +12,7 @@ from .core import (
     SPARSE_GRAD,
     VAR_RANK,
     Spec,
+    documented,
     grad,
     grad_shape,
     scalar,
@@ -49,6 +50,7 @@ SPARSE_APPLY_PROXIMAL_GRADIENT_DESCENT = Spec(
     ("alpha", "l1", "l2"), sparse=True)
 
 
+@documented
 def apply_gradient_descent(var, alpha, delta, use_locking=False):
     """Plain gradient descent: ``var -= delta * alpha``.
 
@@ -56,27 +58,13 @@ def apply_gradient_descent(var, alpha, delta, use_locking=False):
 
     Parameters
     ----------
-    var : ndarray or Variable, float32 or float64
-        Updated in place.
+    %(var_dense)s
     alpha : float
         Learning rate. A scalar, rounded to var's dtype.
-    delta : array_like of var's shape
-        The gradient; an array must have var's dtype.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
+    %(delta)s
+    %(use_locking)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_dense)s
 
     Examples
     --------
@@ -89,6 +77,7 @@ def apply_gradient_descent(var, alpha, delta, use_locking=False):
     APPLY_GRADIENT_DESCENT.call(locals())
 
 
+@documented
 def sparse_apply_gradient_descent(
     var, alpha, grad, indices, use_locking=False, *, coalesce_duplicates=False
 ):
@@ -99,34 +88,15 @@ def sparse_apply_gradient_descent(
 
     Parameters
     ----------
-    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
-        Updated in place.
+    %(var_sparse)s
     alpha : float
         Learning rate. A scalar, rounded to var's dtype.
-    grad : array_like of shape (len(indices),) + var.shape[1:]
-        Gradient rows, one per index; an array must have var's dtype.
-    indices : array_like of shape (n,), int32 or int64
-        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    coalesce_duplicates : bool, default=False
-        Sum the rows of each repeated index first (in their original order) and
-        update once per distinct index, as Keras' optimizers do; otherwise every
-        occurrence gets the full update, in order, as in TensorFlow.
+    %(grad_sparse)s
+    %(indices)s
+    %(use_locking)s
+    %(coalesce_duplicates)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
-        an index out of range),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_sparse)s
 
     Examples
     --------
@@ -142,6 +112,7 @@ def sparse_apply_gradient_descent(
     SPARSE_APPLY_GRADIENT_DESCENT.call(locals())
 
 
+@documented
 def apply_proximal_gradient_descent(var, alpha, l1, l2, delta, use_locking=False):
     r"""Proximal gradient descent (FOBOS) with L1 and L2 regularisation.
 
@@ -157,31 +128,15 @@ def apply_proximal_gradient_descent(var, alpha, l1, l2, delta, use_locking=False
 
     Parameters
     ----------
-    var : ndarray or Variable, float32 or float64
-        Updated in place.
+    %(var_dense)s
     alpha : float
         Learning rate. A scalar, rounded to var's dtype.
-    l1 : float
-        L1 regularisation strength. A scalar, rounded to var's dtype.
-    l2 : float
-        L2 regularisation strength. A scalar, rounded to var's dtype.
-    delta : array_like of var's shape
-        The gradient; an array must have var's dtype.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
+    %(l1)s
+    %(l2)s
+    %(delta)s
+    %(use_locking)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_dense)s
 
     Examples
     --------
@@ -194,6 +149,7 @@ def apply_proximal_gradient_descent(var, alpha, l1, l2, delta, use_locking=False
     APPLY_PROXIMAL_GRADIENT_DESCENT.call(locals())
 
 
+@documented
 def sparse_apply_proximal_gradient_descent(
     var,
     alpha,
@@ -213,38 +169,17 @@ def sparse_apply_proximal_gradient_descent(
 
     Parameters
     ----------
-    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
-        Updated in place.
+    %(var_sparse)s
     alpha : float
         Learning rate. A scalar, rounded to var's dtype.
-    l1 : float
-        L1 regularisation strength. A scalar, rounded to var's dtype.
-    l2 : float
-        L2 regularisation strength. A scalar, rounded to var's dtype.
-    grad : array_like of shape (len(indices),) + var.shape[1:]
-        Gradient rows, one per index; an array must have var's dtype.
-    indices : array_like of shape (n,), int32 or int64
-        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    coalesce_duplicates : bool, default=False
-        Sum the rows of each repeated index first (in their original order) and
-        update once per distinct index, as Keras' optimizers do; otherwise every
-        occurrence gets the full update, in order, as in TensorFlow.
+    %(l1)s
+    %(l2)s
+    %(grad_sparse)s
+    %(indices)s
+    %(use_locking)s
+    %(coalesce_duplicates)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
-        an index out of range),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_sparse)s
 
     Examples
     --------

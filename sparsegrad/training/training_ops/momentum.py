@@ -12,6 +12,7 @@ from .core import (
     SPARSE_GRAD,
     VAR_RANK,
     Spec,
+    documented,
     flag,
     same_shape,
     scalar,
@@ -52,6 +53,7 @@ SPARSE_APPLY_KERAS_MOMENTUM = Spec(
     ("lr", "momentum", "use_nesterov"), sparse=True)
 
 
+@documented
 def apply_momentum(
     var, accum, lr, grad, momentum, use_locking=False, use_nesterov=False
 ):
@@ -67,33 +69,16 @@ def apply_momentum(
 
     Parameters
     ----------
-    var : ndarray or Variable, float32 or float64
-        Updated in place.
+    %(var_dense)s
     accum : ndarray or Variable
         Accumulator slot of var's shape and dtype. Updated in place.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    grad : array_like of var's shape
-        The gradient; an array must have var's dtype.
-    momentum : float
-        Momentum. A scalar, rounded to var's dtype.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    use_nesterov : bool, default=False
-        Use Nesterov momentum.
+    %(lr)s
+    %(grad_dense)s
+    %(momentum)s
+    %(use_locking)s
+    %(use_nesterov)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_dense)s
 
     Examples
     --------
@@ -106,6 +91,7 @@ def apply_momentum(
     APPLY_MOMENTUM.call(locals())
 
 
+@documented
 def sparse_apply_momentum(
     var,
     accum,
@@ -125,40 +111,18 @@ def sparse_apply_momentum(
 
     Parameters
     ----------
-    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
-        Updated in place.
+    %(var_sparse)s
     accum : ndarray or Variable
         Accumulator slot of var's shape and dtype. Updated in place.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    grad : array_like of shape (len(indices),) + var.shape[1:]
-        Gradient rows, one per index; an array must have var's dtype.
-    indices : array_like of shape (n,), int32 or int64
-        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
-    momentum : float
-        Momentum. A scalar, rounded to var's dtype.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    use_nesterov : bool, default=False
-        Use Nesterov momentum.
-    coalesce_duplicates : bool, default=False
-        Sum the rows of each repeated index first (in their original order) and
-        update once per distinct index, as Keras' optimizers do; otherwise every
-        occurrence gets the full update, in order, as in TensorFlow.
+    %(lr)s
+    %(grad_sparse)s
+    %(indices)s
+    %(momentum)s
+    %(use_locking)s
+    %(use_nesterov)s
+    %(coalesce_duplicates)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
-        an index out of range),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_sparse)s
 
     Examples
     --------
@@ -171,6 +135,7 @@ def sparse_apply_momentum(
     SPARSE_APPLY_MOMENTUM.call(locals())
 
 
+@documented
 def apply_keras_momentum(
     var, accum, lr, grad, momentum, use_locking=False, use_nesterov=False
 ):
@@ -187,33 +152,16 @@ def apply_keras_momentum(
 
     Parameters
     ----------
-    var : ndarray or Variable, float32 or float64
-        Updated in place.
+    %(var_dense)s
     accum : ndarray or Variable
         Accumulator slot of var's shape and dtype. Updated in place.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    grad : array_like of var's shape
-        The gradient; an array must have var's dtype.
-    momentum : float
-        Momentum. A scalar, rounded to var's dtype.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    use_nesterov : bool, default=False
-        Use Nesterov momentum.
+    %(lr)s
+    %(grad_dense)s
+    %(momentum)s
+    %(use_locking)s
+    %(use_nesterov)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_dense)s
 
     Examples
     --------
@@ -226,6 +174,7 @@ def apply_keras_momentum(
     APPLY_KERAS_MOMENTUM.call(locals())
 
 
+@documented
 def sparse_apply_keras_momentum(
     var,
     accum,
@@ -245,40 +194,18 @@ def sparse_apply_keras_momentum(
 
     Parameters
     ----------
-    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
-        Updated in place.
+    %(var_sparse)s
     accum : ndarray or Variable
         Accumulator slot of var's shape and dtype. Updated in place.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    grad : array_like of shape (len(indices),) + var.shape[1:]
-        Gradient rows, one per index; an array must have var's dtype.
-    indices : array_like of shape (n,), int32 or int64
-        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
-    momentum : float
-        Momentum. A scalar, rounded to var's dtype.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    use_nesterov : bool, default=False
-        Use Nesterov momentum.
-    coalesce_duplicates : bool, default=False
-        Sum the rows of each repeated index first (in their original order) and
-        update once per distinct index, as Keras' optimizers do; otherwise every
-        occurrence gets the full update, in order, as in TensorFlow.
+    %(lr)s
+    %(grad_sparse)s
+    %(indices)s
+    %(momentum)s
+    %(use_locking)s
+    %(use_nesterov)s
+    %(coalesce_duplicates)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
-        an index out of range),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_sparse)s
 
     Examples
     --------

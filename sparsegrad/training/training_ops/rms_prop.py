@@ -12,6 +12,7 @@ from .core import (
     SPARSE_GRAD,
     VAR_RANK,
     Spec,
+    documented,
     same_shape,
     scalar,
 )
@@ -51,6 +52,7 @@ SPARSE_APPLY_CENTERED_RMS_PROP = Spec(
     ("lr", "rho", "momentum", "epsilon"), sparse=True)
 
 
+@documented
 def apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, use_locking=False):
     r"""RMSProp with momentum, TensorFlow's ``ResourceApplyRMSProp``.
 
@@ -64,38 +66,17 @@ def apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, use_locking=F
 
     Parameters
     ----------
-    var : ndarray or Variable, float32 or float64
-        Updated in place.
-    ms : ndarray or Variable
-        Slot of var's shape and dtype: mean square of the gradients. Updated in
-        place.
-    mom : ndarray or Variable
-        Slot of var's shape and dtype: the momentum of the update. Updated in place.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    rho : float
-        Decay rate. A scalar, rounded to var's dtype.
-    momentum : float
-        Momentum. A scalar, rounded to var's dtype.
-    epsilon : float
-        Small constant for numerical stability. A scalar, rounded to var's dtype.
-    grad : array_like of var's shape
-        The gradient; an array must have var's dtype.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
+    %(var_dense)s
+    %(ms)s
+    %(mom)s
+    %(lr)s
+    %(rho)s
+    %(momentum)s
+    %(epsilon)s
+    %(grad_dense)s
+    %(use_locking)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_dense)s
 
     Examples
     --------
@@ -108,6 +89,7 @@ def apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, use_locking=F
     APPLY_RMS_PROP.call(locals())
 
 
+@documented
 def sparse_apply_rms_prop(
     var,
     ms,
@@ -130,45 +112,19 @@ def sparse_apply_rms_prop(
 
     Parameters
     ----------
-    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
-        Updated in place.
-    ms : ndarray or Variable
-        Slot of var's shape and dtype: mean square of the gradients. Updated in
-        place.
-    mom : ndarray or Variable
-        Slot of var's shape and dtype: the momentum of the update. Updated in place.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    rho : float
-        Decay rate. A scalar, rounded to var's dtype.
-    momentum : float
-        Momentum. A scalar, rounded to var's dtype.
-    epsilon : float
-        Small constant for numerical stability. A scalar, rounded to var's dtype.
-    grad : array_like of shape (len(indices),) + var.shape[1:]
-        Gradient rows, one per index; an array must have var's dtype.
-    indices : array_like of shape (n,), int32 or int64
-        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    coalesce_duplicates : bool, default=False
-        Sum the rows of each repeated index first (in their original order) and
-        update once per distinct index, as Keras' optimizers do; otherwise every
-        occurrence gets the full update, in order, as in TensorFlow.
+    %(var_sparse)s
+    %(ms)s
+    %(mom)s
+    %(lr)s
+    %(rho)s
+    %(momentum)s
+    %(epsilon)s
+    %(grad_sparse)s
+    %(indices)s
+    %(use_locking)s
+    %(coalesce_duplicates)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
-        an index out of range),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_sparse)s
 
     Examples
     --------
@@ -182,6 +138,7 @@ def sparse_apply_rms_prop(
     SPARSE_APPLY_RMS_PROP.call(locals())
 
 
+@documented
 def apply_centered_rms_prop(
     var, mg, ms, mom, lr, rho, momentum, epsilon, grad, use_locking=False
 ):
@@ -199,40 +156,18 @@ def apply_centered_rms_prop(
 
     Parameters
     ----------
-    var : ndarray or Variable, float32 or float64
-        Updated in place.
-    mg : ndarray or Variable
-        Slot of var's shape and dtype: mean of the gradients. Updated in place.
-    ms : ndarray or Variable
-        Slot of var's shape and dtype: mean square of the gradients. Updated in
-        place.
-    mom : ndarray or Variable
-        Slot of var's shape and dtype: the momentum of the update. Updated in place.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    rho : float
-        Decay rate. A scalar, rounded to var's dtype.
-    momentum : float
-        Momentum. A scalar, rounded to var's dtype.
-    epsilon : float
-        Small constant for numerical stability. A scalar, rounded to var's dtype.
-    grad : array_like of var's shape
-        The gradient; an array must have var's dtype.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
+    %(var_dense)s
+    %(mg)s
+    %(ms)s
+    %(mom)s
+    %(lr)s
+    %(rho)s
+    %(momentum)s
+    %(epsilon)s
+    %(grad_dense)s
+    %(use_locking)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_dense)s
 
     Examples
     --------
@@ -246,6 +181,7 @@ def apply_centered_rms_prop(
     APPLY_CENTERED_RMS_PROP.call(locals())
 
 
+@documented
 def sparse_apply_centered_rms_prop(
     var,
     mg,
@@ -268,47 +204,20 @@ def sparse_apply_centered_rms_prop(
 
     Parameters
     ----------
-    var : ndarray or Variable of shape (n_rows, ...), float32 or float64
-        Updated in place.
-    mg : ndarray or Variable
-        Slot of var's shape and dtype: mean of the gradients. Updated in place.
-    ms : ndarray or Variable
-        Slot of var's shape and dtype: mean square of the gradients. Updated in
-        place.
-    mom : ndarray or Variable
-        Slot of var's shape and dtype: the momentum of the update. Updated in place.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
-    rho : float
-        Decay rate. A scalar, rounded to var's dtype.
-    momentum : float
-        Momentum. A scalar, rounded to var's dtype.
-    epsilon : float
-        Small constant for numerical stability. A scalar, rounded to var's dtype.
-    grad : array_like of shape (len(indices),) + var.shape[1:]
-        Gradient rows, one per index; an array must have var's dtype.
-    indices : array_like of shape (n,), int32 or int64
-        Rows of var, each in ``[0, var.shape[0])``; repeats allowed.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
-    coalesce_duplicates : bool, default=False
-        Sum the rows of each repeated index first (in their original order) and
-        update once per distinct index, as Keras' optimizers do; otherwise every
-        occurrence gets the full update, in order, as in TensorFlow.
+    %(var_sparse)s
+    %(mg)s
+    %(ms)s
+    %(mom)s
+    %(lr)s
+    %(rho)s
+    %(momentum)s
+    %(epsilon)s
+    %(grad_sparse)s
+    %(indices)s
+    %(use_locking)s
+    %(coalesce_duplicates)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter,
-        an index out of range),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_sparse)s
 
     Examples
     --------

@@ -8,6 +8,7 @@ from .core import (
     GRAD,
     GRAD_SHAPE,
     Spec,
+    documented,
     same_shape,
     scalar,
 )
@@ -31,6 +32,7 @@ APPLY_POWER_SIGN = Spec(
     ("lr", "logbase", "sign_decay", "beta"), sparse=False)
 
 
+@documented
 def apply_add_sign(var, m, lr, alpha, sign_decay, beta, grad, use_locking=False):
     r"""AddSign, TensorFlow's ``ResourceApplyAddSign``.
 
@@ -45,35 +47,17 @@ def apply_add_sign(var, m, lr, alpha, sign_decay, beta, grad, use_locking=False)
 
     Parameters
     ----------
-    var : ndarray or Variable, float32 or float64
-        Updated in place.
-    m : ndarray or Variable
-        First-moment slot of var's shape and dtype. Updated in place.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
+    %(var_dense)s
+    %(m)s
+    %(lr)s
     alpha : float
         Weight of the sign agreement term. A scalar, rounded to var's dtype.
-    sign_decay : float
-        Decay of the sign term. A scalar, rounded to var's dtype.
-    beta : float
-        Decay rate of `m`. A scalar, rounded to var's dtype.
-    grad : array_like of var's shape
-        The gradient; an array must have var's dtype.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
+    %(sign_decay)s
+    %(beta)s
+    %(grad_dense)s
+    %(use_locking)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_dense)s
 
     Examples
     --------
@@ -86,6 +70,7 @@ def apply_add_sign(var, m, lr, alpha, sign_decay, beta, grad, use_locking=False)
     APPLY_ADD_SIGN.call(locals())
 
 
+@documented
 def apply_power_sign(var, m, lr, logbase, sign_decay, beta, grad, use_locking=False):
     r"""PowerSign, TensorFlow's ``ResourceApplyPowerSign``.
 
@@ -99,35 +84,17 @@ def apply_power_sign(var, m, lr, logbase, sign_decay, beta, grad, use_locking=Fa
 
     Parameters
     ----------
-    var : ndarray or Variable, float32 or float64
-        Updated in place.
-    m : ndarray or Variable
-        First-moment slot of var's shape and dtype. Updated in place.
-    lr : float
-        Learning rate. A scalar, rounded to var's dtype.
+    %(var_dense)s
+    %(m)s
+    %(lr)s
     logbase : float
         Base of the logarithm of the sign term. A scalar, rounded to var's dtype.
-    sign_decay : float
-        Decay of the sign term. A scalar, rounded to var's dtype.
-    beta : float
-        Decay rate of `m`. A scalar, rounded to var's dtype.
-    grad : array_like of var's shape
-        The gradient; an array must have var's dtype.
-    use_locking : bool, default=False
-        Hold a lock on var and the slots for the update, so that concurrent calls on
-        the same arrays from several Python threads run one after another.
+    %(sign_decay)s
+    %(beta)s
+    %(grad_dense)s
+    %(use_locking)s
 
-    Returns
-    -------
-    None
-        var and the slots are updated in place (a Variable's version is bumped).
-
-    Raises
-    ------
-    InvalidArgumentError
-        On a bad argument (shape, dtype, rank, a non-scalar hyper-parameter),
-        checked in TensorFlow's order and with its message, before anything
-        is written: var and the slots are then bit-for-bit unchanged.
+    %(returns_dense)s
 
     Examples
     --------
