@@ -1032,3 +1032,40 @@ def test_zero_d_gradient_descent_by_hand():
     var = np.array(2.0, np.float32)
     training_ops.apply_gradient_descent(var, 0.25, np.float32(4.0))
     assert var.shape == () and var == 1.0
+
+
+# ---------------------------------------------------------------------------
+# One validation layer: everything is checked before anything is converted.
+
+
+def _rejected_without_copy(call_it, match):
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(InvalidArgumentError, match=match):
+            call_it()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak        # nothing of the gradient's size was made
+
+
+@pytest.mark.parametrize("grad_dtype", [np.float32, np.int64])
+def test_huge_misshaped_broadcast_gradient_is_rejected_before_conversion(grad_dtype):
+    # 2**31 x 16 rows would be 128 GiB once copied or cast: the shape check
+    # must come first.
+    var, accum = np.zeros((100, 16), np.float32), np.zeros((100, 16), np.float32)
+    huge = np.broadcast_to(np.zeros(16, grad_dtype), (2**31, 16))
+    _rejected_without_copy(
+        lambda: training_ops.sparse_apply_adagrad_v2(
+            var, accum, 0.1, 1e-7, huge, np.arange(64)),
+        "grad must be the same size as indices")
+    _rejected_without_copy(
+        lambda: training_ops.apply_adagrad_v2(var, accum, 0.1, 1e-7, huge),
+        "var and grad do not have the same shape")
+    _rejected_without_copy(
+        lambda: sg.optimizers.Adagrad(0.1).apply_gradients(
+            [(huge, sg.Variable(var))]),
+        "var and grad do not have the same shape")
+    assert not var.any() and not accum.any()
