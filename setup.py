@@ -1,9 +1,11 @@
 """Build the Cython kernels of sparsegrad.
 
-Every ``sparsegrad/_kernels/*.pyx`` (and every ``*.pyx.tp`` template, rendered to
-``*.pyx``) becomes one extension module.  Importing this file only declares the
-extensions; the ``build_ext`` command renders the templates, runs Cython and
-compiles the modules side by side.  OpenMP is used when a tiny test program
+Every ``sparsegrad/_kernels/*.pyx`` becomes one extension module; a module's
+AVX2 build is a second ``.pyx`` (``<name>_avx2.pyx``) that includes the same
+``.pxi`` source.  Templates (``*.tp``, Tempita) are rendered to the file named
+without ``.tp``.  Importing this file only declares the extensions; the
+``build_ext`` command renders the templates, runs Cython and compiles the
+modules side by side.  OpenMP is used when a tiny test program
 compiles and links with it; otherwise the kernels are built serial and a
 warning says so.  :func:`compile_args` holds every compiler flag of every module.
 
@@ -127,19 +129,15 @@ def check_openmp_support(compiler):
 
 
 def render_templates():
-    """Render each ``X.tp`` of the kernels to ``X`` when the template is newer.
-
-    A template may read another one (``training_avx2.pyx.tp`` renders
-    ``training.pyx.tp``), so an output is stale when *any* template is newer
-    than it.
-    """
+    """Render each ``X.tp`` of the kernels to ``X`` when the template is newer
+    (``_training.pxi.tp`` to ``_training.pxi``)."""
     from Cython import Tempita
 
-    templates = sorted(glob.glob(os.path.join(KERNEL_DIR, "*.tp")))
-    newest = max((os.path.getmtime(t) for t in templates), default=0.0)
-    for template in templates:
+    for template in sorted(glob.glob(os.path.join(KERNEL_DIR, "*.tp"))):
         outfile = template[: -len(".tp")]
-        if os.path.exists(outfile) and newest <= os.path.getmtime(outfile):
+        if os.path.exists(outfile) and (
+            os.path.getmtime(template) <= os.path.getmtime(outfile)
+        ):
             continue
         with open(template, encoding="utf-8") as f:
             rendered = Tempita.sub(f.read())
@@ -228,16 +226,14 @@ class BuildExt(build_ext):
 
 
 def kernel_extensions():
-    """One Extension per kernel module (``*.pyx``, or ``*.pyx.tp`` not yet
-    rendered), as SPARSEGRAD_BUILD_ONLY selects; nothing is generated here."""
+    """One Extension per kernel module (``*.pyx``), as SPARSEGRAD_BUILD_ONLY
+    selects; nothing is generated here."""
     sources = glob.glob(os.path.join(KERNEL_DIR, "*.pyx"))
-    templates = glob.glob(os.path.join(KERNEL_DIR, "*.pyx.tp"))
-    sources += [template[: -len(".tp")] for template in templates]
     only = os.environ.get("SPARSEGRAD_BUILD_ONLY", "").strip()
     wanted = {name.strip() for name in only.split(",") if name.strip()}
     wanted |= {f"{name}_avx2" for name in wanted}
     extensions = []
-    for source in sorted(set(sources)):
+    for source in sorted(sources):
         name = os.path.splitext(os.path.basename(source))[0]
         if wanted and name not in wanted:
             continue
