@@ -324,7 +324,8 @@ class _Op:
                 )
         array = np.ascontiguousarray(array)
         self._check_not_state(array, "indices")
-        return array
+        # The kernels take int64 indices only: widen int32 ones once, here.
+        return array.astype(np.int64, copy=False)
 
     def sparse_grad(self, grad, indices):
         """TF's sparse-kernel shape checks (2.6 B), rank check included."""
