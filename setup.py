@@ -150,9 +150,13 @@ def render_templates():
 
 
 def cythonize_kernels(extensions, force, jobs):
-    """Run Cython on the extensions' ``.pyx`` sources (those out of date, or
-    all of them when `force` or when the directives changed since the last
-    build in this tree); the extensions with C sources."""
+    """Run Cython on the extensions' ``.pyx`` sources, `jobs` at a time; the
+    extensions with C sources.
+
+    A module is generated again when its sources changed, when `force`, or
+    when the directives (SPARSEGRAD_CYTHON_DEBUG) differ from those its C file
+    was generated with, which a stamp per module in ``build/`` records.
+    """
     from Cython.Build import cythonize
 
     debug = _env_flag("SPARSEGRAD_CYTHON_DEBUG")
@@ -164,23 +168,25 @@ def cythonize_kernels(extensions, force, jobs):
         "cdivision": not debug,
         "embedsignature": True,
     }
-    # The directives are baked into the generated C: generate it again when
-    # they differ from those of the previous build in this tree.
-    stamp = os.path.join(HERE, "build", "cython-directives.txt")
     wanted = repr(sorted(directives.items()))
-    previous = None
-    if os.path.exists(stamp):
-        with open(stamp) as f:
-            previous = f.read()
+    stamps = []
+    for ext in extensions:
+        stamp = os.path.join(HERE, "build", "cython-directives", ext.name + ".txt")
+        previous = None
+        if os.path.exists(stamp):
+            with open(stamp) as f:
+                previous = f.read()
+        c_file = os.path.splitext(ext.sources[0])[0] + ".c"
+        if previous != wanted and os.path.exists(c_file):
+            os.remove(c_file)  # generated with other directives
+        stamps.append(stamp)
     extensions = cythonize(
-        extensions,
-        compiler_directives=directives,
-        nthreads=jobs,
-        force=force or previous != wanted,
+        extensions, compiler_directives=directives, nthreads=jobs, force=force
     )
-    os.makedirs(os.path.dirname(stamp), exist_ok=True)
-    with open(stamp, "w") as f:
-        f.write(wanted)
+    for stamp in stamps:
+        os.makedirs(os.path.dirname(stamp), exist_ok=True)
+        with open(stamp, "w") as f:
+            f.write(wanted)
     return extensions
 
 
