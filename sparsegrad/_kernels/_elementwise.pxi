@@ -32,6 +32,8 @@ from cython cimport floating
 from cython.parallel cimport prange
 from libc cimport math as libm
 
+from ._openmp cimport threads_for
+
 cdef extern from *:
     """
     #include <stdint.h>
@@ -168,7 +170,7 @@ cdef void _map1(
     int n_threads,
 ) noexcept nogil:
     cdef Py_ssize_t k, n = out.shape[0]
-    if n < PARALLEL_MIN_SIZE or n_threads <= 1:
+    if threads_for(n, n_threads, PARALLEL_MIN_SIZE) == 1:
         for k in range(n):
             out[k] = <floating> f(<double> x[k])
         return
@@ -185,7 +187,7 @@ cdef void _map2(
 ) noexcept nogil:
     cdef Py_ssize_t k, n = out.shape[0]
     cdef Py_ssize_t step_x = x.shape[0] == n, step_y = y.shape[0] == n
-    if n < PARALLEL_MIN_SIZE or n_threads <= 1:
+    if threads_for(n, n_threads, PARALLEL_MIN_SIZE) == 1:
         for k in range(n):
             out[k] = <floating> f(<double> x[k * step_x], <double> y[k * step_y])
         return
@@ -203,7 +205,7 @@ cdef void _map_f32(
     cdef Py_ssize_t n_chunks = (n + CHUNK - 1) // CHUNK
     if n == 0:
         return
-    if n < PARALLEL_MIN_SIZE or n_threads <= 1:
+    if threads_for(n, n_threads, PARALLEL_MIN_SIZE) == 1:
         loop(&x[0], &out[0], n)
         return
     for c in prange(n_chunks, schedule="static", num_threads=n_threads):

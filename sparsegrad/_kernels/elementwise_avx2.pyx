@@ -1,4 +1,3 @@
-# distutils: extra_compile_args = -ffp-contract=off -fno-math-errno -fno-trapping-math
 """Elementwise transcendental kernels, AVX2 build (see _elementwise.pxi).
 
 The same source as ``elementwise``, compiled with -mavx2 by setup.py on x86:

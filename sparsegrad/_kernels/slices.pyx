@@ -25,21 +25,13 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
+from ._openmp cimport threads_for
 from ._typedefs cimport index_t
 
-# Below this many touched elements a kernel runs on the calling thread.
-cdef Py_ssize_t PARALLEL_MIN_WORK = 1 << 15
 # Chunk of sum_of_squares: fixed, so that the partial sums do not depend on threads.
 cdef Py_ssize_t SQUARES_CHUNK = 1 << 12
 # Radix digit width of the argsort.
 cdef int RADIX_BITS = 11
-
-
-cdef inline int _parts(Py_ssize_t n, Py_ssize_t row_width,
-                       int n_threads) noexcept nogil:
-    if n_threads <= 1 or n * row_width < PARALLEL_MIN_WORK:
-        return 1
-    return n_threads
 
 
 def all_in_range(
@@ -80,7 +72,7 @@ def scatter_add(
     """``out[indices[k]] += values[k]`` for k in order (duplicates accumulate)."""
     cdef Py_ssize_t n = indices.shape[0], row_width = values.shape[1]
     cdef Py_ssize_t k, j, i
-    cdef int p, n_parts = _parts(n, row_width, n_threads)
+    cdef int p, n_parts = threads_for(n * row_width, n_threads)
     for p in prange(n_parts, nogil=True, schedule="static", num_threads=n_parts):
         for k in range(n):
             i = indices[k]
@@ -99,7 +91,7 @@ def scatter_update(
     """``out[indices[k]] = values[k]`` for k in order (the last duplicate wins)."""
     cdef Py_ssize_t n = indices.shape[0], row_width = values.shape[1]
     cdef Py_ssize_t k, i
-    cdef int p, n_parts = _parts(n, row_width, n_threads)
+    cdef int p, n_parts = threads_for(n * row_width, n_threads)
     cdef size_t row_bytes = row_width * sizeof(floating)
     if row_width == 0:
         return
@@ -208,7 +200,7 @@ def gather_group_sum(
     """``out[g] = sum(values[order[starts[g]:starts[g + 1]]])``, in that order."""
     cdef Py_ssize_t n_groups = out.shape[0], row_width = values.shape[1]
     cdef Py_ssize_t g, k, j, row
-    cdef int threads = _parts(values.shape[0], row_width, n_threads)
+    cdef int threads = threads_for(values.shape[0] * row_width, n_threads)
     for g in prange(n_groups, nogil=True, schedule="dynamic", chunksize=16,
                     num_threads=threads):
         for k in range(starts[g], starts[g + 1]):
@@ -243,7 +235,7 @@ def sum_of_squares(
     cdef Py_ssize_t n_chunks = (n + SQUARES_CHUNK - 1) // SQUARES_CHUNK
     cdef double total = 0
     cdef double *partials
-    cdef int threads = _parts(n, 1, n_threads)
+    cdef int threads = threads_for(n, n_threads)
     if n == 0:
         return 0.0
     partials = <double *> malloc(n_chunks * sizeof(double))

@@ -27,14 +27,14 @@ APPLY_ADADELTA = Spec(
     "adadelta", ("accum", "accum_update"),
     (scalar("lr"), scalar("rho"), scalar("epsilon"), same_shape("accum"), GRAD,
      GRAD_SHAPE, same_shape("accum_update")),
-    ("lr", "rho", "epsilon"), sparse=False)
+    sparse=False)
 
 SPARSE_APPLY_ADADELTA = Spec(
     "adadelta", ("accum", "accum_update"),
     (same_shape("accum", "accum_grad"), same_shape("accum_update"), VAR_RANK,
      scalar("lr"), scalar("rho"), scalar("epsilon"), INDICES, GRAD, SPARSE_GRAD,
      IN_RANGE),
-    ("lr", "rho", "epsilon"), sparse=True)
+    sparse=True)
 
 
 @documented

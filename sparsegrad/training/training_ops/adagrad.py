@@ -56,25 +56,25 @@ _ROWWISE_ACCUM = step(_rowwise_accum)
 APPLY_ADAGRAD = Spec(
     "adagrad", ("accum",),
     (scalar("lr"), same_shape("accum"), GRAD, GRAD_SHAPE, flag("update_slots")),
-    ("lr", "update_slots"), sparse=False)
+    sparse=False)
 
 SPARSE_APPLY_ADAGRAD = Spec(
     "adagrad", ("accum",),
     (same_shape("accum"), VAR_RANK, scalar("lr"), INDICES, GRAD, SPARSE_GRAD,
      INNER_POSITIVE, IN_RANGE, flag("update_slots")),
-    ("lr", "update_slots"), sparse=True)
+    sparse=True)
 
 APPLY_ADAGRAD_V2 = Spec(
     "adagrad_v2", ("accum",),
     (scalar("lr"), scalar("epsilon"), same_shape("accum"), GRAD, GRAD_SHAPE,
      flag("update_slots")),
-    ("lr", "epsilon", "update_slots"), sparse=False)
+    sparse=False)
 
 SPARSE_APPLY_ADAGRAD_V2 = Spec(
     "adagrad_v2", ("accum",),
     (same_shape("accum"), VAR_RANK, scalar("lr"), scalar("epsilon"), INDICES, GRAD,
      SPARSE_GRAD, INNER_POSITIVE, IN_RANGE, flag("update_slots")),
-    ("lr", "epsilon", "update_slots"), sparse=True)
+    sparse=True)
 
 APPLY_PROXIMAL_ADAGRAD = Spec(
     "proximal_adagrad", ("accum",),
@@ -84,7 +84,7 @@ APPLY_PROXIMAL_ADAGRAD = Spec(
      checked_scalar("l2", "l2 regularization strength", non_negative,
                     "a non-negative scalar"),
      GRAD, GRAD_SHAPE),
-    ("lr", "l1", "l2"), sparse=False)
+    sparse=False)
 
 SPARSE_APPLY_PROXIMAL_ADAGRAD = Spec(
     "proximal_adagrad", ("accum",),
@@ -95,7 +95,7 @@ SPARSE_APPLY_PROXIMAL_ADAGRAD = Spec(
      checked_scalar("l2", "l2 regularization strength", non_negative,
                     "a non-negative scalar"),
      INDICES, GRAD, SPARSE_GRAD, INNER_POSITIVE, IN_RANGE),
-    ("lr", "l1", "l2"), sparse=True)
+    sparse=True)
 
 APPLY_ADAGRAD_DA = Spec(
     "adagrad_da", ("gradient_accumulator", "gradient_squared_accumulator"),
@@ -103,7 +103,7 @@ APPLY_ADAGRAD_DA = Spec(
      same_shape("gradient_squared_accumulator", "accum"), GRAD, GRAD_SHAPE,
      scalar("lr"), scalar("l1", "l1 regularization strength"),
      scalar("l2", "l2 regularization strength"), global_step()),
-    ("lr", "l1", "l2", "global_step"), sparse=False)
+    sparse=False)
 
 SPARSE_APPLY_ADAGRAD_DA = Spec(
     "adagrad_da", ("gradient_accumulator", "gradient_squared_accumulator"),
@@ -112,19 +112,19 @@ SPARSE_APPLY_ADAGRAD_DA = Spec(
      scalar("lr"), scalar("l1", "l1 regularization strength"),
      scalar("l2", "l2 regularization strength"), global_step(), GRAD,
      SPARSE_GRAD, INNER_POSITIVE, IN_RANGE),
-    ("lr", "l1", "l2", "global_step"), sparse=True)
+    sparse=True)
 
 APPLY_ROWWISE_ADAGRAD = Spec(
     "rowwise_adagrad", ("accum",),
     (VAR_RANK, _ROWWISE_ACCUM, scalar("lr"), scalar("epsilon"), GRAD, GRAD_SHAPE,
      INNER_POSITIVE),
-    ("lr", "epsilon"), sparse=False, rowwise=True)
+    sparse=False, rowwise=True)
 
 SPARSE_APPLY_ROWWISE_ADAGRAD = Spec(
     "rowwise_adagrad", ("accum",),
     (VAR_RANK, _ROWWISE_ACCUM, scalar("lr"), scalar("epsilon"), INDICES, GRAD,
      SPARSE_GRAD, INNER_POSITIVE, IN_RANGE),
-    ("lr", "epsilon"), sparse=True, rowwise=True)
+    sparse=True, rowwise=True)
 
 
 @documented

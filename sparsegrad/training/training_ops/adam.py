@@ -40,9 +40,9 @@ def _step_size(call, with_beta2):
     b2p = t(hyper["beta2_power"]) if with_beta2 else None
     if b1p == 1 or (b2p is not None and not b2p <= 1):
         with np.errstate(all="ignore"):         # inf or nan, as TF gets
-            hyper["step_size"] = _formula(t, lr, b1p, b2p)
+            hyper["alpha"] = _formula(t, lr, b1p, b2p)
     else:
-        hyper["step_size"] = _formula(t, lr, b1p, b2p)
+        hyper["alpha"] = _formula(t, lr, b1p, b2p)
 
 
 def _formula(t, lr, b1p, b2p):
@@ -51,8 +51,8 @@ def _formula(t, lr, b1p, b2p):
     return float((lr * np.sqrt(t(1) - b2p)) / (t(1) - b1p))
 
 
-_ADAM_STEP = step(lambda call: _step_size(call, True), hyper="step_size")
-_ADA_MAX_STEP = step(lambda call: _step_size(call, False), hyper="step_size")
+_ADAM_STEP = step(lambda call: _step_size(call, True), hyper="alpha")
+_ADA_MAX_STEP = step(lambda call: _step_size(call, False), hyper="alpha")
 
 
 APPLY_ADAM = Spec(
@@ -60,7 +60,7 @@ APPLY_ADAM = Spec(
     (scalar("beta1_power"), scalar("beta2_power"), scalar("lr", sep=" : "),
      scalar("beta1"), scalar("beta2"), scalar("epsilon"), _ADAM_STEP,
      same_shape("m"), same_shape("v"), GRAD, GRAD_SHAPE, flag("use_nesterov")),
-    ("step_size", "beta1", "beta2", "epsilon", "use_nesterov"), sparse=False)
+    sparse=False)
 
 SPARSE_APPLY_ADAM = Spec(
     "adam", ("m", "v"),
@@ -68,21 +68,21 @@ SPARSE_APPLY_ADAM = Spec(
      scalar("beta1_power"), scalar("beta2_power"), scalar("lr", sep=" : "),
      scalar("beta1"), scalar("beta2"), scalar("epsilon"), _ADAM_STEP,
      INDICES, GRAD, SPARSE_GRAD, IN_RANGE, flag("use_nesterov")),
-    ("step_size", "beta1", "beta2", "epsilon", "use_nesterov"), sparse=True)
+    sparse=True)
 
 APPLY_ADAM_WITH_AMSGRAD = Spec(
     "adam_with_amsgrad", ("m", "v", "vhat"),
     (scalar("beta1_power"), scalar("beta2_power"), scalar("lr", sep=" : "),
      scalar("beta1"), scalar("beta2"), scalar("epsilon"), _ADAM_STEP,
      same_shape("m"), same_shape("v"), GRAD, GRAD_SHAPE, same_shape("vhat")),
-    ("step_size", "beta1", "beta2", "epsilon"), sparse=False)
+    sparse=False)
 
 APPLY_ADA_MAX = Spec(
     "ada_max", ("m", "v"),
     (scalar("beta1_power"), scalar("lr", sep=" : "), scalar("beta1"),
      scalar("beta2"), scalar("epsilon"), _ADA_MAX_STEP,
      same_shape("m"), same_shape("v"), GRAD, GRAD_SHAPE),
-    ("step_size", "beta1", "beta2", "epsilon"), sparse=False)
+    sparse=False)
 
 SPARSE_APPLY_ADA_MAX = Spec(
     "ada_max", ("m", "v"),
@@ -90,7 +90,7 @@ SPARSE_APPLY_ADA_MAX = Spec(
      scalar("beta1_power"), scalar("lr", sep=" : "), scalar("beta1"),
      scalar("beta2"), scalar("epsilon"), _ADA_MAX_STEP,
      INDICES, GRAD, SPARSE_GRAD, IN_RANGE),
-    ("step_size", "beta1", "beta2", "epsilon"), sparse=True)
+    sparse=True)
 
 
 @documented

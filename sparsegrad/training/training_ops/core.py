@@ -67,14 +67,7 @@ __all__ = [
 ]
 
 
-def _same_template(avx2):
-    """The AVX2 build was rendered from the baseline's template (a stale render
-    is ignored)."""
-    digest = avx2.TEMPLATE_DIGEST
-    return digest == baseline_kernels.TEMPLATE_DIGEST and digest != "unknown"
-
-
-_KERNELS = [kernels_for_cpu(baseline_kernels, "training_avx2", _same_template)]
+_KERNELS = [kernels_for_cpu(baseline_kernels, "training_avx2")]
 
 
 def kernels():
@@ -687,8 +680,13 @@ def step(function, hyper=False):
 
 
 class Spec:
-    """One raw training op: its slots, its checks in TensorFlow's order, the
-    names of its kernel's hyper-parameters, and its kernel.
+    """One raw training op: its slots, its checks in TensorFlow's order, and
+    its kernel.
+
+    The kernel's hyper-parameters are named by the kernel module
+    (``sparsegrad._kernels.training.HYPERPARAMETERS[kernel]``, in the order
+    the kernel reads them); the steps must set each of them by that name, and
+    :class:`Prepared` passes them in that order.
 
     Parameters
     ----------
@@ -699,10 +697,6 @@ class Spec:
         The state arguments after var, in TensorFlow's order.
     steps : tuple of callables
         The checks, in TensorFlow's order (see the step factories).
-    hyper : tuple of str
-        The kernel's hyper-parameters in the order it reads them
-        (``sparsegrad._kernels.training.HYPERPARAMETERS`` where the kernels
-        declare them).
     sparse : bool
         A ``sparse_apply_*`` op (indices, rows) or a dense one.
     rowwise : bool
@@ -712,11 +706,11 @@ class Spec:
     __slots__ = ("kernel", "slots", "steps", "hyper", "sparse", "rowwise",
                  "hyper_steps", "driver", "by_row_driver")
 
-    def __init__(self, kernel, slots, steps, hyper, *, sparse, rowwise=False):
+    def __init__(self, kernel, slots, steps, *, sparse, rowwise=False):
         self.kernel = kernel
         self.slots = tuple(slots)
         self.steps = tuple(steps)
-        self.hyper = tuple(hyper)
+        self.hyper = baseline_kernels.HYPERPARAMETERS[kernel]
         self.sparse = sparse
         self.rowwise = rowwise
         self.hyper_steps = tuple(s for s in self.steps

@@ -33,8 +33,6 @@ __all__ = [
 ]
 
 
-_FTRL_HYPER = ("lr", "l1", "l2", "l2_shrinkage", "lr_power", "multiply_linear_by_lr",
-               "v2")
 
 _LR_WHAT = "a positive scalar (or zero if multiply_linear_by_lr is set)"
 _LR_POSITIVE = checked_scalar("lr", "lr", positive, _LR_WHAT)
@@ -58,8 +56,8 @@ APPLY_FTRL = Spec(
      scalar("l1", "l1 regularization strength"),
      scalar("l2", "l2 regularization strength"), scalar("lr_power", sep=""),
      constant("l2_shrinkage", 0.0), flag("multiply_linear_by_lr"),
-     constant("v2", False)),
-    _FTRL_HYPER, sparse=False)
+     constant("is_v2", False)),
+    sparse=False)
 
 APPLY_FTRL_V2 = Spec(
     "ftrl", ("accum", "linear"),
@@ -67,8 +65,8 @@ APPLY_FTRL_V2 = Spec(
      scalar("l1", "l1 regularization strength"),
      scalar("l2", "l2 regularization strength"), scalar("lr_power", sep=""),
      scalar("l2_shrinkage", "l2 shrinkage regularization strength"),
-     flag("multiply_linear_by_lr"), constant("v2", True)),
-    _FTRL_HYPER, sparse=False)
+     flag("multiply_linear_by_lr"), constant("is_v2", True)),
+    sparse=False)
 
 SPARSE_APPLY_FTRL = Spec(
     "ftrl", ("accum", "linear"),
@@ -80,8 +78,8 @@ SPARSE_APPLY_FTRL = Spec(
      checked_scalar("lr_power", "lr_power", non_positive, "a non-positive scalar"),
      GRAD, SPARSE_GRAD, INNER_POSITIVE,
      constant("l2_shrinkage", 0.0),
-     IN_RANGE, flag("multiply_linear_by_lr"), constant("v2", False)),
-    _FTRL_HYPER, sparse=True)
+     IN_RANGE, flag("multiply_linear_by_lr"), constant("is_v2", False)),
+    sparse=True)
 
 SPARSE_APPLY_FTRL_V2 = Spec(
     "ftrl", ("accum", "linear"),
@@ -94,8 +92,8 @@ SPARSE_APPLY_FTRL_V2 = Spec(
      GRAD, SPARSE_GRAD, INNER_POSITIVE,
      checked_scalar("l2_shrinkage", "l2 shrinkage regularization strength",
                     non_negative, "a non-negative scalar"),
-     IN_RANGE, flag("multiply_linear_by_lr"), constant("v2", True)),
-    _FTRL_HYPER, sparse=True)
+     IN_RANGE, flag("multiply_linear_by_lr"), constant("is_v2", True)),
+    sparse=True)
 
 
 @documented

@@ -29,25 +29,25 @@ __all__ = [
 APPLY_GRADIENT_DESCENT = Spec(
     "gradient_descent", (),
     (scalar("alpha"), grad("delta"), grad_shape("delta")),
-    ("alpha",), sparse=False)
+    sparse=False)
 
 SPARSE_APPLY_GRADIENT_DESCENT = Spec(
     "gradient_descent", (),
     (VAR_RANK, scalar("alpha"), INDICES, GRAD, SPARSE_GRAD, IN_RANGE),
-    ("alpha",), sparse=True)
+    sparse=True)
 
 APPLY_PROXIMAL_GRADIENT_DESCENT = Spec(
     "proximal_gradient_descent", (),
     (scalar("alpha"), scalar("l1", "l1 regularization strength"),
      scalar("l2", "l2 regularization strength"), grad("delta"), grad_shape("delta")),
-    ("alpha", "l1", "l2"), sparse=False)
+    sparse=False)
 
 SPARSE_APPLY_PROXIMAL_GRADIENT_DESCENT = Spec(
     "proximal_gradient_descent", (),
     (VAR_RANK, scalar("alpha", "lr"), scalar("l1", "l1 regularization strength"),
      scalar("l2", "l2 regularization strength"), INDICES, GRAD, SPARSE_GRAD,
      INNER_POSITIVE, IN_RANGE),
-    ("alpha", "l1", "l2"), sparse=True)
+    sparse=True)
 
 
 @documented

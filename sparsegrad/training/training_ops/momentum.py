@@ -30,27 +30,27 @@ APPLY_MOMENTUM = Spec(
     "momentum", ("accum",),
     (scalar("lr"), same_shape("accum"), GRAD, GRAD_SHAPE, scalar("momentum"),
      flag("use_nesterov")),
-    ("lr", "momentum", "use_nesterov"), sparse=False)
+    sparse=False)
 
 SPARSE_APPLY_MOMENTUM = Spec(
     "momentum", ("accum",),
     (same_shape("accum"), VAR_RANK, scalar("lr", sep=" : "), INDICES, GRAD,
      SPARSE_GRAD, scalar("momentum"), IN_RANGE,
      flag("use_nesterov")),
-    ("lr", "momentum", "use_nesterov"), sparse=True)
+    sparse=True)
 
 APPLY_KERAS_MOMENTUM = Spec(
     "keras_momentum", ("accum",),
     (scalar("lr"), same_shape("accum"), GRAD, GRAD_SHAPE, scalar("momentum"),
      flag("use_nesterov")),
-    ("lr", "momentum", "use_nesterov"), sparse=False)
+    sparse=False)
 
 SPARSE_APPLY_KERAS_MOMENTUM = Spec(
     "keras_momentum", ("accum",),
     (same_shape("accum"), VAR_RANK, scalar("lr", sep=" : "), INDICES, GRAD,
      SPARSE_GRAD, scalar("momentum"), IN_RANGE.keras,
      flag("use_nesterov")),
-    ("lr", "momentum", "use_nesterov"), sparse=True)
+    sparse=True)
 
 
 @documented

@@ -29,27 +29,27 @@ APPLY_RMS_PROP = Spec(
     "rms_prop", ("ms", "mom"),
     (scalar("lr", sep=" : "), scalar("rho"), scalar("momentum"), scalar("epsilon"),
      same_shape("ms"), same_shape("mom"), GRAD, GRAD_SHAPE),
-    ("lr", "rho", "momentum", "epsilon"), sparse=False)
+    sparse=False)
 
 SPARSE_APPLY_RMS_PROP = Spec(
     "rms_prop", ("ms", "mom"),
     (scalar("lr", sep=": "), scalar("rho"), scalar("momentum"), scalar("epsilon"),
      same_shape("ms"), same_shape("mom"), VAR_RANK,
      INDICES, GRAD, SPARSE_GRAD, IN_RANGE),
-    ("lr", "rho", "momentum", "epsilon"), sparse=True)
+    sparse=True)
 
 APPLY_CENTERED_RMS_PROP = Spec(
     "centered_rms_prop", ("mg", "ms", "mom"),
     (scalar("lr", sep=" : "), scalar("rho"), scalar("momentum"), scalar("epsilon"),
      same_shape("mg"), same_shape("ms"), same_shape("mom"), GRAD, GRAD_SHAPE),
-    ("lr", "rho", "momentum", "epsilon"), sparse=False)
+    sparse=False)
 
 SPARSE_APPLY_CENTERED_RMS_PROP = Spec(
     "centered_rms_prop", ("mg", "ms", "mom"),
     (scalar("lr", sep=": "), scalar("rho"), scalar("momentum"), scalar("epsilon"),
      same_shape("mg"), same_shape("ms"), same_shape("mom"), VAR_RANK,
      INDICES, GRAD, SPARSE_GRAD, IN_RANGE),
-    ("lr", "rho", "momentum", "epsilon"), sparse=True)
+    sparse=True)
 
 
 @documented

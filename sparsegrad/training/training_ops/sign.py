@@ -23,13 +23,13 @@ APPLY_ADD_SIGN = Spec(
     "add_sign", ("m",),
     (scalar("lr"), scalar("alpha"), scalar("sign_decay"), scalar("beta"),
      same_shape("m"), GRAD, GRAD_SHAPE),
-    ("lr", "alpha", "sign_decay", "beta"), sparse=False)
+    sparse=False)
 
 APPLY_POWER_SIGN = Spec(
     "power_sign", ("m",),
     (scalar("lr"), scalar("logbase"), scalar("sign_decay"), scalar("beta"),
      same_shape("m"), GRAD, GRAD_SHAPE),
-    ("lr", "logbase", "sign_decay", "beta"), sparse=False)
+    sparse=False)
 
 
 @documented

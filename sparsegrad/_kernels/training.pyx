@@ -1,0 +1,3 @@
+"""Training kernels, baseline build (see _training.pxi.tp)."""
+
+include "_training.pxi"
