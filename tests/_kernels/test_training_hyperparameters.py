@@ -1,16 +1,47 @@
-"""The training kernels name the hyper-parameters of every op."""
+"""The training kernels name the hyper-parameters of every op, and every raw
+op's spec sets exactly those names."""
 
+import inspect
+
+from sparsegrad import training_ops
 from sparsegrad._kernels import training as K
+from sparsegrad.training.training_ops import core
+
+
+def _ops(prefix):
+    return {
+        name[len(prefix):]
+        for name in dir(K)
+        if name.startswith(prefix) and not name.endswith("_by_row")
+    }
 
 
 def test_every_op_names_its_hyperparameters():
-    ops = {
-        name[len("sparse_") :]
-        for name in dir(K)
-        if name.startswith("sparse_") and not name.endswith("_by_row")
-    }
-    assert set(K.HYPERPARAMETERS) == ops
+    assert set(K.HYPERPARAMETERS) == _ops("dense_") | _ops("sparse_")
     for names in K.HYPERPARAMETERS.values():
         assert isinstance(names, tuple) and names
         assert len(set(names)) == len(names)
     assert K.HYPERPARAMETERS["adagrad_v2"] == ("lr", "epsilon", "update_slots")
+
+
+def _specs():
+    found = {}
+    for module in (m for m in vars(training_ops.implementation).values()
+                   if inspect.ismodule(m) and m is not core):
+        for attr, value in vars(module).items():
+            if isinstance(value, core.Spec):
+                found[f"{module.__name__}.{attr}"] = value
+    return found
+
+
+def test_every_public_op_has_a_spec_on_an_existing_kernel():
+    specs = _specs()
+    names = {key.rsplit(".", 1)[1].lower() for key in specs}
+    assert names == set(training_ops.__all__)
+    for key, spec in specs.items():
+        assert hasattr(K, spec.driver), key
+        assert spec.hyper == K.HYPERPARAMETERS[spec.kernel], key
+        produced = set()
+        for step in spec.hyper_steps:
+            produced |= {step.hyper} if isinstance(step.hyper, str) else set()
+        assert produced >= set(spec.hyper), key
