@@ -132,3 +132,27 @@ def test_bad_hyper_parameter_in_second_variable_changes_nothing(name):
     finally:
         core.Spec.prepare_trusted = original
     assert _snapshot(opt, pairs) == before
+
+
+def test_hyper_parameter_cache_keeps_the_sign_of_zero():
+    # The prepared hyper-parameters are cached per spec; 0.0 and -0.0 compare
+    # equal but give different bits: var - g * (-0.0) turns -0.0 into +0.0.
+    var = sg.Variable(np.array([-0.0, -0.0]))
+    opt = opts.SGD(0.0)
+    opt.apply_gradients([(np.ones(2), var)])
+    assert np.signbit(var.numpy()).all()
+    opt.learning_rate = -0.0
+    opt.apply_gradients([(np.ones(2), var)])
+    assert not np.signbit(var.numpy()).any()
+
+
+def test_hyper_parameter_cache_follows_a_schedule():
+    # A new learning rate at every step: each step uses its own.
+    var = sg.Variable(np.zeros(3, np.float32))
+    opt = opts.SGD(lambda step: 0.5 ** step)
+    for _ in range(70):                      # past the cache's 64 entries
+        opt.apply_gradients([(np.ones(3, np.float32), var)])
+    expected = np.float32(0)
+    for step in range(70):
+        expected = np.float32(expected - np.float32(1) * np.float32(0.5 ** step))
+    assert var.numpy().tolist() == [expected] * 3

@@ -704,7 +704,7 @@ class Spec:
     """
 
     __slots__ = ("kernel", "slots", "steps", "hyper", "sparse", "rowwise",
-                 "hyper_steps", "driver", "by_row_driver")
+                 "hyper_steps", "driver", "by_row_driver", "_hp_cache")
 
     def __init__(self, kernel, slots, steps, *, sparse, rowwise=False):
         self.kernel = kernel
@@ -718,6 +718,7 @@ class Spec:
         #: The kernel function's name in the kernel module.
         self.driver = ("sparse_" if sparse else "dense_") + kernel
         self.by_row_driver = self.driver + "_by_row"
+        self._hp_cache = {}
         produced = {s.hyper for s in self.hyper_steps if isinstance(s.hyper, str)}
         produced |= {h for s in self.hyper_steps if isinstance(s.hyper, tuple)
                      for h in s.hyper}
@@ -744,26 +745,52 @@ class Spec:
                                     or not indices.flags.c_contiguous):
             indices = np.ascontiguousarray(indices, dtype=np.int64)
         return Prepared(self, call.var, list(call.slots.values()),
-                        call.variables, grad, indices, call.hyper)
+                        call.variables, grad, indices, self.kernel_hyper(call.hyper))
 
     def prepare_trusted(self, var, slots, grad, indices, args):
         """A call from an optimizer: `var` and `slots` are Variables it owns,
         `grad` is C-contiguous in var's dtype and may not share memory with
         them, `indices` (sparse ops) is 1-D int32 or int64 and in range.  Only
         the hyper-parameter steps run, on `args` (their values by name)."""
-        call = _Call.__new__(_Call)
-        call.args = args
-        call.var = array = var._value
-        call.dtype = dtype = array.dtype
-        call.hyper = {}
-        for check in self.hyper_steps:
-            check(call)
+        array = var._value
+        dtype = array.dtype
+        # An optimizer passes the same hyper-parameters step after step:
+        # their checked kernel array is kept (a small cache per spec).  Not
+        # for zeros (0.0 and -0.0 are equal keys, but not the same bits) nor
+        # unhashable values.
+        key = hp = None
+        try:
+            if 0 not in args.values():
+                key = (dtype, *args.items())
+                hp = self._hp_cache.get(key)
+        except (TypeError, ValueError):         # arrays among the values
+            key = None
+        if hp is None:
+            call = _Call.__new__(_Call)
+            call.args = args
+            call.var = array
+            call.dtype = dtype
+            call.hyper = {}
+            for check in self.hyper_steps:
+                check(call)
+            hp = self.kernel_hyper(call.hyper)
+            if key is not None:
+                if len(self._hp_cache) >= 64:
+                    self._hp_cache.clear()
+                self._hp_cache[key] = hp
         if indices is not None and indices.dtype != _INT64:
             indices = indices.astype(_INT64)
         if grad.dtype != dtype or not grad.flags.c_contiguous:
             grad = np.asarray(grad, dtype=dtype, order="C")
         return Prepared(self, array, [s._value for s in slots], [var, *slots], grad,
-                        indices, call.hyper)
+                        indices, hp)
+
+    def kernel_hyper(self, hyper):
+        """The kernel's ``hp`` array: the hyper-parameters `hyper` (by name)
+        in the order the kernel reads them, read-only."""
+        hp = np.array([hyper[name] for name in self.hyper], dtype=np.float64)
+        hp.flags.writeable = False
+        return hp
 
 
 class Prepared:
@@ -771,14 +798,14 @@ class Prepared:
 
     __slots__ = ("spec", "var", "slots", "variables", "grad", "indices", "hp")
 
-    def __init__(self, spec, var, slots, variables, grad, indices, hyper):
+    def __init__(self, spec, var, slots, variables, grad, indices, hp):
         self.spec = spec
         self.var = var
         self.slots = slots
         self.variables = variables
         self.grad = grad
         self.indices = indices
-        self.hp = np.array([hyper[name] for name in spec.hyper], dtype=np.float64)
+        self.hp = hp
 
     def _call(self, use_locking, kernel, *args):
         """Run `kernel`, holding the locks of var and the slots if asked."""
@@ -807,10 +834,14 @@ class Prepared:
                                self.hp, n_threads)
         elif self.indices.shape[0] and var.size:
             n_rows = var.shape[0]
-            rows = [var.reshape(n_rows, -1)]
             if spec.rowwise:
+                rows = [var.reshape(n_rows, -1)]
                 rows += [self.slots[0].reshape(n_rows, 1)] * 3
+            elif var.ndim == 2:
+                rows = [var, *self.slots]
+                rows += [var] * (4 - len(rows))
             else:
+                rows = [var.reshape(n_rows, -1)]
                 rows += [s.reshape(n_rows, -1) for s in self.slots]
                 rows += [rows[0]] * (4 - len(rows))
             self._sparse(k, driver, rows, coalesce, use_locking, n_threads)
@@ -824,7 +855,9 @@ class Prepared:
         scans would cost as much as the updates."""
         indices = self.indices
         n = indices.shape[0]
-        grad = self.grad.reshape(n, -1)
+        grad = self.grad
+        if grad.ndim != 2:
+            grad = grad.reshape(n, -1)
         width = grad.shape[1]
         if n >= _BY_ROW_MAX_N:
             # Beyond the by-row kernels' int32 links: sum the duplicates first
