@@ -224,3 +224,18 @@ def test_upward_rule_on_examples():
     assert not _upward_imports("sparsegrad/ops/x.py", tree)
     tree = ast.parse("from ..ops import array_ops\n")
     assert _upward_imports("sparsegrad/framework/x.py", tree)
+
+
+def test_no_source_module_is_over_1000_lines():
+    # Generated files (a template's rendering) are not sources; their
+    # templates are.
+    long = []
+    for path in sorted(PACKAGE.rglob("*")):
+        if path.suffix not in (".py", ".pyx", ".pxd", ".pxi", ".tp"):
+            continue
+        if path.with_name(path.name + ".tp").exists():
+            continue
+        n_lines = path.read_text(encoding="utf-8").count("\n")
+        if n_lines > 1000:
+            long.append(f"{path.relative_to(ROOT)}: {n_lines} lines")
+    assert not long, "modules over 1,000 lines:\n" + "\n".join(long)
