@@ -668,10 +668,11 @@ def constant(name, value):
     return check
 
 
-def step(function, hyper=False):
-    """A step of the op's own (a function of the call); `hyper` marks one
-    that only reads and writes hyper-parameters, which the optimizers run."""
-    function.hyper = hyper or None
+def step(function, hyper=None):
+    """A step of the op's own (a function of the call); `hyper`, the name of
+    the hyper-parameter it sets, marks one that only reads and writes
+    hyper-parameters, which the optimizers run."""
+    function.hyper = hyper
     return function
 
 
@@ -719,10 +720,7 @@ class Spec:
         self.driver = ("sparse_" if sparse else "dense_") + kernel
         self.by_row_driver = self.driver + "_by_row"
         self._hp_cache = {}
-        produced = {s.hyper for s in self.hyper_steps if isinstance(s.hyper, str)}
-        produced |= {h for s in self.hyper_steps if isinstance(s.hyper, tuple)
-                     for h in s.hyper}
-        missing = set(self.hyper) - produced
+        missing = set(self.hyper) - {s.hyper for s in self.hyper_steps}
         if missing:
             raise AssertionError(f"{self.driver}: no step sets {sorted(missing)}")
 
@@ -736,14 +734,7 @@ class Spec:
         call = _Call(args, args["var"], self.slots)
         for check in self.steps:
             check(call)
-        grad = call.grad
-        if grad.dtype != call.dtype or not grad.flags.c_contiguous:
-            # np.asarray, not np.ascontiguousarray: that makes a 0-d array 1-D.
-            grad = np.asarray(grad, dtype=call.dtype, order="C")
-        indices = call.indices
-        if indices is not None and (indices.dtype != _INT64
-                                    or not indices.flags.c_contiguous):
-            indices = np.ascontiguousarray(indices, dtype=np.int64)
+        grad, indices = _kernel_arrays(call.grad, call.indices, call.dtype)
         return Prepared(self, call.var, list(call.slots.values()),
                         call.variables, grad, indices, self.kernel_hyper(call.hyper))
 
@@ -778,10 +769,7 @@ class Spec:
                 if len(self._hp_cache) >= 64:
                     self._hp_cache.clear()
                 self._hp_cache[key] = hp
-        if indices is not None and indices.dtype != _INT64:
-            indices = indices.astype(_INT64)
-        if grad.dtype != dtype or not grad.flags.c_contiguous:
-            grad = np.asarray(grad, dtype=dtype, order="C")
+        grad, indices = _kernel_arrays(grad, indices, dtype)
         return Prepared(self, array, [s._value for s in slots], [var, *slots], grad,
                         indices, hp)
 
@@ -791,6 +779,18 @@ class Spec:
         hp = np.array([hyper[name] for name in self.hyper], dtype=np.float64)
         hp.flags.writeable = False
         return hp
+
+
+def _kernel_arrays(grad, indices, dtype):
+    """`grad` C-contiguous in `dtype` and `indices` (None for a dense op)
+    C-contiguous int64, as the kernels take them; copies only when needed."""
+    if grad.dtype != dtype or not grad.flags.c_contiguous:
+        # np.asarray, not np.ascontiguousarray: that makes a 0-d array 1-D.
+        grad = np.asarray(grad, dtype=dtype, order="C")
+    if indices is not None and (indices.dtype != _INT64
+                                or not indices.flags.c_contiguous):
+        indices = np.ascontiguousarray(indices, dtype=_INT64)
+    return grad, indices
 
 
 class Prepared:
@@ -869,13 +869,8 @@ class Prepared:
                        n_threads)
         elif coalesce or (n_threads > 1 and width < _NARROW_ROW):
             scratch = _scratch(k.by_row_scratch_size(n, width, n_threads))
-            by_row = getattr(k, self.spec.by_row_driver)
-            if use_locking:
-                self._call(True, by_row, *rows, grad, indices, self.hp,
-                           bool(coalesce), n_threads, scratch)
-            else:
-                by_row(*rows, grad, indices, self.hp, bool(coalesce), n_threads,
-                       scratch)
+            self._call(use_locking, getattr(k, self.spec.by_row_driver), *rows,
+                       grad, indices, self.hp, bool(coalesce), n_threads, scratch)
         else:
             self._call(use_locking, driver, *rows, grad, indices, self.hp,
                        n_threads)
