@@ -6,7 +6,7 @@ table.
 
 # autodiff comes first: its recording layer sits below the ops, and its tape
 # module imports the ops (see sparsegrad.autodiff).
-from . import autodiff, errors, nn, optimizers, sparse, testing, training_ops
+from . import autodiff, errors, linalg, nn, optimizers, sparse, testing, training_ops
 from ._version import __version__
 from .autodiff import (
     GradientTape,
@@ -41,6 +41,13 @@ from .ops.array_ops import (
     tensor_scatter_add,
     transpose,
     zeros_like,
+)
+from .ops.clip_ops import (
+    clip_by_average_norm,
+    clip_by_global_norm,
+    clip_by_norm,
+    clip_by_value,
+    global_norm,
 )
 from .ops.embedding_ops import gather
 from .ops.math_ops import (
@@ -148,4 +155,11 @@ __all__ = [
     "ones_like",
     "broadcast_to",
     "tensor_scatter_add",
+    # clipping
+    "linalg",
+    "clip_by_value",
+    "clip_by_norm",
+    "global_norm",
+    "clip_by_global_norm",
+    "clip_by_average_norm",
 ]

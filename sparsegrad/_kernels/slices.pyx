@@ -1,4 +1,4 @@
-"""Kernels behind IndexedSlices: scatter into a dense array, dedupe, sum of squares.
+"""Kernels behind IndexedSlices: scatter into a dense array, dedupe.
 
 Design
 ------
@@ -15,8 +15,6 @@ count.
   indices in order and handles the rows of its class.
 * dedupe: a stable LSD radix argsort groups equal indices (keeping their original
   order), then each group is summed by one thread.
-* sum_of_squares: fixed-size chunks are summed in parallel into ``partials`` with a
-  fixed accumulation pattern, then the partials are added in order.
 """
 
 from cython cimport floating
@@ -28,8 +26,6 @@ from libc.string cimport memcpy, memset
 from ._openmp cimport threads_for
 from ._typedefs cimport index_t
 
-# Chunk of sum_of_squares: fixed, so that the partial sums do not depend on threads.
-cdef Py_ssize_t SQUARES_CHUNK = 1 << 12
 # Radix digit width of the argsort.
 cdef int RADIX_BITS = 11
 
@@ -207,47 +203,3 @@ def gather_group_sum(
             row = order[k]
             for j in range(row_width):
                 out[g, j] += values[row, j]
-
-
-cdef inline double _chunk_squares(const floating *x, Py_ssize_t n) noexcept nogil:
-    # Four interleaved accumulators in a fixed pattern: deterministic, and not
-    # bound by the latency of a single chain of additions.
-    cdef double a0 = 0, a1 = 0, a2 = 0, a3 = 0
-    cdef Py_ssize_t k = 0
-    while k + 4 <= n:
-        a0 += <double> x[k] * x[k]
-        a1 += <double> x[k + 1] * x[k + 1]
-        a2 += <double> x[k + 2] * x[k + 2]
-        a3 += <double> x[k + 3] * x[k + 3]
-        k = k + 4
-    while k < n:
-        a0 += <double> x[k] * x[k]
-        k = k + 1
-    return (a0 + a1) + (a2 + a3)
-
-
-def sum_of_squares(
-    const floating[::1] x,              # IN  (n,)
-    int n_threads,
-):
-    """``sum(x ** 2)`` accumulated in float64; the same bits for any thread count."""
-    cdef Py_ssize_t n = x.shape[0], c, lo, hi
-    cdef Py_ssize_t n_chunks = (n + SQUARES_CHUNK - 1) // SQUARES_CHUNK
-    cdef double total = 0
-    cdef double *partials
-    cdef int threads = threads_for(n, n_threads)
-    if n == 0:
-        return 0.0
-    partials = <double *> malloc(n_chunks * sizeof(double))
-    if not partials:
-        raise MemoryError("sum_of_squares: could not allocate partial sums")
-    for c in prange(n_chunks, nogil=True, schedule="static", num_threads=threads):
-        lo = c * SQUARES_CHUNK
-        hi = lo + SQUARES_CHUNK
-        if hi > n:
-            hi = n
-        partials[c] = _chunk_squares(&x[lo], hi - lo)
-    for c in range(n_chunks):
-        total += partials[c]
-    free(partials)
-    return total

@@ -21,7 +21,6 @@ __all__ = [
     "scatter_add",
     "scatter_update",
     "deduplicate",
-    "sum_of_squares",
     "unaliased",
     "INT64_MAX",
 ]
@@ -317,14 +316,3 @@ def deduplicate(indices, values, max_index=None):
         group_of = np.repeat(np.arange(unique.shape[0]), np.diff(starts))
         np.add.at(summed, group_of, values[order])
     return unique, summed
-
-
-def sum_of_squares(values):
-    """``sum(values ** 2)`` as a Python float, accumulated in float64 in a fixed
-    order (the same bits for any thread count)."""
-    values = np.asarray(values)
-    if is_kernel_float(values.dtype):
-        flat = np.ascontiguousarray(values).reshape(-1)
-        return _slices.sum_of_squares(flat, get_num_threads())
-    flat = values.astype(np.float64).reshape(-1)
-    return _slices.sum_of_squares(np.ascontiguousarray(flat), get_num_threads())

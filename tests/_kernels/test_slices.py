@@ -104,21 +104,6 @@ def test_dedupe_matches_unique_add_at_and_is_thread_invariant(
         assert o.tobytes() == outputs[0].tobytes()
 
 
-@pytest.mark.parametrize("dtype", FLOATS)
-@pytest.mark.parametrize("n", [0, 1, 3, 4, 4095, 4096, 4097, 100003])
-def test_sum_of_squares(dtype, n, rng):
-    x = readonly(rng.standard_normal(n).astype(dtype))
-    got = [K.sum_of_squares(x, t) for t in THREADS]
-    assert len({g.hex() for g in got}) == 1, "same bits for any thread count"
-    np.testing.assert_allclose(got[0], np.sum(x.astype(np.float64) ** 2), rtol=1e-12)
-
-
-def test_sum_of_squares_wrapper_other_dtypes():
-    assert sparse_rows.sum_of_squares(np.array([[1, 2], [3, 4]], np.int32)) == 30.0
-    assert sparse_rows.sum_of_squares(np.array([0.5], np.float16)) == 0.25
-    assert sparse_rows.sum_of_squares(np.zeros((0, 3), np.float32)) == 0.0
-
-
 def test_group_rows(rng):
     indices = np.array([5, 2, 5, 0, 2, 5], np.int32)
     unique, order, starts = sparse_rows.group_rows(indices, 5)

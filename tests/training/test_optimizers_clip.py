@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import sparsegrad as sg
-from sparsegrad.training.optimizers import clipping
 
 
 def applied_update(grads, shapes, **clip):
@@ -92,21 +91,63 @@ def test_global_clipnorm_dense_sparse_and_none(global_clipnorm, rng):
     assert total <= global_clipnorm * (1 + 1e-12)
 
 
-def test_global_norm_of_inf_gives_nan_like_tensorflow():
-    out = clipping.clip_by_global_norm([np.array([np.inf, 1.0]), None], 1.0)
-    assert out[1] is None
-    assert np.isnan(out[0]).all()
-    zero = clipping.clip_by_global_norm([np.zeros(2)], 1.0)
-    np.testing.assert_array_equal(zero[0], np.zeros(2))
+def test_global_clipnorm_of_inf_gives_nan_like_tensorflow():
+    (update, untouched) = applied_update([np.array([np.inf, 1.0]), None], [(2,), (2,)],
+                                         global_clipnorm=1.0)
+    assert np.isnan(update).all()
+    np.testing.assert_array_equal(untouched, np.zeros(2))
+    (zero,) = applied_update([np.zeros(2)], [(2,)], global_clipnorm=1.0)
+    np.testing.assert_array_equal(zero, np.zeros(2))
 
 
-def test_clipping_keeps_slices_sparse(rng):
-    g = sg.IndexedSlices(rng.standard_normal((3, 2)), [7, 1, 7], dense_shape=(10, 2))
-    for out in (clipping.clip_by_norm(g, 0.1), clipping.clip_by_value(g, 0.1),
-                clipping.clip_by_global_norm([g], 0.1)[0]):
-        assert isinstance(out, sg.IndexedSlices)
-        np.testing.assert_array_equal(out.indices.numpy(), [1, 7])   # deduplicated
-        assert out.dense_shape == (10, 2)
+OPTIMIZERS = {
+    "sgd": lambda **k: sg.optimizers.SGD(0.5, **k),
+    "momentum": lambda **k: sg.optimizers.SGD(0.5, momentum=0.9, **k),
+    "adagrad": lambda **k: sg.optimizers.Adagrad(0.5, **k),
+    "adam": lambda **k: sg.optimizers.Adam(0.5, **k),
+    "lazy_adam": lambda **k: sg.optimizers.Adam(0.5, lazy=True, **k),
+    "amsgrad": lambda **k: sg.optimizers.Adam(0.5, amsgrad=True, **k),
+    "adamw": lambda **k: sg.optimizers.AdamW(0.5, **k),
+    "adamax": lambda **k: sg.optimizers.Adamax(0.5, **k),
+    "ftrl": lambda **k: sg.optimizers.Ftrl(0.5, **k),
+    "rmsprop": lambda **k: sg.optimizers.RMSprop(0.5, momentum=0.5, centered=True,
+                                                 **k),
+    "adadelta": lambda **k: sg.optimizers.Adadelta(0.5, **k),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+@pytest.mark.parametrize("clip", [0.3, 1e4])
+def test_global_clipnorm_equals_clip_by_global_norm_then_step(name, dtype, clip, rng):
+    # The kernels multiply each gradient row by the scale as they read it: the
+    # same bits as clipping with sg.clip_by_global_norm first, then stepping.
+    init = [rng.standard_normal((6, 3)).astype(dtype),
+            rng.standard_normal((5, 3)).astype(dtype)]
+    grads = [rng.standard_normal((6, 3)).astype(dtype),
+             sg.IndexedSlices(rng.standard_normal((7, 3)).astype(dtype),
+                              [4, 0, 4, 2, 4, 0, 1], dense_shape=(5, 3))]
+    fused = [sg.Variable(v.copy()) for v in init]
+    explicit = [sg.Variable(v.copy()) for v in init]
+    opt_fused = OPTIMIZERS[name](global_clipnorm=clip)
+    opt_explicit = OPTIMIZERS[name]()
+    for _ in range(3):
+        opt_fused.apply_gradients(zip(grads, fused))
+        clipped, _ = sg.clip_by_global_norm(grads, clip)
+        clipped = [clipped[0].numpy(), clipped[1]]
+        opt_explicit.apply_gradients(zip(clipped, explicit))
+    for a, b in zip(fused, explicit):
+        assert a.numpy().tobytes() == b.numpy().tobytes()
+
+
+def test_global_clipnorm_mixed_dtypes_uses_float64(rng):
+    g32 = rng.standard_normal(4).astype(np.float32)
+    g64 = rng.standard_normal(3)
+    u32, u64 = applied_update([g32, g64], [(4,), (3,)], global_clipnorm=0.5)
+    norm = math.sqrt(float(np.sum(g32.astype(np.float64) ** 2) + np.sum(g64 ** 2)))
+    scale = 0.5 * min(1.0 / norm, 1.0 / 0.5)
+    np.testing.assert_array_equal(u64, g64 * scale)
+    np.testing.assert_allclose(u32, g32 * np.float32(scale), rtol=1e-7)
 
 
 def test_clipping_float32_keeps_dtype(rng):
@@ -137,7 +178,8 @@ def test_only_one_clipping_argument(kwargs):
 )
 def test_clipped_global_norm_is_at_most_clip(values, indices, dense, clip):
     g = sg.IndexedSlices(values, indices)
-    out = clipping.clip_by_global_norm([dense, g], clip)
+    out, _ = sg.clip_by_global_norm([dense, g], clip)
+    out = [out[0].numpy(), out[1]]
     total = math.sqrt(float(np.sum(out[0] ** 2) + np.sum(densify(out[1], (4, 2)) ** 2)))
     assert total <= clip * (1 + 1e-12)
     norm = math.sqrt(float(np.sum(dense ** 2) + np.sum(densify(g, (4, 2)) ** 2)))

@@ -136,7 +136,7 @@ class Adam(Optimizer):
         if not self.lazy:
             # TensorFlow's semantics: every row's moments decay (O(table)).
             dense = np.zeros(var.shape, var.dtype)
-            sparse_rows.scatter_add(dense, indices, values)
+            sparse_rows.scatter_add(dense, indices, self._take_grad_scale(values))
             return self._adam_dense(dense, var, state, lr)
         return [self._op(adam_ops.SPARSE_APPLY_ADAM, var, (state.m, state.v), values,
                          indices, **self._hypers(lr, var.dtype))]

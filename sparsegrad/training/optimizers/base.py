@@ -2,7 +2,10 @@
 
 ``apply_gradients`` runs three stages, each testable alone (STYLE.md §9):
 
-1. **validate and clip** every (gradient, variable) pair, then **prepare** the
+1. **validate and clip** every (gradient, variable) pair (``clipnorm`` and
+   ``clipvalue`` with :mod:`sparsegrad.ops.clip_ops`; ``global_clipnorm`` as
+   one scale per gradient, which the update kernels apply as they read each
+   gradient row, so no scaled copy is written), then **prepare** the
    update of every pair: the subclass's ``_prepare_dense`` /
    ``_prepare_sparse`` hand the checked arrays and the hyper-parameters to a
    raw op's spec (:meth:`~sparsegrad.training.training_ops.core.Spec.prepare_trusted`),
@@ -36,8 +39,8 @@ from ...framework.dtypes import FLOAT_DTYPES
 from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import Tensor
 from ...framework.variable import Variable
+from ...ops import clip_ops
 from ..training_ops import core
-from . import clipping
 from . import schedules as _schedules
 
 __all__ = ["Optimizer"]
@@ -205,8 +208,10 @@ class Optimizer:
     clipvalue : float, optional
         Clip each gradient element to ``[-clipvalue, clipvalue]``.
     global_clipnorm : float, optional
-        Clip all gradients together to this global L2 norm.  At most one of
-        the three clipping arguments may be set.
+        Clip all gradients together to this global L2 norm
+        (:func:`sparsegrad.clip_by_global_norm`, in the variables' dtype, or
+        float64 when they differ), fused into the update kernels.  At most
+        one of the three clipping arguments may be set.
 
     Notes
     -----
@@ -245,6 +250,8 @@ class Optimizer:
     _slot_aliases = {}
     #: Constructor arguments beyond the common ones, for get_config.
     _config_keys = ()
+    #: The global-clip scale of the gradient being prepared (1: none).
+    _grad_scale = 1.0
 
     def __init__(self, learning_rate, name, clipnorm=None, clipvalue=None,
                  global_clipnorm=None):
@@ -482,23 +489,47 @@ class Optimizer:
     # -- the three stages ------------------------------------------------------
 
     def _clip(self, grads, shapes):
-        """Stage 1b: clip a list of validated gradients (dense arrays and
-        ``(values, indices)`` pairs; `shapes` are the variables' shapes)."""
-        grads = [IndexedSlices._from_trusted(g[0], g[1], shape)
-                 if isinstance(g, tuple) else g for g, shape in zip(grads, shapes)]
-        return [(g.values._value, g.indices._value) if isinstance(g, IndexedSlices)
-                else g for g in self._clip_converted(grads)]
+        """Stage 1b, clipnorm and clipvalue: new clipped gradients for a list
+        of validated ones (dense arrays and ``(values, indices)`` pairs;
+        `shapes` are the variables' shapes).  clipvalue coalesces an
+        IndexedSlices first, so it bounds the rows of the represented tensor."""
+        out = []
+        for g, shape in zip(grads, shapes):
+            sparse = isinstance(g, tuple)
+            if sparse:
+                g = IndexedSlices._from_trusted(g[0], g[1], shape)
+            if self.clipnorm is not None:
+                g = clip_ops.clip_by_norm(g, self.clipnorm)
+            else:
+                if sparse:
+                    g = g.deduplicate()
+                g = clip_ops.clip_by_value(g, -self.clipvalue, self.clipvalue)
+            out.append((g.values._value, g.indices._value) if sparse else g._value)
+        return out
 
-    def _clip_converted(self, grads):
-        if self.clipnorm is not None:
-            return [None if g is None else clipping.clip_by_norm(g, self.clipnorm)
-                    for g in grads]
-        if self.global_clipnorm is not None:
-            return clipping.clip_by_global_norm(grads, self.global_clipnorm)
-        if self.clipvalue is not None:
-            return [None if g is None else clipping.clip_by_value(g, self.clipvalue)
-                    for g in grads]
-        return grads
+    def _global_clip_scales(self, grads, variables):
+        """Stage 1b, global_clipnorm: the scale of each gradient,
+        TensorFlow's ``clip_by_global_norm`` formula in the variables' dtype
+        (float64 when they differ), rounded to each variable's dtype."""
+        total = clip_ops.sum_of_squares([
+            (g[0], g[1], var.shape[0]) if isinstance(g, tuple) else g
+            for g, var in zip(grads, variables)])
+        dtypes = {var.dtype for var in variables}
+        dtype = dtypes.pop() if len(dtypes) == 1 else np.dtype(np.float64)
+        scale = clip_ops.global_norm_scale(
+            np.asarray(math.sqrt(total), dtype),
+            np.asarray(self.global_clipnorm, dtype))
+        return [float(scale.astype(var.dtype)) for var in variables]
+
+    def _take_grad_scale(self, values):
+        """`values` times the pending global-clip scale of the gradient being
+        prepared, which is then cleared: for a subclass that must combine the
+        gradient itself before the kernel (e.g. non-lazy Adam densifies a
+        sparse one), so that the result equals clipping first."""
+        scale, self._grad_scale = self._grad_scale, 1.0
+        if scale == 1.0:
+            return values
+        return values * np.asarray(scale, values.dtype)
 
     def apply_gradients(self, grads_and_vars):
         """Apply one step of the optimizer.
@@ -551,21 +582,28 @@ class Optimizer:
         for dtype in {var._value.dtype for _, var in pairs}:
             self._validate_learning_rate_in(lr, dtype)
         grads = [g for g, _ in pairs]
-        if (self.clipnorm is not None or self.global_clipnorm is not None
-                or self.clipvalue is not None):
+        scales = [1.0] * len(pairs)
+        if self.global_clipnorm is not None:
+            scales = self._global_clip_scales(grads, [var for _, var in pairs])
+        elif self.clipnorm is not None or self.clipvalue is not None:
             grads = self._clip(grads, [var.shape for _, var in pairs])
         # Prepare every update before running any: slots of new variables are
         # registered, and kernels run, only when every pair has passed.
         new_slots = {}
         updates = []
-        for grad, (_, var) in zip(grads, pairs):
-            entry = self._slots.get(var._uid)
-            if entry is None:
-                entry = new_slots[var._uid] = (var, self._create_slots(var))
-            if isinstance(grad, tuple):
-                updates += self._prepare_sparse(grad[0], grad[1], var, entry[1], lr)
-            else:
-                updates += self._prepare_dense(grad, var, entry[1], lr)
+        try:
+            for grad, scale, (_, var) in zip(grads, scales, pairs):
+                entry = self._slots.get(var._uid)
+                if entry is None:
+                    entry = new_slots[var._uid] = (var, self._create_slots(var))
+                self._grad_scale = scale
+                if isinstance(grad, tuple):
+                    updates += self._prepare_sparse(grad[0], grad[1], var, entry[1],
+                                                    lr)
+                else:
+                    updates += self._prepare_dense(grad, var, entry[1], lr)
+        finally:
+            self._grad_scale = 1.0
         self._slots.update(new_slots)
         for update in updates:
             update()
@@ -611,11 +649,14 @@ class Optimizer:
         :meth:`_prepare_dense`)."""
         raise NotImplementedError
 
-    @staticmethod
-    def _op(spec, var, slots, grad, indices=None, **hyper):
+    def _op(self, spec, var, slots, grad, indices=None, **hyper):
         """Prepare raw op `spec` on arrays the optimizer has checked: only its
         hyper-parameter checks run, in var's dtype.  Returns the callable
-        that runs the kernel (sparse ops coalesce repeated indices)."""
+        that runs the kernel (sparse ops coalesce repeated indices); the
+        kernel multiplies the gradient by the pending global-clip scale as it
+        reads it."""
+        if self._grad_scale != 1.0:
+            grad = grad * np.asarray(self._grad_scale, grad.dtype)
         return spec.prepare_trusted(var, slots, grad, indices, hyper).run
 
     def minimize(self, loss, var_list, tape=None):

@@ -1,0 +1,256 @@
+"""Kernels of the clip ops: one sum of squares over a whole list of tensors,
+scaling, and clipping by value.
+
+Design
+------
+The Python layer (``sparsegrad.ops.clip_ops``) checks dtypes and shapes, makes
+every array C-contiguous, groups the repeated indices of an IndexedSlices
+(``sparse_rows.group_rows``) and allocates the outputs.  Nothing here raises
+on data or checks it.
+
+* ``sum_of_squares_list`` cuts every entry of the list into blocks that do not
+  depend on the thread count: 4,096 elements of a dense entry, or groups of
+  rows of an IndexedSlices entry totalling about 4,096 values.  The blocks of
+  all entries form one table, worked through by one ``prange``; each block
+  sums its squares in float64 with a fixed pattern of four accumulators, and
+  the partial sums are added in table order.  So the total has the same bits
+  for any thread count.  An IndexedSlices entry counts as the tensor it
+  represents: the rows of a group (one index) are summed in their original
+  order, starting from zero, in the values' dtype, as a scatter-add into zeros
+  would, and that sum is squared.  The coalesced rows are never written out.
+* ``scale`` computes ``(x * c) / d`` elementwise in the values' dtype (TF's
+  ``clip_by_norm`` order of operations; ``d == 1`` skips the division, which
+  would not change a bit), in fixed chunks.
+* ``clip_values`` computes ``max(min(x, hi), lo)`` with NumPy's NaN rule (a
+  NaN operand gives NaN), bounds of length 1 or of x's length.
+"""
+
+from cython cimport floating
+from cython.parallel cimport prange
+from libc.stdint cimport int64_t
+from libc.stdlib cimport free, malloc
+
+from ._openmp cimport threads_for
+
+# Elements per block of a sum of squares, and per chunk of the elementwise
+# kernels: fixed, so that no result depends on the thread count.
+cdef Py_ssize_t CHUNK = 1 << 12
+
+cdef enum:
+    F32 = 0
+    F64 = 1
+
+
+cdef struct Block:
+    const void *values      # dense: the block's first element; grouped: values[0, 0]
+    const int64_t *order    # grouped: rows of values, grouped; NULL when dense
+    const int64_t *starts   # grouped: group bounds in order
+    Py_ssize_t lo           # grouped: first group of the block
+    Py_ssize_t hi           # dense: number of elements; grouped: end group
+    Py_ssize_t width        # grouped: row width
+    int kind                # F32 or F64
+
+
+cdef inline double _squares(const floating *x, Py_ssize_t n) noexcept nogil:
+    # Four interleaved accumulators in a fixed pattern: deterministic, and not
+    # bound by the latency of one chain of additions.
+    cdef double a0 = 0, a1 = 0, a2 = 0, a3 = 0
+    cdef Py_ssize_t k = 0
+    while k + 4 <= n:
+        a0 += <double> x[k] * x[k]
+        a1 += <double> x[k + 1] * x[k + 1]
+        a2 += <double> x[k + 2] * x[k + 2]
+        a3 += <double> x[k + 3] * x[k + 3]
+        k = k + 4
+    while k < n:
+        a0 += <double> x[k] * x[k]
+        k = k + 1
+    return (a0 + a1) + (a2 + a3)
+
+
+cdef inline double _group_squares(
+    const floating *values, const int64_t *order, Py_ssize_t first,
+    Py_ssize_t stop, Py_ssize_t width,
+) noexcept nogil:
+    # Squares of the sum of rows order[first:stop] of values, each column
+    # summed in order from zero in the values' dtype.
+    cdef double total = 0
+    cdef floating s
+    cdef Py_ssize_t j, k
+    if stop - first == 1:
+        return _squares(values + order[first] * width, width)
+    for j in range(width):
+        s = 0
+        for k in range(first, stop):
+            s = s + values[order[k] * width + j]
+        total += <double> s * s
+    return total
+
+
+cdef double _block_squares(const Block *b) noexcept nogil:
+    cdef double total = 0
+    cdef Py_ssize_t g
+    if b.order == NULL:
+        if b.kind == F32:
+            return _squares(<const float *> b.values, b.hi)
+        return _squares(<const double *> b.values, b.hi)
+    for g in range(b.lo, b.hi):
+        if b.kind == F32:
+            total += _group_squares(<const float *> b.values, b.order,
+                                    b.starts[g], b.starts[g + 1], b.width)
+        else:
+            total += _group_squares(<const double *> b.values, b.order,
+                                    b.starts[g], b.starts[g + 1], b.width)
+    return total
+
+
+cdef const void *_data(object array, int *kind):
+    # The first element of a non-empty C-contiguous float32/float64 array.
+    cdef const float[::1] f32
+    cdef const double[::1] f64
+    if array.dtype.itemsize == 4:
+        kind[0] = F32
+        f32 = array.reshape(-1)
+        return &f32[0]
+    kind[0] = F64
+    f64 = array.reshape(-1)
+    return &f64[0]
+
+
+def sum_of_squares_list(list entries, int n_threads):
+    """The sum of the squares of every tensor of `entries`, in float64.
+
+    Parameters
+    ----------
+    entries : list of tuple
+        ``(values,)``: a C-contiguous float32 or float64 array of any shape (a
+        dense tensor).  ``(values, order, starts)``: an IndexedSlices, values
+        of shape (n, width) C-contiguous float32 or float64, ``order`` and
+        ``starts`` int64 from ``sparse_rows.group_rows`` of its indices; it
+        counts as the tensor it represents (each group's rows summed first).
+        Every array must stay alive during the call (the list holds them).
+    n_threads : int
+
+    Returns
+    -------
+    float
+        The same bits for any `n_threads`.
+    """
+    cdef Py_ssize_t n_blocks = 0, n_work = 0, b, size, width, n_groups, per, g
+    cdef Py_ssize_t itemsize
+    cdef Block *blocks
+    cdef double *partials
+    cdef double total = 0
+    cdef int kind = F32, threads
+    cdef const void *data
+    cdef const int64_t[::1] order
+    cdef const int64_t[::1] starts
+    for entry in entries:
+        values = entry[0]
+        if values.size == 0:
+            continue
+        if len(entry) == 1:
+            n_blocks += (values.size + CHUNK - 1) // CHUNK
+        else:
+            width = values.shape[1]
+            per = max(1, CHUNK // width)
+            n_groups = entry[2].shape[0] - 1
+            n_blocks += (n_groups + per - 1) // per
+    if n_blocks == 0:
+        return 0.0
+    blocks = <Block *> malloc(n_blocks * sizeof(Block))
+    partials = <double *> malloc(n_blocks * sizeof(double))
+    if not blocks or not partials:
+        free(blocks)
+        free(partials)
+        raise MemoryError("sum_of_squares_list: could not allocate the block table")
+    b = 0
+    for entry in entries:
+        values = entry[0]
+        size = values.size
+        if size == 0:
+            continue
+        data = _data(values, &kind)
+        itemsize = 4 if kind == F32 else 8
+        n_work += size
+        if len(entry) == 1:
+            for g in range(0, size, CHUNK):
+                blocks[b].values = <const char *> data + g * itemsize
+                blocks[b].order = NULL
+                blocks[b].hi = min(CHUNK, size - g)
+                blocks[b].kind = kind
+                b += 1
+        else:
+            order = entry[1]
+            starts = entry[2]
+            width = values.shape[1]
+            per = max(1, CHUNK // width)
+            n_groups = starts.shape[0] - 1
+            for g in range(0, n_groups, per):
+                blocks[b].values = data
+                blocks[b].order = &order[0]
+                blocks[b].starts = &starts[0]
+                blocks[b].lo = g
+                blocks[b].hi = min(g + per, n_groups)
+                blocks[b].width = width
+                blocks[b].kind = kind
+                b += 1
+    threads = threads_for(n_work, n_threads)
+    for b in prange(n_blocks, nogil=True, schedule="dynamic", num_threads=threads):
+        partials[b] = _block_squares(&blocks[b])
+    for b in range(n_blocks):
+        total += partials[b]
+    free(blocks)
+    free(partials)
+    return total
+
+
+def scale(
+    const floating[::1] x,              # IN  (n,)
+    double c,                           # IN  exactly representable in the dtype
+    double d,                           # IN  exactly representable in the dtype
+    floating[::1] out,                  # OUT (n,)
+    int n_threads,
+):
+    """``out = (x * c) / d`` in the values' dtype (just ``x * c`` when d is 1)."""
+    cdef Py_ssize_t n = x.shape[0], n_chunks = (n + CHUNK - 1) // CHUNK
+    cdef Py_ssize_t ch, k, stop
+    cdef floating fc = <floating> c, fd = <floating> d
+    cdef bint divide = d != 1.0
+    cdef int threads = threads_for(n, n_threads)
+    for ch in prange(n_chunks, nogil=True, schedule="static", num_threads=threads):
+        stop = min((ch + 1) * CHUNK, n)
+        if divide:
+            for k in range(ch * CHUNK, stop):
+                out[k] = (x[k] * fc) / fd
+        else:
+            for k in range(ch * CHUNK, stop):
+                out[k] = x[k] * fc
+
+
+def clip_values(
+    const floating[::1] x,              # IN  (n,)
+    const floating[::1] lo,             # IN  (1,) or (n,)
+    const floating[::1] hi,             # IN  (1,) or (n,)
+    floating[::1] out,                  # OUT (n,)
+    int n_threads,
+):
+    """``out = maximum(minimum(x, hi), lo)``; a NaN operand gives NaN, and a tie
+    keeps the first operand."""
+    cdef Py_ssize_t n = x.shape[0], n_chunks = (n + CHUNK - 1) // CHUNK
+    cdef Py_ssize_t ch, k, stop
+    cdef Py_ssize_t lo_step = 1 if lo.shape[0] == n else 0
+    cdef Py_ssize_t hi_step = 1 if hi.shape[0] == n else 0
+    cdef floating v, h, m
+    cdef int threads = threads_for(n, n_threads)
+    for ch in prange(n_chunks, nogil=True, schedule="static", num_threads=threads):
+        stop = min((ch + 1) * CHUNK, n)
+        for k in range(ch * CHUNK, stop):
+            v = x[k]
+            h = hi[k * hi_step]
+            if not (v <= h or v != v):
+                v = h
+            m = lo[k * lo_step]
+            if not (v >= m or v != v):
+                v = m
+            out[k] = v

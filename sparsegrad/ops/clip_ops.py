@@ -1,0 +1,877 @@
+"""Clipping: by value, by norm, by the global norm of a list, and that norm.
+
+Each function takes Tensors, Variables, array_likes and
+:class:`~sparsegrad.IndexedSlices`; an IndexedSlices comes back as an
+IndexedSlices over the same indices (only its values change), so a sparse
+gradient stays sparse through clipping.  Norms of an IndexedSlices are those
+of the tensor it represents: rows of a repeated index are summed before they
+are squared (TensorFlow squares the raw values instead; the two agree when the
+indices are distinct).
+
+Sums of squares are accumulated in float64 in an order fixed by the data, not
+by the thread count, by one kernel pass over the whole list
+(``sparsegrad._kernels.clip``), and each norm is rounded once to the inputs'
+dtype; scalars such as the global-norm scale are computed in that dtype with
+TensorFlow's formulas.  Every function records itself on active tapes; the
+gradient functions sit next to the forward functions.  Their results are
+computed with NumPy, so a gradient of a clip op is not itself differentiable
+(second-order gradients through clipping are not supported).
+"""
+
+import collections.abc
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from .._kernels import clip as _clip
+from ..autodiff.recording import record_operation
+from ..autodiff.registry import register_gradient
+from ..errors import InvalidArgumentError
+from ..framework import sparse_rows
+from ..framework.dtypes import check_numeric, is_kernel_float
+from ..framework.indexed_slices import IndexedSlices
+from ..framework.tensor import Tensor, wrap
+from ..framework.threads import get_num_threads
+from ..framework.variable import Variable
+from . import array_ops, math_ops, reduction_ops
+from ._helpers import as_borrowed_tensor, as_tensor, convert_like, normalize_axis
+
+__all__ = [
+    "clip_by_average_norm",
+    "clip_by_global_norm",
+    "clip_by_norm",
+    "clip_by_value",
+    "global_norm",
+]
+
+_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
+# -- arguments ---------------------------------------------------------------------
+
+
+class _Rows:
+    """One argument of a clip op: its values as a Tensor and, for an
+    IndexedSlices, how its rows group by index (computed once, on demand)."""
+
+    __slots__ = ("values", "slices", "_groups")
+
+    def __init__(self, t, name):
+        if isinstance(t, IndexedSlices):
+            self.slices = t
+            self.values = t.values
+        else:
+            self.slices = None
+            self.values = as_borrowed_tensor(t, name=name)
+        self._groups = None
+
+    def rewrap(self, values):
+        """`values` in the form of the argument (an IndexedSlices when it was one)."""
+        if self.slices is None:
+            return values
+        return IndexedSlices._from_trusted(
+            values, self.slices.indices, self.slices.dense_shape
+        )
+
+    def groups(self):
+        """``(order, starts)`` of the repeated indices, or None when the rows
+        are the tensor's own (dense, or distinct indices)."""
+        if self.slices is None:
+            return None
+        if self._groups is None:
+            indices = self.slices.indices._value
+            shape = self.slices.dense_shape
+            top = shape[0] - 1 if shape is not None else None
+            self._groups = (_groups_of(indices, top),)
+        return self._groups[0]
+
+    def squares_entry(self):
+        """This argument as an entry of ``_clip.sum_of_squares_list``."""
+        return _squares_entry(self.values._value, self.groups())
+
+    def represented(self):
+        """``(rows, row_group)``: the rows of the represented tensor in float64
+        and, for repeated indices, the row of each value row (else None)."""
+        values = self.values._value.astype(np.float64)
+        groups = self.groups()
+        if groups is None:
+            return values, None
+        order, starts = groups
+        row_group = np.empty(order.shape[0], dtype=np.int64)
+        row_group[order] = np.repeat(np.arange(starts.shape[0] - 1), np.diff(starts))
+        rows = np.zeros((starts.shape[0] - 1,) + values.shape[1:])
+        np.add.at(rows, row_group, values)  # in the original order, from zero
+        return rows, row_group
+
+
+def _groups_of(indices, top=None):
+    """``(order, starts)`` grouping the repeated `indices` (all non-negative,
+    at most `top` when given), or None when they are distinct."""
+    if indices.shape[0] < 2:
+        return None
+    top = int(indices.max()) if top is None else top
+    _, order, starts = sparse_rows.group_rows(indices, top)
+    return (order, starts) if starts.shape[0] - 1 < indices.shape[0] else None
+
+
+def _squares_entry(values, groups):
+    """An entry of ``_clip.sum_of_squares_list``: `values` (rows grouped by
+    `groups` when not None)."""
+    if not is_kernel_float(values.dtype):
+        values = values.astype(np.float32)  # float16: exact in float32
+    values = np.ascontiguousarray(values)
+    if groups is None:
+        return (values,)
+    return (values.reshape(values.shape[0], -1),) + groups
+
+
+def sum_of_squares(grads):
+    """The float64 sum of squares of a list of gradients, of any float dtypes.
+
+    For the optimizers, whose gradients are already checked: no conversion,
+    no copy (float16 excepted).  The same bits for any thread count.
+
+    Parameters
+    ----------
+    grads : list
+        ndarrays (dense), ``(values, indices, n_rows)`` tuples (rows of a
+        variable with `n_rows` rows: they count as the tensor they represent,
+        repeated indices summed first) or None (skipped).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsegrad.ops.clip_ops import sum_of_squares
+    >>> sum_of_squares([np.array([1.0, 2.0]), (np.array([[1.0], [2.0]]),
+    ...                 np.array([0, 0]), 3)])
+    14.0
+    """
+    entries = []
+    for g in grads:
+        if g is None:
+            continue
+        if isinstance(g, tuple):
+            values, indices, n_rows = g
+            entries.append(_squares_entry(values, _groups_of(indices, n_rows - 1)))
+        else:
+            entries.append(_squares_entry(g, None))
+    return _clip.sum_of_squares_list(entries, get_num_threads())
+
+
+def _float_values(rows, op_name, arg):
+    """The dtype of `rows`, which must be float16, float32 or float64."""
+    dtype = rows.values._value.dtype
+    check_numeric(dtype, f"{op_name}: {arg}")
+    if dtype not in _FLOATS:
+        raise InvalidArgumentError(
+            f"{op_name}: {arg} has dtype {dtype}; norms need float16, float32 or "
+            "float64 values (cast integers first)"
+        )
+    return dtype
+
+
+def _as_list(t_list, op_name):
+    """The entries of `t_list` as _Rows (None kept), all of one float dtype."""
+    if isinstance(t_list, (str, bytes)) or not isinstance(
+        t_list, collections.abc.Sequence
+    ):
+        raise TypeError(
+            f"{op_name}: `t_list` should be a sequence of tensors. Received "
+            f"{type(t_list).__name__}."
+        )
+    entries, dtype, first = [], None, None
+    for i, t in enumerate(t_list):
+        if t is None:
+            entries.append(None)
+            continue
+        rows = _Rows(t, f"t_list[{i}]")
+        this = _float_values(rows, op_name, f"t_list[{i}]")
+        if dtype is None:
+            dtype, first = this, i
+        elif this != dtype:
+            raise InvalidArgumentError(
+                f"{op_name}: t_list[{i}] has dtype {this} but t_list[{first}] has "
+                f"dtype {dtype}; every tensor of the list must have one dtype"
+            )
+        entries.append(rows)
+    return entries, dtype
+
+
+def _scalar_norm_arg(value, dtype, op_name, arg):
+    """A clip_norm / use_norm argument: ``(value as a 0-d array of `dtype`,
+    the Tensor to differentiate or None)``.  Python and NumPy numbers adopt
+    `dtype`; a Tensor must be a scalar of a float dtype."""
+    if isinstance(value, Variable):
+        value = as_tensor(value)
+    if isinstance(value, Tensor):
+        array = value._value
+        tensor = value
+    else:
+        if isinstance(value, (bool, np.bool_)) or value is None:
+            raise TypeError(f"{op_name}: {arg} must be a number, got {value!r}")
+        try:
+            array = np.asarray(value)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{op_name}: {arg} must be a number, got {value!r}"
+            ) from None
+        tensor = None
+    check_numeric(array.dtype, f"{op_name}: {arg}")
+    if array.dtype.kind == "b":
+        raise TypeError(f"{op_name}: {arg} must be a number, got {value!r}")
+    if array.size != 1 or (array.ndim and tensor is not None):
+        raise InvalidArgumentError(
+            f"{op_name}: {arg} must be a scalar, got shape {tuple(array.shape)}"
+        )
+    return np.asarray(array.reshape(()), dtype=dtype), tensor
+
+
+def _sum_of_squares(entries):
+    """The float64 sum of squares of a list of _Rows (None skipped)."""
+    return _clip.sum_of_squares_list(
+        [r.squares_entry() for r in entries if r is not None], get_num_threads()
+    )
+
+
+def _scaled(x, c, d=1.0):
+    """``(x * c) / d`` in x's dtype, a new array (c and d are in that dtype)."""
+    if x.size and is_kernel_float(x.dtype):
+        out = np.empty(x.shape, dtype=x.dtype)
+        _clip.scale(
+            np.ascontiguousarray(x).reshape(-1), float(c), float(d),
+            out.reshape(-1), get_num_threads(),
+        )
+        return out
+    c, d = np.asarray(c, x.dtype), np.asarray(d, x.dtype)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        return x * c if d == 1 else (x * c) / d
+
+
+def _dense(grad, like):
+    """An output gradient as an ndarray of `like`'s shape (None: zeros)."""
+    if grad is None:
+        return np.zeros(like.shape)
+    return array_ops.densify(grad)._value
+
+
+# -- clip_by_value -----------------------------------------------------------------
+
+
+def _bound(value, x, arg):
+    """A clip_by_value bound as a Tensor of t's dtype."""
+    if isinstance(value, Variable):
+        value = as_tensor(value)
+    if x.dtype.kind in "iu":
+        if isinstance(value, Tensor):
+            kind = value._value.dtype.kind
+        else:
+            try:
+                kind = np.asarray(value).dtype.kind
+            except (TypeError, ValueError):
+                kind = None
+        if kind == "f":
+            raise TypeError(
+                f"clip_by_value: {arg}={value!r} is a float but t has integer dtype "
+                f"{x.dtype}; pass integer bounds or cast t to a float dtype"
+            )
+    if isinstance(value, Tensor):
+        if value._value.dtype != x.dtype:
+            raise InvalidArgumentError(
+                f"clip_by_value: {arg} has dtype {value._value.dtype} but t has "
+                f"dtype {x.dtype}; a Tensor bound must have t's dtype"
+            )
+        return value
+    return convert_like(value, x, "clip_by_value", arg)
+
+
+def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    """Clip every element of `t` to ``[clip_value_min, clip_value_max]``.
+
+    Computed as ``maximum(minimum(t, clip_value_max), clip_value_min)``: the
+    upper bound first, so where ``clip_value_min > clip_value_max`` every
+    element becomes `clip_value_min`.  NaN stays NaN; +-inf go to the bounds.
+    For an IndexedSlices only the values are clipped, and an IndexedSlices over
+    the same indices comes back.
+
+    The gradient passes to `t` where ``clip_value_min <= t <= clip_value_max``
+    (ties included), to `clip_value_max` where t is above it and to
+    `clip_value_min` where ``minimum(t, clip_value_max)`` is below it; a NaN
+    element passes its gradient to `clip_value_min`.  TensorFlow's rule.
+
+    Parameters
+    ----------
+    t : Tensor, Variable, IndexedSlices or array_like
+        Any real dtype (not bool).
+    clip_value_min, clip_value_max : Tensor, Variable or array_like
+        Scalars, or arrays that broadcast to t's shape (to the values' shape
+        for an IndexedSlices) without enlarging it.  Python numbers and arrays
+        adopt t's dtype; a Tensor must have t's dtype.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor or IndexedSlices
+        A new array of t's shape and dtype (t is never modified).
+
+    Raises
+    ------
+    TypeError
+        If t has an integer dtype and a bound is a float.
+    InvalidArgumentError
+        If the bounds do not broadcast to t's shape, or would enlarge it; if a
+        Tensor bound has another dtype; if t is bool or complex.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> sg.clip_by_value([[-5.0, 2.0, 3.0], [4.0, 5.0, 6.0]], -4.4, 4.4).numpy()
+    array([[-4.4,  2. ,  3. ],
+           [ 4. ,  4.4,  4.4]])
+    >>> s = sg.IndexedSlices([[-3.0, 9.0]], [4], dense_shape=(10, 2))
+    >>> sg.clip_by_value(s, -1.0, 1.0).values.numpy()
+    array([[-1.,  1.]])
+    """
+    rows = _Rows(t, "t")
+    x = rows.values
+    check_numeric(x.dtype, "clip_by_value: t")
+    if x.dtype.kind == "b":
+        raise InvalidArgumentError("clip_by_value: t has dtype bool; expected a number")
+    lo = _bound(clip_value_min, x, "clip_value_min")
+    hi = _bound(clip_value_max, x, "clip_value_max")
+    shape = x._value.shape
+    try:
+        out_shape = np.broadcast_shapes(shape, lo._value.shape, hi._value.shape)
+    except ValueError:
+        raise InvalidArgumentError(
+            f"clip_by_value: Incompatible shapes: t {shape}, clip_value_min "
+            f"{lo._value.shape}, clip_value_max {hi._value.shape}"
+        ) from None
+    if out_shape != shape:
+        arg, bound = (
+            ("clip_value_min", lo)
+            if np.broadcast_shapes(shape, lo._value.shape) != shape
+            else ("clip_value_max", hi)
+        )
+        raise InvalidArgumentError(
+            f"clip_by_value: {arg} of shape {bound._value.shape} would broadcast t "
+            f"of shape {shape} to {out_shape}; the bounds may broadcast to t's "
+            "shape but not enlarge it"
+        )
+    z = wrap(_clipped_values(x._value, lo._value, hi._value))
+    record_operation("ClipByValue", (x, lo, hi), (z,))
+    return rows.rewrap(z)
+
+
+def _clipped_values(x, lo, hi):
+    if not (x.size and is_kernel_float(x.dtype)):
+        return np.maximum(np.minimum(x, hi), lo)
+
+    def flat(bound):
+        if bound.size == 1:
+            return bound.reshape(1)
+        return np.ascontiguousarray(np.broadcast_to(bound, x.shape)).reshape(-1)
+
+    out = np.empty(x.shape, dtype=x.dtype)
+    _clip.clip_values(
+        np.ascontiguousarray(x).reshape(-1), flat(lo), flat(hi), out.reshape(-1),
+        get_num_threads(),
+    )
+    return out
+
+
+@register_gradient("ClipByValue")
+def _clip_by_value_grad(op, grad):
+    x, lo, hi = op.inputs
+    xv, lov, hiv = x._value, lo._value, hi._value
+    with np.errstate(invalid="ignore"):
+        # minimum(t, hi) passes its gradient to t where t <= hi (ties too), and
+        # maximum(., lo) passes it on where minimum(t, hi) >= lo: a NaN element
+        # fails both, so its gradient goes to clip_value_min.
+        below_hi = xv <= hiv
+        above_lo = np.minimum(xv, hiv) >= lov
+    grad = array_ops.densify(grad)
+    zeros = array_ops.zeros_like(grad)
+    skip = op.skip_input_indices
+    gx = math_ops.where(below_hi & above_lo, grad, zeros)
+    glo = None
+    if 1 not in skip:
+        glo = reduction_ops.unbroadcast(
+            math_ops.where(~above_lo, grad, zeros), lov.shape
+        )
+    ghi = None
+    if 2 not in skip:
+        ghi = reduction_ops.unbroadcast(
+            math_ops.where(~below_hi & above_lo, grad, zeros), hiv.shape
+        )
+    return gx, glo, ghi
+
+
+# -- clip_by_norm ------------------------------------------------------------------
+
+
+class _Slices:
+    """The slices of a clip_by_norm: sums over `axes` of the represented
+    tensor, for a dense argument or an IndexedSlices."""
+
+    def __init__(self, rows, axes):
+        self.axes = axes
+        self.rep, self.row_group = rows.represented()
+        self.across_rows = 0 in axes
+
+    def compact_sum(self, per_row):
+        """Sums of `per_row` (shaped like the values) over each slice, in the
+        compact shape of the slices."""
+        if self.row_group is None:
+            return per_row.sum(axis=self.axes, keepdims=True)
+        inner = tuple(a for a in self.axes if a != 0)
+        s = per_row.sum(axis=inner, keepdims=True)
+        if self.across_rows:
+            return s.sum(axis=0, keepdims=True)
+        out = np.zeros((self.rep.shape[0],) + s.shape[1:])
+        np.add.at(out, self.row_group, s)
+        return out
+
+    def compact_squares(self):
+        """The sums of squares of the represented tensor over each slice."""
+        return np.square(self.rep).sum(axis=self.axes, keepdims=True)
+
+    def to_rows(self, compact):
+        """A compact per-slice array broadcast against the value rows."""
+        if self.row_group is None or self.across_rows:
+            return compact
+        return compact[self.row_group]
+
+    def rep_rows(self):
+        """The represented row of every value row."""
+        return self.rep if self.row_group is None else self.rep[self.row_group]
+
+
+def clip_by_norm(t, clip_norm, axes=None, name=None):
+    """Scale `t` so that its L2 norm (over `axes`) is at most `clip_norm`.
+
+    ``(t * clip_norm) / maximum(norm, clip_norm)`` with the norm taken over
+    all elements, or over `axes` for each slice along the other axes: a slice
+    whose norm is at most `clip_norm` is unchanged up to one rounding.  A
+    negative `clip_norm` acts as 0.  A zero slice comes back as zeros (no
+    NaN), even with `clip_norm` 0 (where TensorFlow gives NaN).  Any NaN or
+    inf in a slice makes the norm NaN or inf, and the slice NaN (or zeros
+    where it was finite and the norm is inf).
+
+    For an IndexedSlices the values are scaled and an IndexedSlices over the
+    same indices comes back; its norm is that of the tensor it represents
+    (rows of a repeated index summed before squaring, TensorFlow squares the
+    raw values: the same when the indices are distinct).  `axes` index the
+    values, whose axis 0 is the row axis.
+
+    Parameters
+    ----------
+    t : Tensor, Variable, IndexedSlices or array_like
+        float16, float32 or float64.
+    clip_norm : Tensor, Variable or number
+        A scalar (a one-element array is accepted); a Python or NumPy number
+        adopts t's dtype; a Tensor is cast to it and receives a gradient.
+    axes : int or sequence of int, optional
+        The axes of each norm (negative ones count from the end); None: all.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor or IndexedSlices
+        A new array of t's shape and dtype.
+
+    Raises
+    ------
+    InvalidArgumentError
+        If t is not float16/32/64, `clip_norm` is not a scalar, or an axis is
+        out of range or repeated.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> sg.clip_by_norm([[-3.0, 0.0, 0.0], [4.0, 0.0, 0.0]], 4.0).numpy()
+    array([[-2.4,  0. ,  0. ],
+           [ 3.2,  0. ,  0. ]])
+    >>> sg.clip_by_norm([[-3.0, 0.0, 0.0], [4.0, 0.0, 3.0]], 4.0, axes=1).numpy()
+    array([[-3. ,  0. ,  0. ],
+           [ 3.2,  0. ,  2.4]])
+    """
+    rows = _Rows(t, "t")
+    x = rows.values
+    dtype = _float_values(rows, "clip_by_norm", "t")
+    c, c_tensor = _scalar_norm_arg(clip_norm, dtype, "clip_by_norm", "clip_norm")
+    c_raw = c
+    c = np.maximum(c, np.asarray(0, dtype))
+    xv = x._value
+    axes = normalize_axis(axes, xv.ndim, "clip_by_norm")
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        if len(axes) == xv.ndim:
+            norm = np.asarray(math.sqrt(_sum_of_squares([rows])), dtype)
+            divisor = np.maximum(norm, c)
+            if divisor == 0:
+                divisor = np.asarray(1, dtype)  # zeros, not 0 / 0
+            z = _scaled(xv, c, divisor)
+            slices = None
+        else:
+            slices = _Slices(rows, axes)
+            norm = np.sqrt(slices.compact_squares()).astype(dtype)
+            divisor = np.maximum(norm, c)
+            divisor[divisor == 0] = 1
+            z = (xv * c) / slices.to_rows(divisor)
+    z = wrap(z)
+    inputs = (x,) if c_tensor is None else (x, c_tensor)
+
+    def grad_fn(grad):
+        return _clip_by_norm_grad(
+            _dense(grad, xv), xv, rows, axes, slices, float(c), c_raw >= 0, inputs
+        )
+
+    record_operation("ClipByNorm", inputs, (z,), grad_fn=grad_fn)
+    return rows.rewrap(z)
+
+
+def _clip_by_norm_grad(g, xv, rows, axes, slices, c, c_used, inputs):
+    """Gradients of ``(v * c) / maximum(n, c)`` w.r.t. v (and c).
+
+    Where the norm n is the divisor (``n >= c``, Maximum's tie rule, and
+    n > 0): ``dv = c/n * (g - r * S / n**2)`` with ``S = sum(g * v)`` over
+    the slice and r the represented row of v; ``dc = S / n``.  Elsewhere
+    ``dv = g`` (``g * c / c``) and ``dc = 0``.
+    """
+    if slices is None:
+        slices = _Slices(rows, tuple(range(xv.ndim)))
+    g = g.astype(np.float64)
+    v = xv.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        n = np.sqrt(slices.compact_squares())
+        s = slices.compact_sum(g * v)
+        on_norm = (n >= c) & (n > 0)
+        divisor = np.where(on_norm, n, c if c > 0 else 1.0)
+        coef = np.where(on_norm, c * s / n**3, 0.0)
+        dv = g * c / slices.to_rows(divisor) - slices.to_rows(coef) * slices.rep_rows()
+        grads = [wrap(dv.astype(xv.dtype))]
+        if len(inputs) == 2:
+            dc = float(np.sum(np.where(on_norm, s / n, 0.0))) if c_used else 0.0
+            grads.append(wrap(np.asarray(dc, inputs[1]._value.dtype)))
+    return tuple(grads)
+
+
+# -- global_norm -------------------------------------------------------------------
+
+
+def _global_norm(entries, dtype):
+    """``(norm as a 0-d array of dtype, float64 norm)`` of a list of _Rows."""
+    norm64 = math.sqrt(_sum_of_squares(entries))
+    return np.asarray(norm64, dtype), norm64
+
+
+def _norm_input_grads(entries, g_norm, norm64):
+    """Gradients w.r.t. every entry's values of the global norm, times g_norm:
+    ``g_norm * r / norm`` (r: the represented row of each value row)."""
+    grads = []
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        for rows in entries:
+            rep, row_group = rows.represented()
+            r = rep if row_group is None else rep[row_group]
+            grads.append(g_norm * r / norm64)
+    return grads
+
+
+def global_norm(t_list, name=None):
+    """The L2 norm of all the tensors of a list together.
+
+    ``sqrt(sum of the squares of every element)``, accumulated in float64
+    (the same bits for any thread count) and rounded once to the tensors'
+    dtype.  `None` entries are skipped; an empty list (or only `None`) gives
+    0.0 as float32.  An IndexedSlices counts as the tensor it represents: rows
+    of a repeated index are summed before squaring (TensorFlow squares the raw
+    values, so it counts a row hit k times as the sum of k squared norms; the
+    two agree when the indices are distinct).  The coalesced rows are never
+    written out.  The gradient is ``t / global_norm`` (NaN when the norm is 0,
+    as in TensorFlow).
+
+    Parameters
+    ----------
+    t_list : list or tuple
+        Tensors, Variables, IndexedSlices, array_likes or None, all of one
+        float dtype (float16, float32 or float64).
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        A 0-d Tensor of the tensors' dtype.
+
+    Raises
+    ------
+    TypeError
+        If `t_list` is not a list or tuple (a Tensor, a dict, a generator, a
+        string).
+    InvalidArgumentError
+        If an entry is not float16/32/64, or the entries' dtypes differ.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import sparsegrad as sg
+    >>> sg.global_norm([np.array([3.0, 0.0]), None, np.array([[4.0]])]).numpy()
+    array(5.)
+    >>> s = sg.IndexedSlices(np.array([[3.0], [4.0]]), [0, 0], dense_shape=(2, 1))
+    >>> sg.global_norm([s]).numpy()  # the row [3 + 4]
+    array(7.)
+    """
+    entries, dtype = _as_list(t_list, "global_norm")
+    present = [r for r in entries if r is not None]
+    norm, norm64 = _global_norm(present, dtype or np.dtype(np.float32))
+    z = wrap(norm)
+
+    def grad_fn(grad):
+        g_norm = float(_dense(grad, norm))
+        return tuple(
+            wrap(d.astype(r.values._value.dtype))
+            for d, r in zip(_norm_input_grads(present, g_norm, norm64), present)
+        )
+
+    record_operation(
+        "GlobalNorm", tuple(r.values for r in present), (z,), grad_fn=grad_fn
+    )
+    return z
+
+
+# -- clip_by_global_norm -----------------------------------------------------------
+
+
+def global_norm_scale(norm, clip_norm):
+    """TensorFlow's clip-by-global-norm scale, in the dtype of `norm`.
+
+    ``clip_norm * minimum(1 / norm, 1 / clip_norm) + (norm - norm)``: at most
+    1 when everything is finite and positive, NaN when the norm is inf or NaN
+    (so that every clipped tensor becomes NaN), 1 when the norm is 0.
+
+    Parameters
+    ----------
+    norm, clip_norm : 0-d ndarray
+        Of one float dtype.
+
+    Returns
+    -------
+    0-d ndarray
+        The scale, in that dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsegrad.ops.clip_ops import global_norm_scale
+    >>> float(global_norm_scale(np.float32(5.0), np.float32(4.0)))
+    0.800000011920929
+    """
+    one = np.asarray(1, norm.dtype)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        return np.asarray(
+            clip_norm * np.minimum(one / norm, one / clip_norm) + (norm - norm),
+            norm.dtype,
+        )
+
+
+def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
+    """Scale a list of tensors so that their global norm is at most `clip_norm`.
+
+    Every tensor is multiplied by one scale,
+    ``clip_norm * minimum(1 / global_norm, 1 / clip_norm)``, i.e.
+    ``clip_norm / maximum(global_norm, clip_norm)``, computed in the norm's
+    dtype with TensorFlow's formula (so a negative `clip_norm` gives a scale
+    of 1, and an infinite or NaN global norm makes every output entirely NaN).
+    `None` entries stay `None`; an IndexedSlices comes back as an
+    IndexedSlices over the same indices.  The global norm is that of
+    :func:`global_norm` (IndexedSlices count as the tensors they represent).
+
+    Parameters
+    ----------
+    t_list : list or tuple
+        Tensors, Variables, IndexedSlices, array_likes or None, all of one
+        float dtype.
+    clip_norm : Tensor, Variable or number
+        A scalar.  A Tensor must have the norm's dtype and receives a
+        gradient.
+    use_norm : Tensor or number, optional
+        The global norm to use instead of computing it; returned as given.
+        A Tensor receives a gradient.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    list_clipped : list
+        New arrays (the inputs are never modified), in a list even for a tuple
+        argument.
+    global_norm : Tensor
+        The 0-d global norm: computed, or `use_norm` (as a Tensor).
+
+    Raises
+    ------
+    TypeError
+        If `t_list` is not a list or tuple, or a Tensor `clip_norm` has
+        another dtype than the norm.
+    InvalidArgumentError
+        If `clip_norm` or `use_norm` is not a scalar (a ``ValueError``), or
+        the tensors are not of one float dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import sparsegrad as sg
+    >>> a = np.array([[-2.0, 0.0, 0.0], [4.0, 0.0, 0.0]])
+    >>> s = sg.IndexedSlices(np.array([1.0, -2.0]), [3, 4])
+    >>> (a2, s2), norm = sg.clip_by_global_norm([a, s], 4.0)
+    >>> norm.numpy(), a2.numpy()[1, 0], s2.values.numpy()
+    (array(5.), np.float64(3.2), array([ 0.8, -1.6]))
+    """
+    entries, dtype = _as_list(t_list, "clip_by_global_norm")
+    present = [r for r in entries if r is not None]
+    list_dtype = dtype or np.dtype(np.float32)
+    if use_norm is None:
+        norm, norm64 = _global_norm(present, list_dtype)
+        norm_tensor, given = wrap(norm), None
+    else:
+        if isinstance(use_norm, (Tensor, Variable)):
+            norm_dtype = np.asarray(as_tensor(use_norm)._value).dtype
+            if norm_dtype not in _FLOATS:
+                raise InvalidArgumentError(
+                    f"clip_by_global_norm: use_norm has dtype {norm_dtype}; "
+                    "expected a float dtype"
+                )
+        else:
+            norm_dtype = list_dtype
+        norm, given = _scalar_norm_arg(
+            use_norm, norm_dtype, "clip_by_global_norm", "use_norm"
+        )
+        norm_tensor = given if given is not None else wrap(norm)
+        norm64 = float(norm)
+    if isinstance(clip_norm, (Tensor, Variable)):
+        c_dtype = as_tensor(clip_norm)._value.dtype
+        if c_dtype != norm.dtype:
+            raise TypeError(
+                f"clip_by_global_norm: clip_norm has dtype {c_dtype} but the norm "
+                f"has dtype {norm.dtype}; they must have the same dtype"
+            )
+    c, c_tensor = _scalar_norm_arg(clip_norm, norm.dtype, "clip_by_global_norm",
+                                   "clip_norm")
+    scale = global_norm_scale(norm, c)
+    outputs = [
+        None
+        if r is None
+        else wrap(_scaled(r.values._value, scale.astype(r.values.dtype)))
+        for r in entries
+    ]
+    clipped = [None if r is None else r.rewrap(z) for r, z in zip(entries, outputs)]
+    inputs = tuple(r.values for r in present)
+    inputs += tuple(t for t in (c_tensor, given) if t is not None)
+    recorded = tuple(z for z in outputs if z is not None)
+    if given is None:
+        recorded += (norm_tensor,)
+
+    def grad_fn(*grads):
+        return _clip_by_global_norm_grad(
+            grads, present, norm64, float(c), float(scale), c_tensor, given
+        )
+
+    record_operation("ClipByGlobalNorm", inputs, recorded, grad_fn=grad_fn)
+    return clipped, norm_tensor
+
+
+def _clip_by_global_norm_grad(grads, present, n, c, scale, c_tensor, given):
+    """Gradients of ``t_i * s`` with ``s = c * minimum(1/n, 1/c) + (n - n)``.
+
+    ``dL/ds = sum_i sum(g_i * t_i)``; ``ds/dn = -c / n**2`` where
+    ``1/n <= 1/c`` (Minimum's tie rule) else 0, and ``ds/dc = min(1/n, 1/c)``
+    there, else 0.  The norm's own gradient (when computed here) adds to
+    ``dL/dn``, which reaches each t_i as ``r_i / n`` or goes to `use_norm`.
+    """
+    n, c = np.float64(n), np.float64(c)
+    values = [r.values._value for r in present]
+    out_grads = [_dense(g, v).astype(np.float64) for g, v in zip(grads, values)]
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        d_scale = sum(float(np.sum(g * v)) for g, v in zip(out_grads, values))
+        on_norm = 1.0 / n <= 1.0 / c
+        dn = d_scale * (-c / n**2 if on_norm else 0.0) + (0.0 * (n - n))
+        if given is None:
+            g_norm = grads[len(values)]
+            dn += 0.0 if g_norm is None else float(_dense(g_norm, np.zeros(())))
+            through_norm = _norm_input_grads(present, dn, n)
+        else:
+            through_norm = [0.0] * len(values)
+        result = [
+            wrap((g * scale + t).astype(v.dtype))
+            for g, t, v in zip(out_grads, through_norm, values)
+        ]
+        if c_tensor is not None:
+            dc = d_scale * (min(1.0 / n, 1.0 / c) if on_norm else 0.0)
+            result.append(wrap(np.asarray(dc, c_tensor._value.dtype)))
+        if given is not None:
+            result.append(wrap(np.asarray(dn, given._value.dtype)))
+    return tuple(result)
+
+
+# -- clip_by_average_norm ----------------------------------------------------------
+
+
+def clip_by_average_norm(t, clip_norm, name=None):
+    """Deprecated: use ``clip_by_norm(t, clip_norm * size(t))``.
+
+    Scales `t` so that its average L2 norm (the norm divided by the number of
+    elements) is at most `clip_norm`; exactly
+    ``clip_by_norm(t, clip_norm * t.size)``.  An IndexedSlices is densified
+    (as in TensorFlow) and a dense Tensor comes back.  Emits a
+    ``DeprecationWarning``.
+
+    Parameters
+    ----------
+    t : Tensor, Variable, IndexedSlices or array_like
+        float16, float32 or float64.
+    clip_norm : Tensor, Variable or number
+        A scalar.
+    name : str, optional
+        Ignored (TensorFlow compatibility).
+
+    Returns
+    -------
+    Tensor
+        Of t's dense shape and dtype.
+
+    Raises
+    ------
+    InvalidArgumentError
+        As :func:`clip_by_norm`.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import sparsegrad as sg
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", DeprecationWarning)
+    ...     y = sg.clip_by_average_norm([[-3.0, 0.0, 0.0], [4.0, 0.0, 0.0]], 0.8)
+    >>> y.numpy()
+    array([[-2.88,  0.  ,  0.  ],
+           [ 3.84,  0.  ,  0.  ]])
+    """
+    warnings.warn(
+        "clip_by_average_norm is deprecated; use "
+        "sparsegrad.clip_by_norm(t, clip_norm * size(t)) instead",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    t = as_tensor(t, name="t")
+    size = t._value.size
+    if isinstance(clip_norm, (Tensor, Variable)):
+        clip_norm = math_ops.multiply(clip_norm, size)
+    elif isinstance(clip_norm, numbers.Real) and not isinstance(clip_norm, bool):
+        clip_norm = clip_norm * size
+    return clip_by_norm(t, clip_norm)
