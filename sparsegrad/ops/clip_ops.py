@@ -176,8 +176,9 @@ def _float_values(rows, op_name, arg):
     return dtype
 
 
-def _as_list(t_list, op_name):
-    """The entries of `t_list` as _Rows (None kept), all of one float dtype."""
+def _as_list(t_list, op_name, one_dtype=True):
+    """The entries of `t_list` as _Rows (None kept), of float dtypes, all one
+    (that of the first) when `one_dtype`."""
     if isinstance(t_list, (str, bytes)) or not isinstance(
         t_list, collections.abc.Sequence
     ):
@@ -194,7 +195,7 @@ def _as_list(t_list, op_name):
         this = _float_values(rows, op_name, f"t_list[{i}]")
         if dtype is None:
             dtype, first = this, i
-        elif this != dtype:
+        elif this != dtype and one_dtype:
             raise InvalidArgumentError(
                 f"{op_name}: t_list[{i}] has dtype {this} but t_list[{first}] has "
                 f"dtype {dtype}; every tensor of the list must have one dtype"
@@ -553,7 +554,8 @@ def _clip_by_norm_grad(g, xv, rows, axes, slices, c, c_used, inputs):
         n = np.sqrt(slices.compact_squares())
         s = slices.compact_sum(g * v)
         on_norm = (n >= c) & (n > 0)
-        divisor = np.where(on_norm, n, c if c > 0 else 1.0)
+        divisor = np.maximum(n, c)  # NaN in a slice holding a NaN, as the forward
+        divisor = np.where(divisor == 0, 1.0, divisor)
         coef = np.where(on_norm, c * s / n**3, 0.0)
         dv = g * c / slices.to_rows(divisor) - slices.to_rows(coef) * slices.rep_rows()
         grads = [wrap(dv.astype(xv.dtype))]
@@ -697,7 +699,8 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     ----------
     t_list : list or tuple
         Tensors, Variables, IndexedSlices, array_likes or None, all of one
-        float dtype.
+        float dtype (of any float dtypes when `use_norm` is given: the scale
+        is cast to each).
     clip_norm : Tensor, Variable or number
         A scalar.  A Tensor must have the norm's dtype and receives a
         gradient.
@@ -734,7 +737,7 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     >>> norm.numpy(), a2.numpy()[1, 0], s2.values.numpy()
     (array(5.), np.float64(3.2), array([ 0.8, -1.6]))
     """
-    entries, dtype = _as_list(t_list, "clip_by_global_norm")
+    entries, dtype = _as_list(t_list, "clip_by_global_norm", use_norm is None)
     present = [r for r in entries if r is not None]
     list_dtype = dtype or np.dtype(np.float32)
     if use_norm is None:
@@ -790,9 +793,9 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
 def _clip_by_global_norm_grad(grads, present, n, c, scale, c_tensor, given):
     """Gradients of ``t_i * s`` with ``s = c * minimum(1/n, 1/c) + (n - n)``.
 
-    ``dL/ds = sum_i sum(g_i * t_i)``; ``ds/dn = -c / n**2`` where
-    ``1/n <= 1/c`` (Minimum's tie rule) else 0, and ``ds/dc = min(1/n, 1/c)``
-    there, else 0.  The norm's own gradient (when computed here) adds to
+    ``dL/ds = sum_i sum(g_i * t_i)``; where ``1/n <= 1/c`` (Minimum's tie
+    rule) ``ds/dn = -c / n**2`` and ``ds/dc = 1/n``, elsewhere ``ds/dn = 0``
+    and ``ds/dc = 0``.  The norm's own gradient (when computed here) adds to
     ``dL/dn``, which reaches each t_i as ``r_i / n`` or goes to `use_norm`.
     """
     n, c = np.float64(n), np.float64(c)
@@ -800,8 +803,15 @@ def _clip_by_global_norm_grad(grads, present, n, c, scale, c_tensor, given):
     out_grads = [_dense(g, v).astype(np.float64) for g, v in zip(grads, values)]
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         d_scale = sum(float(np.sum(g * v)) for g, v in zip(out_grads, values))
-        on_norm = 1.0 / n <= 1.0 / c
-        dn = d_scale * (-c / n**2 if on_norm else 0.0) + (0.0 * (n - n))
+        # TensorFlow's chain, operation by operation, so that the non-finite
+        # cases (c = 0 or inf, n = 0) give its NaNs: s = c * minimum(1/n, 1/c)
+        # + (n - n); the minimum passes its gradient to 1/n on ties, and a
+        # reciprocal y = 1/x passes g as -g * y**2.
+        inv_n, inv_c = 1.0 / n, 1.0 / c
+        g_min = d_scale * c
+        g_inv_n, g_inv_c = (g_min, 0.0) if inv_n <= inv_c else (0.0, g_min)
+        dn = -g_inv_n * inv_n**2 + (d_scale - d_scale)
+        dc = d_scale * min(inv_n, inv_c) - g_inv_c * inv_c**2
         if given is None:
             g_norm = grads[len(values)]
             dn += 0.0 if g_norm is None else float(_dense(g_norm, np.zeros(())))
@@ -813,7 +823,6 @@ def _clip_by_global_norm_grad(grads, present, n, c, scale, c_tensor, given):
             for g, t, v in zip(out_grads, through_norm, values)
         ]
         if c_tensor is not None:
-            dc = d_scale * (min(1.0 / n, 1.0 / c) if on_norm else 0.0)
             result.append(wrap(np.asarray(dc, c_tensor._value.dtype)))
         if given is not None:
             result.append(wrap(np.asarray(dn, given._value.dtype)))
@@ -829,7 +838,7 @@ def clip_by_average_norm(t, clip_norm, name=None):
     Scales `t` so that its average L2 norm (the norm divided by the number of
     elements) is at most `clip_norm`; exactly
     ``clip_by_norm(t, clip_norm * t.size)``.  An IndexedSlices is densified
-    (as in TensorFlow) and a dense Tensor comes back.  Emits a
+    (as in TensorFlow, differentiably) and a dense Tensor comes back.  Emits a
     ``DeprecationWarning``.
 
     Parameters
@@ -868,7 +877,7 @@ def clip_by_average_norm(t, clip_norm, name=None):
         DeprecationWarning,
         stacklevel=2,
     )
-    t = as_tensor(t, name="t")
+    t = array_ops.densify(t) if isinstance(t, IndexedSlices) else as_tensor(t, name="t")
     size = t._value.size
     if isinstance(clip_norm, (Tensor, Variable)):
         clip_norm = math_ops.multiply(clip_norm, size)
