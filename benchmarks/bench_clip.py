@@ -19,6 +19,11 @@ of ``--repeat`` runs after a warm-up run.
   only (in place, on ``.grad``).  It cannot take the sparse part: with the
   embedding's gradient as a sparse COO tensor it raises (the error is
   printed).
+* NumPy, for context: ``[v * s for v in values]`` with a fixed scale, i.e.
+  the scaling pass alone into new arrays, as sparsegrad's results are.  New
+  arrays cost their first-touch page faults: glibc returns large freed blocks
+  to the system, so a loop that drops each result pays them on every call
+  (TensorFlow's allocator keeps its memory; torch scales in place).
 
 The floor is the bytes the call must move, all gradient values read once for
 the norm, then read and written once to scale them (3 x 44 MiB; the global
@@ -217,6 +222,10 @@ def main():
     n_threads = os.cpu_count()
     sg.set_num_threads(n_threads)
     print(
+        f"load average before the run: {os.getloadavg()[0]:.2f} (a shared "
+        "machine's other work slows the OpenMP loops most)"
+    )
+    print(
         f"machine: {platform.machine()} {_cpu_model()}, {n_threads} threads "
         f"(sparsegrad {sg.__version__} uses {sg.get_num_threads()}, OpenMP "
         f"{sg.openmp_enabled()}), Python {platform.python_version()}, "
@@ -245,6 +254,10 @@ def main():
 
     clip_t = _median_time(time_clip_by_global_norm, args.repeat)
     norm_t = _median_time(time_global_norm, args.repeat)
+    arrays = [(t.values if isinstance(t, sg.IndexedSlices) else t).numpy()
+              for t in t_list]
+    scale = np.float32(0.5)
+    numpy_t = _median_time(lambda: [v * scale for v in arrays], args.repeat)
     sg_norm = float(sg.global_norm(t_list).numpy())
 
     tf_out, tf_note = run_worker(args.tf_python, "--tf-worker", args.repeat)
@@ -265,6 +278,7 @@ def main():
          tf_out and tf_out["clip_by_global_norm_function"]),
         ("", None, None, "torch clip_grad_norm_ dense",
          torch_out and torch_out["clip_grad_norm_"]),
+        ("", None, None, "NumPy v * s only (new arrays)", numpy_t),
         ("global_norm", norm_t, value_bytes / bandwidth,
          "tf.linalg.global_norm", tf_out and tf_out["global_norm"]),
     ]
@@ -281,8 +295,8 @@ def main():
         speed = f"{peer / (t or clip_t):9.2f}x" if peer else f"{'-':>10}"
         print(f"{name:<21}{ours}   {peer_name:<29}{peer_ms}{speed}")
     print(
-        "\n(torch's row: the dense part only, scaled in place; speed-up against "
-        "sparsegrad's full call)"
+        "\n(torch: the dense part only, scaled in place; NumPy: the scaling pass "
+        "alone; both speed-ups against sparsegrad's full call)"
     )
     if torch_out:
         print(f"torch clip_grad_norm_ with the sparse COO embedding gradient: "
