@@ -5,7 +5,8 @@ errors, and gradients for the stored upstreams.
 
 Where sparsegrad deliberately differs from TensorFlow (DESIGN.md: the norm of
 an IndexedSlices with repeated indices; ``clip_by_norm`` of zeros with
-``clip_norm`` 0), the fixture stores the value sparsegrad must give next to
+``clip_norm`` 0; float32 squares accumulated in float64, so no overflow to
+inf), the fixture stores the value sparsegrad must give next to
 TensorFlow's, and the gradient of that case is not compared.
 """
 
@@ -49,30 +50,12 @@ DTYPE_ERRORS = {
     "global_mixed_dtypes",
     "global_clip_dtype_mismatch",
 }
-# Where the clip ops as they landed (2c6e96c) disagree with TensorFlow outside
-# DESIGN.md's list of deliberate differences: reported, kept as strict xfails
-# until they are fixed or declared deliberate (then the fixture stores the
-# value sparsegrad must give, as for the repeated-index norms).
-KNOWN_DISAGREEMENTS = {
-    "average_extra_indexed_slices": "gradient w.r.t. the values of an "
-    "IndexedSlices t: TF [[0.19688], [-0.14766]], sparsegrad None (t is "
-    "densified off the tape)",
-    "global_edge_clip_0_tensor": "d/dclip_norm at clip_norm 0: TF NaN "
-    "(0 * d(1/c)), sparsegrad -2.21679",
-    "global_edge_clip_inf_tensor": "d/dclip_norm at clip_norm inf: TF NaN, "
-    "sparsegrad 0",
-    "global_edge_use_norm_0": "d/duse_norm at use_norm 0: TF NaN "
-    "(0 * d(1/n)), sparsegrad 0.96594 (the norm's own upstream)",
-    "global_norm_overflow": "global_norm([3e20, 4e20]) float32: TF inf "
-    "(squares in float32), sparsegrad 5e20 (float64 accumulation); gradient "
-    "TF [0, 0], sparsegrad t / 5e20 * upstream",
-    "global_numpy_arrays": "a float32 + float64 list with use_norm given: TF "
-    "casts the scale per tensor, sparsegrad raises InvalidArgumentError "
-    "(one dtype per list)",
-    "norm_nan_row": "gradient in a slice holding a NaN (t=[nan, 1], axes=1): "
-    "TF NaN for the whole slice, sparsegrad [nan, upstream] (the finite "
-    "element passes its upstream although its output is NaN)",
-}
+# Where sparsegrad disagrees with TensorFlow outside the deliberate differences
+# (none today: the cases the first version of the clip ops got wrong, NaN
+# gradients at clip_norm 0 / inf and use_norm 0, a NaN slice's gradient, a
+# mixed-dtype list with use_norm and a densified IndexedSlices on the tape, now
+# match): strict xfails naming both values.
+KNOWN_DISAGREEMENTS = {}
 
 ERROR_CLASSES = {
     "ValueError": ValueError,
