@@ -19,7 +19,10 @@ and :meth:`Prepared.run` then runs the kernel and bumps the Variables'
 versions.  The optimizers use :meth:`Spec.prepare_trusted`, which takes arrays
 the optimizer has already checked and runs only the hyper-parameter steps: an
 ``apply_gradients`` prepares every (gradient, variable) pair, hyper-parameters
-in each variable's dtype included, before it runs any.
+in each variable's dtype included, before it runs any.  It can also scale the
+gradient (``grad_scale``, e.g. the factor of clipping by global norm): the
+kernels multiply each gradient element as they read it, so that no scaled copy
+of the gradient is made.
 """
 
 import math
@@ -738,11 +741,39 @@ class Spec:
         return Prepared(self, call.var, list(call.slots.values()),
                         call.variables, grad, indices, self.kernel_hyper(call.hyper))
 
-    def prepare_trusted(self, var, slots, grad, indices, args):
-        """A call from an optimizer: `var` and `slots` are Variables it owns,
-        `grad` is C-contiguous in var's dtype and may not share memory with
-        them, `indices` (sparse ops) is 1-D int32 or int64 and in range.  Only
-        the hyper-parameter steps run, on `args` (their values by name)."""
+    def prepare_trusted(self, var, slots, grad, indices, args, *, grad_scale=1.0):
+        """Prepare a call from an optimizer, on arrays it has checked.
+
+        Only the hyper-parameter steps run, on `args`; nothing else is
+        checked.
+
+        Parameters
+        ----------
+        var : Variable
+            The variable to update, owned by the optimizer.
+        slots : sequence of Variable
+            Its slots, in the spec's order.
+        grad : ndarray
+            The gradient, C-contiguous in var's dtype, sharing no memory with
+            var or the slots.
+        indices : ndarray or None
+            Sparse ops: 1-D int32 or int64 rows of var, in range.  None for a
+            dense op.
+        args : dict
+            The hyper-parameters' values, by the names the steps read.
+        grad_scale : float, default=1.0
+            A factor of the gradient: the update is bit for bit the one of
+            ``grad * np.asarray(grad_scale, var.dtype)``, computed without
+            that copy (the kernels scale each gradient row as they read it;
+            coalescing sums the scaled rows).  A Python float that the caller
+            has already rounded to var's dtype (e.g.
+            ``float(np.float32(s))``); not checked.
+
+        Returns
+        -------
+        Prepared
+            The call, ready to run.
+        """
         array = var._value
         dtype = array.dtype
         # An optimizer passes the same hyper-parameters step after step:
@@ -771,7 +802,7 @@ class Spec:
                 self._hp_cache[key] = hp
         grad, indices = _kernel_arrays(grad, indices, dtype)
         return Prepared(self, array, [s._value for s in slots], [var, *slots], grad,
-                        indices, hp)
+                        indices, hp, grad_scale)
 
     def kernel_hyper(self, hyper):
         """The kernel's ``hp`` array: the hyper-parameters `hyper` (by name)
@@ -794,11 +825,35 @@ def _kernel_arrays(grad, indices, dtype):
 
 
 class Prepared:
-    """A checked call of a raw op, ready to run: nothing is left to fail."""
+    """A checked call of a raw op, ready to run: nothing is left to fail.
 
-    __slots__ = ("spec", "var", "slots", "variables", "grad", "indices", "hp")
+    Parameters
+    ----------
+    spec : Spec
+        The op.
+    var : ndarray
+        var's buffer, updated in place.
+    slots : list of ndarray
+        The slots' buffers, in the spec's order.
+    variables : list of Variable
+        The Variables among them, whose versions :meth:`run` bumps.
+    grad : ndarray
+        The gradient, C-contiguous in var's dtype.
+    indices : ndarray or None
+        Sparse ops: the rows, C-contiguous int64.  None for a dense op.
+    hp : ndarray
+        The kernel's hyper-parameters (:meth:`Spec.kernel_hyper`).
+    grad_scale : float, default=1.0
+        The factor the kernels apply to each gradient element as they read
+        it, exactly representable in var's dtype (see
+        :meth:`Spec.prepare_trusted`).
+    """
 
-    def __init__(self, spec, var, slots, variables, grad, indices, hp):
+    __slots__ = ("spec", "var", "slots", "variables", "grad", "indices", "hp",
+                 "grad_scale")
+
+    def __init__(self, spec, var, slots, variables, grad, indices, hp,
+                 grad_scale=1.0):
         self.spec = spec
         self.var = var
         self.slots = slots
@@ -806,6 +861,7 @@ class Prepared:
         self.grad = grad
         self.indices = indices
         self.hp = hp
+        self.grad_scale = grad_scale
 
     def _call(self, use_locking, kernel, *args):
         """Run `kernel`, holding the locks of var and the slots if asked."""
@@ -826,12 +882,13 @@ class Prepared:
                     n_rows = var.shape[0]
                     self._call(use_locking, driver, var.reshape(n_rows, -1),
                                self.slots[0].reshape(n_rows, 1),
-                               self.grad.reshape(n_rows, -1), self.hp, n_threads)
+                               self.grad.reshape(n_rows, -1), self.hp,
+                               self.grad_scale, n_threads)
                 else:
                     flat = [var.reshape(-1)] + [s.reshape(-1) for s in self.slots]
                     flat += [flat[0]] * (4 - len(flat))
                     self._call(use_locking, driver, *flat, self.grad.reshape(-1),
-                               self.hp, n_threads)
+                               self.hp, self.grad_scale, n_threads)
         elif self.indices.shape[0] and var.size:
             n_rows = var.shape[0]
             if spec.rowwise:
@@ -856,24 +913,32 @@ class Prepared:
         indices = self.indices
         n = indices.shape[0]
         grad = self.grad
+        scale = self.grad_scale
         if grad.ndim != 2:
             grad = grad.reshape(n, -1)
         width = grad.shape[1]
         if n >= _BY_ROW_MAX_N:
             # Beyond the by-row kernels' int32 links: sum the duplicates first
             # (in order, from zero: the same bits), then one update per row.
+            # The sums must be those of the scaled rows: scaled, the
+            # gradient is copied times the factor first (the only copy made
+            # for a scale, on this path alone).
             if coalesce:
+                if scale != 1.0:
+                    grad = grad * np.asarray(scale, grad.dtype)
+                    scale = 1.0
                 indices, grad = sparse_rows.deduplicate(
                     indices, grad, rows[0].shape[0] - 1)
             self._call(use_locking, driver, *rows, grad, indices, self.hp,
-                       n_threads)
+                       scale, n_threads)
         elif coalesce or (n_threads > 1 and width < _NARROW_ROW):
             scratch = _scratch(k.by_row_scratch_size(n, width, n_threads))
             self._call(use_locking, getattr(k, self.spec.by_row_driver), *rows,
-                       grad, indices, self.hp, bool(coalesce), n_threads, scratch)
+                       grad, indices, self.hp, scale, bool(coalesce), n_threads,
+                       scratch)
         else:
             self._call(use_locking, driver, *rows, grad, indices, self.hp,
-                       n_threads)
+                       scale, n_threads)
 
 
 # The by-row kernels link occurrences with int32 offsets.
