@@ -75,11 +75,11 @@ def test_a_failing_second_pair_changes_nothing(name, warm, sparse, monkeypatch):
     calls = []
     original = core.Spec.prepare_trusted
 
-    def failing(self, *args):
+    def failing(self, *args, **kwargs):
         calls.append(self)
         if len(calls) == 2:
             raise InvalidArgumentError("injected failure")
-        return original(self, *args)
+        return original(self, *args, **kwargs)
 
     monkeypatch.setattr(core.Spec, "prepare_trusted", failing)
     with pytest.raises(InvalidArgumentError, match="injected failure"):
@@ -117,12 +117,12 @@ def test_bad_hyper_parameter_in_second_variable_changes_nothing(name):
     before = _snapshot(opt, pairs)
     original = core.Spec.prepare_trusted
 
-    def second_bad(self, var, slots, grad, indices, args):
+    def second_bad(self, var, slots, grad, indices, args, **kwargs):
         if var is pairs[1][1] and "lr" in args:
             args = dict(args, lr=np.ones(2))
         elif var is pairs[1][1] and "alpha" in args:
             args = dict(args, alpha=np.ones(2))
-        return original(self, var, slots, grad, indices, args)
+        return original(self, var, slots, grad, indices, args, **kwargs)
 
     core.Spec.prepare_trusted = second_bad
     try:

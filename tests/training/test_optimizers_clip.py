@@ -7,6 +7,7 @@ first, DESIGN.md), and the gradient stays sparse.
 """
 
 import math
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -148,6 +149,22 @@ def test_global_clipnorm_mixed_dtypes_uses_float64(rng):
     scale = 0.5 * min(1.0 / norm, 1.0 / 0.5)
     np.testing.assert_array_equal(u64, g64 * scale)
     np.testing.assert_allclose(u32, g32 * np.float32(scale), rtol=1e-7)
+
+
+def test_global_clipnorm_writes_no_scaled_gradient_copy():
+    # A scaled copy of the 16,384 x 64 float32 gradient would be 4 MiB.
+    rng = np.random.default_rng(0)
+    w = sg.Variable(np.zeros((200_000, 64), np.float32))
+    ids = rng.integers(0, 200_000, 16_384)
+    grad = sg.IndexedSlices(rng.standard_normal((16_384, 64)).astype(np.float32), ids,
+                            dense_shape=(200_000, 64))
+    opt = sg.optimizers.Adagrad(0.1, global_clipnorm=1.0)
+    opt.apply_gradients([(grad, w)])             # slots created outside the count
+    tracemalloc.start()
+    opt.apply_gradients([(grad, w)])
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < (1 << 20), peak
 
 
 def test_clipping_float32_keeps_dtype(rng):

@@ -655,9 +655,8 @@ class Optimizer:
         that runs the kernel (sparse ops coalesce repeated indices); the
         kernel multiplies the gradient by the pending global-clip scale as it
         reads it."""
-        if self._grad_scale != 1.0:
-            grad = grad * np.asarray(self._grad_scale, grad.dtype)
-        return spec.prepare_trusted(var, slots, grad, indices, hyper).run
+        return spec.prepare_trusted(var, slots, grad, indices, hyper,
+                                    grad_scale=self._grad_scale).run
 
     def minimize(self, loss, var_list, tape=None):
         """Compute the gradient of `loss` and apply it.
