@@ -29,7 +29,7 @@ from .._kernels import clip as _clip
 from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
-from ..framework import sparse_rows
+from ..framework import buffers, sparse_rows
 from ..framework.dtypes import check_numeric, is_kernel_float
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, wrap
@@ -243,7 +243,7 @@ def _sum_of_squares(entries):
 def _scaled(x, c, d=1.0):
     """``(x * c) / d`` in x's dtype, a new array (c and d are in that dtype)."""
     if x.size and is_kernel_float(x.dtype):
-        out = np.empty(x.shape, dtype=x.dtype)
+        out = buffers.empty(x.shape, x.dtype)
         _clip.scale(
             np.ascontiguousarray(x).reshape(-1), float(c), float(d),
             out.reshape(-1), get_num_threads(),
@@ -379,7 +379,7 @@ def _clipped_values(x, lo, hi):
             return bound.reshape(1)
         return np.ascontiguousarray(np.broadcast_to(bound, x.shape)).reshape(-1)
 
-    out = np.empty(x.shape, dtype=x.dtype)
+    out = buffers.empty(x.shape, x.dtype)
     _clip.clip_values(
         np.ascontiguousarray(x).reshape(-1), flat(lo), flat(hi), out.reshape(-1),
         get_num_threads(),
