@@ -93,17 +93,20 @@ class _Rows:
 
     def represented(self):
         """``(rows, row_group)``: the rows of the represented tensor in float64
-        and, for repeated indices, the row of each value row (else None)."""
-        values = self.values._value.astype(np.float64)
-        groups = self.groups()
-        if groups is None:
-            return values, None
-        order, starts = groups
-        row_group = np.empty(order.shape[0], dtype=np.int64)
-        row_group[order] = np.repeat(np.arange(starts.shape[0] - 1), np.diff(starts))
-        rows = np.zeros((starts.shape[0] - 1,) + values.shape[1:])
-        np.add.at(rows, row_group, values)  # in the original order, from zero
-        return rows, row_group
+        and, for repeated indices, the row of each value row (else None).
+
+        The rows of an index are summed in the values' dtype, in their original
+        order, from zero (``sparse_rows.deduplicate``), as the norm kernel sums
+        them."""
+        values = self.values._value
+        if self.groups() is None:
+            return values.astype(np.float64), None
+        indices = self.slices.indices._value
+        shape = self.slices.dense_shape
+        unique, rows = sparse_rows.deduplicate(
+            indices, values, max_index=None if shape is None else shape[0] - 1
+        )
+        return rows.astype(np.float64), np.searchsorted(unique, indices)
 
 
 def _groups_of(indices, top=None):
@@ -740,12 +743,16 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     entries, dtype = _as_list(t_list, "clip_by_global_norm", use_norm is None)
     present = [r for r in entries if r is not None]
     list_dtype = dtype or np.dtype(np.float32)
+    if isinstance(use_norm, Variable):
+        use_norm = as_tensor(use_norm)  # read once: the read is what the tape sees
+    if isinstance(clip_norm, Variable):
+        clip_norm = as_tensor(clip_norm)
     if use_norm is None:
         norm, norm64 = _global_norm(present, list_dtype)
         norm_tensor, given = wrap(norm), None
     else:
-        if isinstance(use_norm, (Tensor, Variable)):
-            norm_dtype = np.asarray(as_tensor(use_norm)._value).dtype
+        if isinstance(use_norm, Tensor):
+            norm_dtype = use_norm._value.dtype
             if norm_dtype not in _FLOATS:
                 raise InvalidArgumentError(
                     f"clip_by_global_norm: use_norm has dtype {norm_dtype}; "
@@ -758,13 +765,11 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
         )
         norm_tensor = given if given is not None else wrap(norm)
         norm64 = float(norm)
-    if isinstance(clip_norm, (Tensor, Variable)):
-        c_dtype = as_tensor(clip_norm)._value.dtype
-        if c_dtype != norm.dtype:
-            raise TypeError(
-                f"clip_by_global_norm: clip_norm has dtype {c_dtype} but the norm "
-                f"has dtype {norm.dtype}; they must have the same dtype"
-            )
+    if isinstance(clip_norm, Tensor) and clip_norm._value.dtype != norm.dtype:
+        raise TypeError(
+            f"clip_by_global_norm: clip_norm has dtype {clip_norm._value.dtype} but "
+            f"the norm has dtype {norm.dtype}; they must have the same dtype"
+        )
     c, c_tensor = _scalar_norm_arg(clip_norm, norm.dtype, "clip_by_global_norm",
                                    "clip_norm")
     scale = global_norm_scale(norm, c)
