@@ -1,0 +1,306 @@
+"""Kernels of the segment reductions (``sparsegrad.ops.segment_ops``).
+
+Design
+------
+Data is viewed as a 2-D ``(n, width)`` C-contiguous array (1-D data has width
+1); the Python layer checks shapes, dtypes and id ranges, converts the ids and
+allocates the outputs.  Nothing here raises on data.
+
+* ``segment_reduce_ids`` reduces rows whose ids are sorted, straight from the
+  ids (no row_splits pass): the rows are cut into one contiguous chunk per
+  thread; a thread owns every segment that *starts* in its chunk (it walks
+  past the chunk's end to finish its last one) and skips the rows at the head
+  of its chunk that continue the previous chunk's segment.  The owner of a
+  segment also fills the empty segments just before it (and, for the last
+  segment, those after it).  While it walks the ids it checks that they never
+  decrease and stay below ``n_segments``; if they do not, it stops writing and
+  the call returns 1, and the caller raises (``sorted_segment_splits`` gives
+  TensorFlow's message) or takes the unsorted path.  Negative ids at the head
+  are skipped (the unsorted ops drop them).  This is the only check in the
+  module: it keeps every write inside ``out`` whatever the ids are.
+* ``group_reduce`` reduces groups of rows given by a stable grouping
+  (``sparse_rows.group_rows``) into their segments: one group per prange
+  iteration.
+* ``prod_others`` writes, for each row of a group, the product of the other
+  rows of its group (exclusive prefix times suffix products, exact with
+  zeros): the partial derivative of a segment product.
+
+Determinism: every segment is reduced by one thread, row by row in the input
+order, starting from its first row, in the dtype of the data, so the bits
+never depend on the thread count.  Max and min propagate NaN.
+"""
+
+from cython cimport floating
+from cython.parallel cimport prange
+from libc.stdint cimport int64_t
+from libc.string cimport memcpy
+
+from ._openmp cimport threads_for
+from ._typedefs cimport index_t
+
+# Reduction codes, shared with sparsegrad.ops.segment_ops.
+SUM = 0
+MEAN = 1
+MAX = 2
+MIN = 3
+PROD = 4
+
+cdef enum:
+    OP_SUM = 0
+    OP_MEAN = 1
+    OP_MAX = 2
+    OP_MIN = 3
+    OP_PROD = 4
+
+
+cdef inline void _fill(floating *out, Py_ssize_t n, floating value) noexcept nogil:
+    cdef Py_ssize_t k
+    for k in range(n):
+        out[k] = value
+
+
+cdef inline floating _sum_contiguous(const floating *x, Py_ssize_t n) noexcept nogil:
+    """Sum of x[0..n): eight interleaved accumulators in a fixed pattern
+    (deterministic, and not bound by the latency of one chain of additions),
+    then the tail in order."""
+    cdef floating a0, a1, a2, a3, a4, a5, a6, a7, acc
+    cdef Py_ssize_t k = 8
+    if n < 8:
+        acc = x[0]
+        for k in range(1, n):
+            acc = acc + x[k]
+        return acc
+    a0 = x[0]
+    a1 = x[1]
+    a2 = x[2]
+    a3 = x[3]
+    a4 = x[4]
+    a5 = x[5]
+    a6 = x[6]
+    a7 = x[7]
+    while k + 8 <= n:
+        a0 = a0 + x[k]
+        a1 = a1 + x[k + 1]
+        a2 = a2 + x[k + 2]
+        a3 = a3 + x[k + 3]
+        a4 = a4 + x[k + 4]
+        a5 = a5 + x[k + 5]
+        a6 = a6 + x[k + 6]
+        a7 = a7 + x[k + 7]
+        k = k + 8
+    acc = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
+    while k < n:
+        acc = acc + x[k]
+        k = k + 1
+    return acc
+
+
+cdef inline Py_ssize_t _run_end(const index_t *ids, Py_ssize_t i,
+                                Py_ssize_t n) noexcept nogil:
+    """The first position from i on whose id differs from ids[i] (or n):
+    blocks of eight ids are compared at once."""
+    cdef index_t s = ids[i]
+    cdef index_t diff
+    cdef int k
+    i = i + 1
+    while i + 8 <= n:
+        diff = 0
+        for k in range(8):
+            diff = diff | (ids[i + k] ^ s)
+        if diff != 0:
+            break
+        i = i + 8
+    while i < n and ids[i] == s:
+        i = i + 1
+    return i
+
+
+cdef inline void _reduce_rows(
+    const floating *data,               # IN  (n, width)
+    Py_ssize_t width,
+    const int64_t *order,               # IN  rows of the group, or NULL: start..stop
+    Py_ssize_t start,
+    Py_ssize_t stop,                    # > start
+    int op,
+    floating *out,                      # OUT (width,)
+) noexcept nogil:
+    """``out = op(rows start..stop-1)`` in that order, from the first row."""
+    cdef Py_ssize_t k, j, row
+    cdef const floating *x
+    cdef floating acc, v
+    row = order[start] if order != NULL else start
+    if width == 1:
+        acc = data[row]
+        if (op == OP_SUM or op == OP_MEAN) and order == NULL:
+            acc = _sum_contiguous(data + start, stop - start)
+            if op == OP_MEAN:
+                acc = acc / <floating>(stop - start)
+        elif op == OP_SUM or op == OP_MEAN:
+            for k in range(start + 1, stop):
+                row = order[k]
+                acc = acc + data[row]
+            if op == OP_MEAN:
+                acc = acc / <floating>(stop - start)
+        elif op == OP_MAX:
+            for k in range(start + 1, stop):
+                row = order[k] if order != NULL else k
+                v = data[row]
+                if v > acc or v != v:
+                    acc = v
+        elif op == OP_MIN:
+            for k in range(start + 1, stop):
+                row = order[k] if order != NULL else k
+                v = data[row]
+                if v < acc or v != v:
+                    acc = v
+        else:
+            for k in range(start + 1, stop):
+                row = order[k] if order != NULL else k
+                acc = acc * data[row]
+        out[0] = acc
+        return
+    memcpy(out, data + row * width, width * sizeof(floating))
+    for k in range(start + 1, stop):
+        row = order[k] if order != NULL else k
+        x = data + row * width
+        if op == OP_SUM or op == OP_MEAN:
+            for j in range(width):
+                out[j] = out[j] + x[j]
+        elif op == OP_MAX:
+            for j in range(width):
+                if x[j] > out[j] or x[j] != x[j]:
+                    out[j] = x[j]
+        elif op == OP_MIN:
+            for j in range(width):
+                if x[j] < out[j] or x[j] != x[j]:
+                    out[j] = x[j]
+        else:
+            for j in range(width):
+                out[j] = out[j] * x[j]
+    if op == OP_MEAN:
+        for j in range(width):
+            out[j] = out[j] / <floating>(stop - start)
+
+
+cdef inline int _reduce_chunk(
+    const floating *data, Py_ssize_t width, const index_t *ids, Py_ssize_t n,
+    Py_ssize_t lo, Py_ssize_t hi, int op, floating fill,
+    floating *out, Py_ssize_t n_segments,
+) noexcept nogil:
+    """The segments starting in rows [lo, hi) (see the module docstring);
+    0, or 1 if the ids decrease or reach n_segments."""
+    cdef Py_ssize_t i = lo, start
+    cdef int64_t s, previous = -1, first
+    if lo > 0:
+        previous = ids[lo - 1]
+        while i < hi and ids[i] == previous:
+            i = i + 1
+    while i < hi:
+        s = ids[i]
+        if (i > 0 and s < ids[i - 1]) or s >= n_segments:
+            return 1
+        start = i
+        i = _run_end(ids, i, n)
+        if s >= 0:
+            first = previous + 1 if previous >= 0 else 0
+            _fill(out + first * width, (s - first) * width, fill)
+            _reduce_rows(data, width, NULL, start, i, op, out + s * width)
+            if i == n:
+                _fill(out + (s + 1) * width, (n_segments - s - 1) * width, fill)
+        previous = s
+    return 0
+
+
+def segment_reduce_ids(
+    const floating[:, ::1] data,        # IN  (n, width)
+    const index_t[::1] ids,             # IN  (n,) segment ids, expected sorted
+    int op,                             # IN  SUM, MEAN, MAX, MIN or PROD
+    double fill,                        # IN  value of empty segments
+    floating[:, ::1] out,               # OUT (n_segments, width)
+    int n_threads,
+):
+    """Reduce the rows of each segment of sorted `ids` into ``out``.
+
+    Rows with negative ids (at the head) are skipped; segments without rows
+    get `fill`.  Returns 0, or 1 when the ids decrease somewhere or one is at
+    least ``n_segments`` (``out`` is then partly written, never outside it).
+    With no row of a non-negative id nothing is written: the caller fills.
+    """
+    cdef Py_ssize_t n = ids.shape[0], width = data.shape[1]
+    cdef Py_ssize_t n_segments = out.shape[0]
+    cdef int t, n_parts
+    cdef int bad = 0
+    cdef const floating *x
+    cdef floating *o
+    if n == 0 or width == 0:
+        return 0
+    x = &data[0, 0]
+    o = &out[0, 0] if n_segments > 0 else NULL
+    n_parts = threads_for(n * width, n_threads)
+    if n_parts > n:
+        n_parts = <int>n
+    for t in prange(n_parts, nogil=True, schedule="static", num_threads=n_parts):
+        if _reduce_chunk(x, width, &ids[0], n, n * t // n_parts,
+                         n * (t + 1) // n_parts, op, <floating>fill, o,
+                         n_segments):
+            bad = 1
+    return bad
+
+
+def group_reduce(
+    const floating[:, ::1] data,        # IN  (n, width)
+    const int64_t[::1] order,           # IN  (n_grouped,) rows of data, grouped
+    const int64_t[::1] starts,          # IN  (n_groups + 1,) group bounds in order
+    const index_t[::1] segments,        # IN  (n_groups,) segment of each group, < n_segments
+    int op,                             # IN  SUM, MEAN, MAX, MIN or PROD
+    floating[:, ::1] out,               # OUT (n_segments, width), empty segments pre-filled
+    int n_threads,
+):
+    """``out[segments[g]] = op(data[order[starts[g]:starts[g + 1]]])``."""
+    cdef Py_ssize_t n_groups = segments.shape[0], width = data.shape[1], g
+    cdef int threads = threads_for(order.shape[0] * width, n_threads)
+    if n_groups == 0 or width == 0:
+        return
+    for g in prange(n_groups, nogil=True, schedule="static", num_threads=threads):
+        _reduce_rows(&data[0, 0], width, &order[0], starts[g], starts[g + 1], op,
+                     &out[segments[g], 0])
+
+
+cdef inline void _others(const floating *x, floating *o, Py_ssize_t width,
+                         const int64_t *order, Py_ssize_t lo,
+                         Py_ssize_t hi) noexcept nogil:
+    cdef Py_ssize_t k, j, row
+    cdef floating acc
+    for j in range(width):
+        acc = 1
+        for k in range(lo, hi):             # o[r] = product of the rows before r
+            row = order[k]
+            o[row * width + j] = acc
+            acc = acc * x[row * width + j]
+        acc = 1
+        for k in range(hi - 1, lo - 1, -1):  # times the product of those after
+            row = order[k]
+            o[row * width + j] = o[row * width + j] * acc
+            acc = acc * x[row * width + j]
+
+
+def prod_others(
+    const floating[:, ::1] data,        # IN  (n, width)
+    const int64_t[::1] order,           # IN  (n_grouped,) rows of data, grouped
+    const int64_t[::1] starts,          # IN  (n_groups + 1,) group bounds in order
+    floating[:, ::1] out,               # OUT (n, width); grouped rows overwritten
+    int n_threads,
+):
+    """``out[r] = product of the other rows of r's group`` (column-wise), as
+    the product of the rows before r times the product of the rows after it,
+    so zeros need no division."""
+    cdef Py_ssize_t n_groups = starts.shape[0] - 1, width = data.shape[1], g
+    cdef int threads = threads_for(order.shape[0] * width, n_threads)
+    cdef const floating *x
+    cdef floating *o
+    if n_groups <= 0 or width == 0:
+        return
+    x = &data[0, 0]
+    o = &out[0, 0]
+    for g in prange(n_groups, nogil=True, schedule="static", num_threads=threads):
+        _others(x, o, width, &order[0], starts[g], starts[g + 1])
