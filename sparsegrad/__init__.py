@@ -6,7 +6,17 @@ table.
 
 # autodiff comes first: its recording layer sits below the ops, and its tape
 # module imports the ops (see sparsegrad.autodiff).
-from . import autodiff, errors, linalg, nn, optimizers, sparse, testing, training_ops
+from . import (
+    autodiff,
+    errors,
+    linalg,
+    math,
+    nn,
+    optimizers,
+    sparse,
+    testing,
+    training_ops,
+)
 from ._version import __version__
 from .autodiff import (
     GradientTape,
@@ -86,6 +96,7 @@ from .ops.unary_ops import (
 __all__ = [
     "autodiff",
     "optimizers",
+    "math",
     "nn",
     "sparse",
     "gather",

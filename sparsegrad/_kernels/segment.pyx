@@ -47,6 +47,7 @@ from libc.string cimport memcpy
 from ._openmp cimport threads_for
 from ._typedefs cimport index_t
 
+
 def sorted_splits(
     const index_t[::1] ids,         # IN  (n,), meant to be sorted
     int64_t[::1] splits_out,        # OUT (n_segments + 1,)
@@ -308,9 +309,9 @@ def group_reduce(
     const floating[:, ::1] data,        # IN  (n, width)
     const int64_t[::1] order,           # IN  (n_grouped,) rows of data, grouped
     const int64_t[::1] starts,          # IN  (n_groups + 1,) group bounds in order
-    const index_t[::1] segments,        # IN  (n_groups,) segment of each group, < n_segments
+    const index_t[::1] segments,        # IN  (n_groups,) segment of each group
     int op,                             # IN  SUM, MEAN, MAX, MIN or PROD
-    floating[:, ::1] out,               # OUT (n_segments, width), empty segments pre-filled
+    floating[:, ::1] out,               # OUT (n_segments, width), pre-filled
     int n_threads,
 ):
     """``out[segments[g]] = op(data[order[starts[g]:starts[g + 1]]])``."""

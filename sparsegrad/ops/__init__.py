@@ -14,6 +14,7 @@ from . import (
     math_ops,
     nn_ops,
     reduction_ops,
+    segment_ops,
     sparse_ops,
     unary_ops,
 )
@@ -25,6 +26,7 @@ __all__ = [
     "math_ops",
     "nn_ops",
     "reduction_ops",
+    "segment_ops",
     "sparse_ops",
     "unary_ops",
 ]
