@@ -78,7 +78,8 @@ def _ids_array(segment_ids, what):
 
 def _rows_2d(array, n):
     """`array` of shape (n, ...) as a C-contiguous (n, width) array."""
-    return np.ascontiguousarray(array).reshape(n, -1)
+    width = int(np.prod(array.shape[1:], dtype=np.int64))
+    return np.ascontiguousarray(array).reshape(n, width)
 
 
 def _fill_value(op, dtype, unsorted):
