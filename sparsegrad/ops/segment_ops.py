@@ -579,8 +579,10 @@ def unsorted_segment_max(data, segment_ids, num_segments, name=None):
     Examples
     --------
     >>> import sparsegrad as sg
-    >>> sg.math.unsorted_segment_max([1.0, 5.0, 3.0], [0, 0, 2], 3).numpy()
-    array([ 5.0000000e+000, -1.7976931e+308,  3.0000000e+000])
+    >>> import numpy as np
+    >>> x = np.array([1.0, 5.0, 3.0], dtype=np.float32)
+    >>> sg.math.unsorted_segment_max(x, [0, 0, 2], 3).numpy()
+    array([ 5.0000000e+00, -3.4028235e+38,  3.0000000e+00], dtype=float32)
     """
     del name
     return _unsorted_reduce(data, segment_ids, num_segments, _MAX,
