@@ -26,16 +26,20 @@ allocates the outputs.  Nothing here raises on data.
   TensorFlow's message) or takes the unsorted path.  Negative ids at the head
   are skipped (the unsorted ops drop them).  This is the only check in the
   module: it keeps every write inside ``out`` whatever the ids are.
-* ``group_reduce`` reduces groups of rows given by a stable grouping
-  (``sparse_rows.group_rows``) into their segments: one group per prange
-  iteration.
-* ``prod_others`` writes, for each row of a group, the product of the other
-  rows of its group (exclusive prefix times suffix products, exact with
-  zeros): the partial derivative of a segment product.
+* ``scatter_reduce`` reduces ids in any order: the segments are cut into
+  one contiguous range per thread, and each thread walks all ids and
+  reduces the rows of its own segments, in the rows' order, starting from
+  the fill value (as TensorFlow's unsorted kernels do).  Cheaper than
+  grouping the ids first (a radix sort and a random gather of the rows).
+* ``prod_others`` writes, for each row of a group (``sparse_rows.group_rows``
+  or sorted row splits), the product of the other rows of its group
+  (exclusive prefix times suffix products, exact with zeros): the partial
+  derivative of a segment product.
 
-Determinism: every segment is reduced by one thread, row by row in the input
-order, starting from its first row, in the dtype of the data, so the bits
-never depend on the thread count.  Max and min propagate NaN.
+Determinism: every segment is reduced by one thread, in the order of its
+rows, in the dtype of the data, so the bits never depend on the thread count.
+(A sorted 1-D segment sum adds its rows in eight interleaved partial sums, a
+fixed pattern.)  Max and min propagate NaN.
 """
 
 from cython cimport floating
@@ -240,9 +244,22 @@ cdef inline void _reduce_rows(
             out[j] = out[j] / <floating>(stop - start)
 
 
+cdef inline void _with_fill(floating *out, Py_ssize_t width, int op,
+                            floating fill) noexcept nogil:
+    """``out = op(fill, out)``, NaN kept (a product with 1 changes nothing)."""
+    cdef Py_ssize_t j
+    for j in range(width):
+        if op == OP_SUM:
+            out[j] = fill + out[j]
+        elif op == OP_MAX and out[j] < fill:
+            out[j] = fill
+        elif op == OP_MIN and out[j] > fill:
+            out[j] = fill
+
+
 cdef inline int _reduce_chunk(
     const floating *data, Py_ssize_t width, const index_t *ids, Py_ssize_t n,
-    Py_ssize_t lo, Py_ssize_t hi, int op, floating fill,
+    Py_ssize_t lo, Py_ssize_t hi, int op, floating fill, bint from_fill,
     floating *out, Py_ssize_t n_segments,
 ) noexcept nogil:
     """The segments starting in rows [lo, hi) (see the module docstring);
@@ -263,6 +280,8 @@ cdef inline int _reduce_chunk(
             first = previous + 1 if previous >= 0 else 0
             _fill(out + first * width, (s - first) * width, fill)
             _reduce_rows(data, width, NULL, start, i, op, out + s * width)
+            if from_fill:
+                _with_fill(out + s * width, width, op, fill)
             if i == n:
                 _fill(out + (s + 1) * width, (n_segments - s - 1) * width, fill)
         previous = s
@@ -274,13 +293,17 @@ def segment_reduce_ids(
     const index_t[::1] ids,             # IN  (n,) segment ids, expected sorted
     int op,                             # IN  SUM, MEAN, MAX, MIN or PROD
     double fill,                        # IN  value of empty segments
+    bint from_fill,                     # IN  reduce from fill (unsorted ops)
     floating[:, ::1] out,               # OUT (n_segments, width)
     int n_threads,
 ):
     """Reduce the rows of each segment of sorted `ids` into ``out``.
 
     Rows with negative ids (at the head) are skipped; segments without rows
-    get `fill`.  Returns 0, or 1 when the ids decrease somewhere or one is at
+    get `fill`.  With `from_fill` every segment is combined with `fill` too,
+    as the unsorted ops (and ``scatter_reduce``) start from it: a sum of
+    ``-0.0`` becomes ``0.0``, a maximum below the lowest finite value (-inf)
+    becomes that value.  Returns 0, or 1 when the ids decrease somewhere or one is at
     least ``n_segments`` (``out`` is then partly written, never outside it).
     With no row of a non-negative id nothing is written: the caller fills.
     """
@@ -299,29 +322,84 @@ def segment_reduce_ids(
         n_parts = <int>n
     for t in prange(n_parts, nogil=True, schedule="static", num_threads=n_parts):
         if _reduce_chunk(x, width, &ids[0], n, n * t // n_parts,
-                         n * (t + 1) // n_parts, op, <floating>fill, o,
-                         n_segments):
+                         n * (t + 1) // n_parts, op, <floating>fill, from_fill,
+                         o, n_segments):
             bad = 1
     return bad
 
 
-def group_reduce(
+cdef inline int _scatter_part(
+    const floating *x, Py_ssize_t width, const index_t *ids, Py_ssize_t n,
+    int op, floating *out, Py_ssize_t n_segments, Py_ssize_t lo, Py_ssize_t hi,
+) noexcept nogil:
+    """The rows of segments [lo, hi) (1 if an id is at least n_segments)."""
+    cdef Py_ssize_t k, j
+    cdef int64_t s
+    cdef int bad = 0
+    cdef const floating *row
+    cdef floating *o
+    cdef floating v
+    for k in range(n):
+        s = ids[k]
+        if s < lo or s >= hi:
+            if s >= n_segments:
+                bad = 1
+            continue
+        row = x + k * width
+        o = out + s * width
+        if op == OP_SUM:
+            for j in range(width):
+                o[j] = o[j] + row[j]
+        elif op == OP_MAX:
+            for j in range(width):
+                v = row[j]
+                if v > o[j] or v != v:
+                    o[j] = v
+        elif op == OP_MIN:
+            for j in range(width):
+                v = row[j]
+                if v < o[j] or v != v:
+                    o[j] = v
+        else:
+            for j in range(width):
+                o[j] = o[j] * row[j]
+    return bad
+
+
+def scatter_reduce(
     const floating[:, ::1] data,        # IN  (n, width)
-    const int64_t[::1] order,           # IN  (n_grouped,) rows of data, grouped
-    const int64_t[::1] starts,          # IN  (n_groups + 1,) group bounds in order
-    const index_t[::1] segments,        # IN  (n_groups,) segment of each group
-    int op,                             # IN  SUM, MEAN, MAX, MIN or PROD
+    const index_t[::1] ids,             # IN  (n,) segment ids in any order
+    int op,                             # IN  SUM, MAX, MIN or PROD
     floating[:, ::1] out,               # OUT (n_segments, width), pre-filled
     int n_threads,
 ):
-    """``out[segments[g]] = op(data[order[starts[g]:starts[g + 1]]])``."""
-    cdef Py_ssize_t n_groups = segments.shape[0], width = data.shape[1], g
-    cdef int threads = threads_for(order.shape[0] * width, n_threads)
-    if n_groups == 0 or width == 0:
-        return
-    for g in prange(n_groups, nogil=True, schedule="static", num_threads=threads):
-        _reduce_rows(&data[0, 0], width, &order[0], starts[g], starts[g + 1], op,
-                     &out[segments[g], 0])
+    """``out[ids[k]] = op(out[ids[k]], data[k])`` for k in order; negative ids
+    are skipped.  Returns 0, or 1 if an id is at least ``n_segments`` (its row
+    is skipped too).
+
+    The segments are cut into one contiguous range per thread; each thread
+    walks all ids and handles the rows of its range, so every segment is
+    reduced by one thread in the original order of its rows (from the fill
+    value, as TensorFlow's unsorted kernels do).
+    """
+    cdef Py_ssize_t n = ids.shape[0], width = data.shape[1]
+    cdef Py_ssize_t n_segments = out.shape[0]
+    cdef int t, n_parts
+    cdef int bad = 0
+    cdef floating *o = NULL
+    if n == 0 or width == 0:
+        return 0
+    if n_segments > 0:
+        o = &out[0, 0]
+    n_parts = threads_for(n * width, n_threads)
+    if n_parts > n_segments:
+        n_parts = <int>n_segments if n_segments > 0 else 1
+    for t in prange(n_parts, nogil=True, schedule="static", num_threads=n_parts):
+        if _scatter_part(&data[0, 0], width, &ids[0], n, op, o, n_segments,
+                         n_segments * t // n_parts,
+                         n_segments * (t + 1) // n_parts):
+            bad = 1
+    return bad
 
 
 cdef inline void _others(const floating *x, floating *o, Py_ssize_t width,

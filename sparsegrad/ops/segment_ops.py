@@ -137,7 +137,8 @@ def _sorted_reduce(data, segment_ids, op, what):
     fill = _fill_value(op, d.dtype, unsorted=False)
     if is_kernel_float(d.dtype) and x.shape[1]:
         out = np.empty((n_segments, x.shape[1]), dtype=d.dtype)
-        if _segment.segment_reduce_ids(x, ids, op, fill, out, get_num_threads()):
+        if _segment.segment_reduce_ids(x, ids, op, fill, False, out,
+                                       get_num_threads()):
             sparse_rows.sorted_segment_splits(ids)  # raises TensorFlow's error
             raise AssertionError("segment ids failed a check that found no error")
     else:
@@ -460,33 +461,27 @@ def _unsorted_forward(data, ids, n_segments, op):
     threads = get_num_threads()
     kernel = is_kernel_float(x.dtype)
     # Sorted ids (what ragged rows give) are reduced in one pass, checks
-    # included; otherwise the pass stops early and the ids are grouped.
-    if kernel and not _segment.segment_reduce_ids(x, ids, op, fill, out, threads):
+    # included; otherwise that pass stops early, and each thread scatters the
+    # rows of its own range of segments (all in the rows' order).
+    if kernel and not _segment.segment_reduce_ids(x, ids, op, fill, True, out,
+                                                  threads):
         if ids[-1] < 0:
             out.fill(fill)
         return out
-    _check_below(ids, n_segments)
     out.fill(fill)
-    keep = None
-    if ids.min() < 0:
-        keep = np.flatnonzero(ids >= 0)
-        ids = ids[keep]
-        if ids.size == 0:
-            return out
-    if not kernel:
-        rows = x if keep is None else x[keep]
-        _UFUNC[op].at(out, ids, rows)
-        if op in (_MAX, _MIN) and x.dtype.kind == "f":
-            nan_rows = np.isnan(rows)
-            if nan_rows.any():
-                has_nan = np.zeros(out.shape, dtype=np.int64)
-                np.add.at(has_nan, ids, nan_rows)
-                out[has_nan > 0] = np.nan
+    if kernel:
+        if _segment.scatter_reduce(x, ids, op, out, threads):
+            _check_below(ids, n_segments)
         return out
-    unique, order, starts = sparse_rows.group_rows(ids, n_segments - 1)
-    if keep is not None:
-        order = keep[order]
-    _segment.group_reduce(x, order, starts, unique, op, out, threads)
+    _check_below(ids, n_segments)
+    keep = ids >= 0
+    _UFUNC[op].at(out, ids[keep], x[keep])
+    if op in (_MAX, _MIN) and x.dtype.kind == "f":
+        nan_rows = np.isnan(x[keep])
+        if nan_rows.any():
+            has_nan = np.zeros(out.shape, dtype=np.int64)
+            np.add.at(has_nan, ids[keep], nan_rows)
+            out[has_nan > 0] = np.nan
     return out
 
 
