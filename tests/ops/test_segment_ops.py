@@ -115,6 +115,24 @@ def test_unsorted_empty_fill_values():
     assert sg.math.unsorted_segment_sum([2.0], [-1], 2).numpy().tolist() == [0, 0]
 
 
+@pytest.mark.parametrize("ids", [[0, 0, 1], [1, 0, 0]])  # one-pass and scatter
+def test_unsorted_reduce_from_the_fill_value(ids):
+    """As TensorFlow: -inf entries give the lowest finite value, a sum of
+    -0.0 gives 0.0 (the sorted ops start from the first row instead)."""
+    ids = np.array(ids)
+    x = np.where(ids == 0, -np.inf, 5.0).astype(np.float32)
+    assert sg.math.unsorted_segment_max(x, ids, 2).numpy()[0] == np.finfo(
+        np.float32).min
+    assert sg.math.unsorted_segment_min(-x, ids, 2).numpy()[0] == np.finfo(
+        np.float32).max
+    z = np.where(ids == 0, -0.0, 5.0).astype(np.float32)
+    total = sg.math.unsorted_segment_sum(z, ids, 2).numpy()
+    assert total[0] == 0 and not np.signbit(total[0])
+    minus_inf = np.full(2, -np.inf, np.float32)
+    assert sg.math.segment_max(minus_inf, [0, 0]).numpy()[0] == -np.inf
+    assert np.signbit(sg.math.segment_sum(np.float32([-0.0]), [0]).numpy()[0])
+
+
 def test_dtype_rules():
     ints = np.array([[1, 2, 3, 4], [4, 3, 2, 1]], np.int32)
     mean = sg.math.segment_mean(ints, [0, 0])
