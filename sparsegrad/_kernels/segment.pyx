@@ -320,12 +320,13 @@ def segment_reduce_ids(
     n_parts = threads_for(n * width, n_threads)
     if n_parts > n:
         n_parts = <int>n
+    # ``bad +=`` makes bad a reduction of the prange (a plain assignment
+    # would make it lastprivate: only the last part's answer would count).
     for t in prange(n_parts, nogil=True, schedule="static", num_threads=n_parts):
-        if _reduce_chunk(x, width, &ids[0], n, n * t // n_parts,
-                         n * (t + 1) // n_parts, op, <floating>fill, from_fill,
-                         o, n_segments):
-            bad = 1
-    return bad
+        bad += _reduce_chunk(x, width, &ids[0], n, n * t // n_parts,
+                             n * (t + 1) // n_parts, op, <floating>fill,
+                             from_fill, o, n_segments)
+    return 1 if bad else 0
 
 
 cdef inline int _scatter_part(
@@ -395,11 +396,10 @@ def scatter_reduce(
     if n_parts > n_segments:
         n_parts = <int>n_segments if n_segments > 0 else 1
     for t in prange(n_parts, nogil=True, schedule="static", num_threads=n_parts):
-        if _scatter_part(&data[0, 0], width, &ids[0], n, op, o, n_segments,
-                         n_segments * t // n_parts,
-                         n_segments * (t + 1) // n_parts):
-            bad = 1
-    return bad
+        bad += _scatter_part(&data[0, 0], width, &ids[0], n, op, o, n_segments,
+                             n_segments * t // n_parts,
+                             n_segments * (t + 1) // n_parts)
+    return 1 if bad else 0
 
 
 cdef inline void _others(const floating *x, floating *o, Py_ssize_t width,

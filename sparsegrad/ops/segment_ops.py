@@ -823,8 +823,13 @@ def _mean_grad(op, grad):
     data, ids = op.inputs
     n_segments = op.outputs[0].shape[0]
     counts = _segment_counts(ids._value, n_segments, data.ndim - 1, data.dtype)
-    grad = array_ops.densify(grad)
-    return _gather_upstream(math_ops.divide(grad, counts), ids, n_segments), None
+    if isinstance(grad, IndexedSlices):  # scale its rows; it stays sparse
+        rows = counts[np.asarray(grad.indices._value).reshape(-1)]
+        grad = IndexedSlices._from_trusted(
+            math_ops.divide(grad.values, rows), grad.indices, grad.dense_shape)
+    else:
+        grad = math_ops.divide(grad, counts)
+    return _gather_upstream(grad, ids, n_segments), None
 
 
 def _extreme_grad(op, grad):

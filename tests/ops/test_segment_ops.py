@@ -183,11 +183,25 @@ def test_sorted_errors(fn, data, ids, message):
         assert message in str(info.value)
 
 
-def test_sorted_error_on_large_parallel_input():
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("position", [1_001, 50_001, 99_001])
+def test_errors_found_in_any_part(threads, position):
+    """Each thread checks its own part of the ids: a bad id in any part is
+    reported, whatever the thread count."""
+    sg.set_num_threads(threads)
+    data = np.ones((100_000, 2), np.float32)
     ids = np.repeat(np.arange(50_000, dtype=np.int32), 2)
-    ids[70_001] = 3
+    ids[position] = 3
     with pytest.raises(InvalidArgumentError, match="not increasing"):
-        sg.math.segment_sum(np.ones((ids.size, 2), np.float32), ids)
+        sg.math.segment_sum(data, ids)
+    ids = np.repeat(np.arange(50_000, dtype=np.int32), 2)
+    ids[position] = 50_000
+    message = rf"segment_ids\[{position}\] = 50000 is out of range \[0, 50000\)"
+    with pytest.raises(InvalidArgumentError, match=message):
+        sg.math.unsorted_segment_sum(data, ids, 50_000)  # sorted: one pass
+    message = message.replace(str(position), str(ids.size - 1 - position))
+    with pytest.raises(InvalidArgumentError, match=message):
+        sg.math.unsorted_segment_max(data, ids[::-1].copy(), 50_000)  # scatter
 
 
 def test_huge_segment_id():
