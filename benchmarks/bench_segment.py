@@ -142,6 +142,12 @@ def _sg_rows(sg, id_dtype, bandwidth, tf_out, repeat):
     _row(f"segment_sum ({name} ids)", t, floor, "tf.math.segment_sum",
          tf_out and tf_out[f"segment_sum_{name}"])
     _row("", t, floor, "np.add.reduceat (given offsets)", reduceat)
+    threads = sg.get_num_threads()
+    sg.set_num_threads(1)
+    t1 = _median_time(lambda: sg.math.segment_sum(data, ids), repeat)
+    sg.set_num_threads(threads)
+    _row(f"segment_sum 1 thread ({name})", t1, floor,
+         "np.add.reduceat (given offsets)", reduceat)
     t = _median_time(
         lambda: sg.math.unsorted_segment_sum(data, ids, N_SEGMENTS), repeat)
     _row(f"unsorted_segment_sum sorted ({name})", t, floor,
