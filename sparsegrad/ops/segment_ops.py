@@ -774,7 +774,7 @@ def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
 # -- gradients ---------------------------------------------------------------------
 
 
-def _gather_upstream(grad, ids, n_segments):
+def _gather_upstream(grad, ids):
     """``grad[ids]`` (zero rows for negative ids) as a Tensor of shape
     ``(len(ids),) + row_shape``, with sparsegrad ops.
 
@@ -815,8 +815,7 @@ def _mask_rows(rows, keep):
 
 def _sum_grad(op, grad):
     ids = op.inputs[1]
-    n_segments = op.outputs[0].shape[0]
-    return _gather_upstream(grad, ids, n_segments), None
+    return _gather_upstream(grad, ids), None
 
 
 def _mean_grad(op, grad):
@@ -829,7 +828,7 @@ def _mean_grad(op, grad):
             math_ops.divide(grad.values, rows), grad.indices, grad.dense_shape)
     else:
         grad = math_ops.divide(grad, counts)
-    return _gather_upstream(grad, ids, n_segments), None
+    return _gather_upstream(grad, ids), None
 
 
 def _extreme_grad(op, grad):
@@ -850,7 +849,7 @@ def _extreme_grad(op, grad):
                                _SUM).reshape(out.shape)
     counts = np.maximum(counts, 1)
     weighted = math_ops.divide(array_ops.densify(grad), counts)
-    gathered = _gather_upstream(weighted, ids, n_segments)
+    gathered = _gather_upstream(weighted, ids)
     return math_ops.where(selected, gathered, np.zeros((), dtype=x.dtype)), None
 
 
@@ -874,7 +873,7 @@ def _prod_grad(op, grad):
             order = keep[order]
         _segment.prod_others(rows, order, starts, others, get_num_threads())
     others = others.astype(x.dtype, copy=False).reshape(x.shape)
-    gathered = _gather_upstream(grad, ids, n_segments)
+    gathered = _gather_upstream(grad, ids)
     return math_ops.multiply(gathered, others), None
 
 
