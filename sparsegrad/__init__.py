@@ -6,7 +6,17 @@ table.
 
 # autodiff comes first: its recording layer sits below the ops, and its tape
 # module imports the ops (see sparsegrad.autodiff).
-from . import autodiff, errors, linalg, nn, optimizers, sparse, testing, training_ops
+from . import (
+    autodiff,
+    errors,
+    linalg,
+    nn,
+    optimizers,
+    ragged,
+    sparse,
+    testing,
+    training_ops,
+)
 from ._version import __version__
 from .autodiff import (
     GradientTape,
@@ -82,6 +92,7 @@ from .ops.unary_ops import (
     square,
     tanh,
 )
+from .ragged import RaggedTensor
 
 __all__ = [
     "autodiff",
@@ -95,6 +106,8 @@ __all__ = [
     "Tensor",
     "Variable",
     "IndexedSlices",
+    "RaggedTensor",
+    "ragged",
     "convert_to_tensor",
     "constant",
     "set_num_threads",

@@ -9,9 +9,10 @@ import numpy as np
 
 from .._kernels import ragged as _ragged
 from ..errors import InvalidArgumentError
+from ..framework.buffers import check_allocation
 from ..framework.threads import get_num_threads
 
-__all__ = ["ragged_range", "range_dtype", "splits_dtype", "MAX_RANGE_VALUES"]
+__all__ = ["ragged_range", "range_dtype", "splits_dtype", "row_ranges"]
 
 #: dtypes RaggedRange computes in (TensorFlow's CPU kernels; no bfloat16).
 RANGE_DTYPES = (
@@ -22,10 +23,6 @@ RANGE_DTYPES = (
 )
 _SPLITS_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 _TF_NAMES = {"float32": "float", "float64": "double", "float16": "half"}
-
-#: The most values one RaggedRange may produce (2**40, 8 TiB of int64): a
-#: larger total is refused before anything is allocated.
-MAX_RANGE_VALUES = 1 << 40
 
 
 def _tf_name(dtype):
@@ -146,8 +143,8 @@ def ragged_range(starts, limits, deltas, Tsplits=np.int64):
         "Requires ((limit - start) / delta) <= 9223372036854775807" (the
         Tsplits maximum; NaN and infinite sizes too);
         "The total range size overflowed. Consider using int64 instead of
-        int32 for row_splits_dtype."; a total above
-        :data:`MAX_RANGE_VALUES` values (refused before allocating);
+        int32 for row_splits_dtype."; a total larger than the machine's
+        memory (refused before allocating the values);
         unsupported or mixed dtypes.  Errors of rows come in row order.
 
     Notes
@@ -206,18 +203,8 @@ def ragged_range(starts, limits, deltas, Tsplits=np.int64):
             "int32 for row_splits_dtype."
         )
     total = int(splits[-1])
-    if total > MAX_RANGE_VALUES:
-        raise InvalidArgumentError(
-            f"RaggedRange: the ranges hold {total} values in all, more than the "
-            f"{MAX_RANGE_VALUES} one call may allocate"
-        )
-    try:
-        values = np.empty(total, dtype)
-    except MemoryError:
-        raise InvalidArgumentError(
-            f"RaggedRange: cannot allocate the {total} values "
-            f"({total * dtype.itemsize} bytes) of the ranges"
-        ) from None
+    check_allocation((total,), dtype, "RaggedRange: starts, limits and deltas")
+    values = np.empty(total, dtype)
     _ragged.range_fill(s, d, splits, values, n_threads)
     return splits, values
 

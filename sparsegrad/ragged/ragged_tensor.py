@@ -18,6 +18,7 @@ from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
 from ..framework import sparse_rows
+from ..framework.buffers import check_allocation
 from ..framework.tensor import Tensor, wrap
 from ..framework.threads import get_num_threads
 from ..ops import array_ops, embedding_ops, math_ops, unary_ops
@@ -688,6 +689,7 @@ class RaggedTensor:
             raise InvalidArgumentError(
                 f"to_tensor: default_value must be a scalar, got shape {fill.shape}"
             )
+        check_allocation((n_rows, width) + inner, values.dtype, "to_tensor: shape")
         positions, keep = self._padded_positions(n_rows, width)
         out = np.full((n_rows * width,) + inner, fill, dtype=values.dtype)
         kept = values.numpy() if keep is None else values.numpy()[keep]
