@@ -50,6 +50,8 @@ SIZE_ZERO_DELTA = -1
 SIZE_TOO_LARGE = -2
 cdef int64_t _ZERO_DELTA = -1
 cdef int64_t _TOO_LARGE = -2
+# 2**63: the smallest float size that does not fit in int64.
+cdef double TWO_63 = 9.223372036854775808e18
 
 
 cdef inline int64_t _row_size(range_t start, range_t limit, range_t delta,
@@ -82,12 +84,13 @@ cdef inline int64_t _row_size(range_t start, range_t limit, range_t delta,
         # max_size converts to double exactly enough: 2**31 - 1 exactly,
         # 2**63 - 1 as 2**63, which a float32 size equal to 2**63 must not
         # pass (it does not fit), hence the strict test there.
-        if not (<double> size_f <= <double> max_size) or <double> size_f >= 9.223372036854775808e18:
+        size_d = <double> size_f
+        if not (size_d <= <double> max_size) or size_d >= TWO_63:
             return _TOO_LARGE
         return <int64_t> size_f
     else:
         size_d = ceil(fabs((limit - start) / delta))
-        if not (size_d <= <double> max_size) or size_d >= 9.223372036854775808e18:
+        if not (size_d <= <double> max_size) or size_d >= TWO_63:
             return _TOO_LARGE
         return <int64_t> size_d
 

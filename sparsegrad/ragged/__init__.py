@@ -11,8 +11,12 @@ from .ragged_math_ops import range
 from .ragged_range import ragged_range
 from .ragged_tensor import RaggedTensor
 
-__all__ = publish(
-    __name__,
-    globals(),
-    ["RaggedTensor", "range", "ragged_range", "constant", "map_flat_values", "is_ragged"],
-)
+__all__ = [
+    "RaggedTensor",
+    "range",
+    "ragged_range",
+    "constant",
+    "map_flat_values",
+    "is_ragged",
+]
+publish(__name__, globals(), __all__)

@@ -171,7 +171,9 @@ def ragged_range(starts, limits, deltas, Tsplits=np.int64):
     ]
     sizes = {a.shape[0] for a in operands if a.ndim == 1}
     if len(sizes) > 1:
-        raise InvalidArgumentError("starts, limits, and deltas must have the same shape")
+        raise InvalidArgumentError(
+            "starts, limits, and deltas must have the same shape"
+        )
     dtypes = {a.dtype for a in operands}
     if len(dtypes) > 1:
         shown = ", ".join(str(a.dtype) for a in operands)

@@ -54,9 +54,9 @@ def _partition(x, name):
         x = x.numpy()
     array = np.asarray(x)
     if array.dtype not in _INDEX_DTYPES:
-        if array.size == 0 and array.dtype.kind == "f":
-            array = array.astype(np.int64)
-        elif array.dtype.kind in "iu" and array.dtype != np.uint64:
+        empty_float = array.size == 0 and array.dtype.kind == "f"
+        small_int = array.dtype.kind in "iu" and array.dtype != np.uint64
+        if empty_float or small_int:
             array = array.astype(np.int64)
         else:
             raise InvalidArgumentError(f"{name} must have dtype int32 or int64")
@@ -814,7 +814,8 @@ class RaggedTensor:
                 values = embedding_ops.gather(self._values, positions)
             new_splits.setflags(write=False)
             return RaggedTensor(values, new_splits, internal=True)
-        if isinstance(key, (numbers.Integral, np.integer)) and not isinstance(key, bool):
+        is_int = isinstance(key, (numbers.Integral, np.integer))
+        if is_int and not isinstance(key, bool):
             i = int(key)
             if not -n <= i < n:
                 raise IndexError(f"Row key {i} out of bounds")

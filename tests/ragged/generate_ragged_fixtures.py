@@ -19,7 +19,9 @@ import numpy as np
 import tensorflow as tf
 
 rng = np.random.default_rng(611)
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "ragged_golden.npz")
+OUT = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "data", "ragged_golden.npz"
+)
 
 
 def _ints(dtype, n, small=False):
@@ -28,14 +30,18 @@ def _ints(dtype, n, small=False):
     kind = 0 if small else rng.integers(0, 3)
     starts, limits, deltas = [], [], []
     for _ in range(n):
-        if kind == 0:       # small values, small steps
+        if kind == 0:  # small values, small steps
             s, lim = int(rng.integers(-50, 50)), int(rng.integers(-50, 50))
             d = int(rng.integers(1, 7)) * int(rng.choice([-1, 1]))
-        elif kind == 1:     # up to 40 values ending next to the dtype's limits
+        elif kind == 1:  # up to 40 values ending next to the dtype's limits
             d = int(rng.integers(1, 1000)) * int(rng.choice([-1, 1]))
-            lim = (hi - int(rng.integers(0, 5))) if d > 0 else (lo + int(rng.integers(0, 5)))
+            lim = (
+                (hi - int(rng.integers(0, 5)))
+                if d > 0
+                else (lo + int(rng.integers(0, 5)))
+            )
             s = lim - d * int(rng.integers(0, 40))
-        else:               # big steps over the whole range
+        else:  # big steps over the whole range
             s = int(rng.integers(lo, hi, endpoint=True))
             lim = int(rng.integers(lo, hi, endpoint=True))
             d = max(abs(lim - s) // int(rng.integers(1, 30)), 1)
@@ -69,17 +75,21 @@ def main():
                 make = _floats if np.dtype(dtype).kind == "f" else _ints
                 s, lim, d = make(dtype, max(n, 1), small=rep >= 4)
                 args = [s[:n], lim[:n], d[:n]]
-                if rep >= 4:    # broadcast one or two scalars
+                if rep >= 4:  # broadcast one or two scalars
                     for j in rng.choice(3, size=rep - 3, replace=False):
-                        args[j] = np.asarray(args[j][0] if n else make(dtype, 1, small=True)[j][0],
-                                             dtype=dtype)
+                        args[j] = np.asarray(
+                            args[j][0] if n else make(dtype, 1, small=True)[j][0],
+                            dtype=dtype,
+                        )
                 # tf.constant first: the raw op given NumPy arrays directly
                 # sometimes reads wrong deltas in 2.21 ("Requires delta != 0"
                 # for nonzero float deltas).
                 splits, values = tf.raw_ops.RaggedRange(
-                    starts=tf.constant(args[0]), limits=tf.constant(args[1]),
+                    starts=tf.constant(args[0]),
+                    limits=tf.constant(args[1]),
                     deltas=tf.constant(args[2]),
-                    Tsplits=getattr(tf, tsplits))
+                    Tsplits=getattr(tf, tsplits),
+                )
                 name = f"case{k:03d}"
                 k += 1
                 names.append(name)
@@ -91,7 +101,9 @@ def main():
                 arrays[f"{name}_values"] = values.numpy()
     arrays["__cases__"] = np.array(names)
     np.savez_compressed(OUT, **arrays)
-    print(f"{len(names)} cases, {sum(a.nbytes for a in arrays.values())} bytes -> {OUT}")
+    print(
+        f"{len(names)} cases, {sum(a.nbytes for a in arrays.values())} bytes -> {OUT}"
+    )
 
 
 if __name__ == "__main__":

@@ -23,8 +23,11 @@ def _bits(a):
 
 def test_the_fixture_covers_every_dtype_pair():
     pairs = {(DATA[f"{c}_starts"].dtype.name, str(DATA[f"{c}_tsplits"])) for c in CASES}
-    assert pairs == {(t, s) for t in ("int32", "int64", "float32", "float64")
-                     for s in ("int32", "int64")}
+    assert pairs == {
+        (t, s)
+        for t in ("int32", "int64", "float32", "float64")
+        for s in ("int32", "int64")
+    }
     assert any(DATA[f"{c}_deltas"].ndim == 0 for c in CASES)
     assert any((DATA[f"{c}_deltas"] < 0).any() for c in CASES)
 
@@ -61,19 +64,32 @@ GOLDEN = [
     (lambda: R([0, 3, 5], [2, 3, 10]), [[0, 1], [], [5, 6, 7, 8, 9]]),
     (lambda: R([0, 3, 5], [4, 4, 15], [2, 3, 4]), [[0, 2], [3], [5, 9, 13]]),
     (lambda: R([0, 3, 5], limits=0, deltas=-1), [[], [3, 2, 1], [5, 4, 3, 2, 1]]),
-    (lambda: R([0, -3, 5], limits=0, deltas=[-1, 1, -2]), [[], [-3, -2, -1], [5, 3, 1]]),
+    (
+        lambda: R([0, -3, 5], limits=0, deltas=[-1, 1, -2]),
+        [[], [-3, -2, -1], [5, 3, 1]],
+    ),
     (lambda: R([0, 3, 5], [4, 4, 15], 3), [[0, 3], [3], [5, 8, 11, 14]]),
     (lambda: R(0, 5, 1), [[0, 1, 2, 3, 4]]),
     (lambda: R([0, 5, 3], [0, 3, 5]), [[], [], [3, 4]]),
     (lambda: R([0, 5, 5], [0, 3, 5], -1), [[], [5, 4], []]),
     (lambda: R(10, 0, -3), [[10, 7, 4, 1]]),
     (lambda: R(1136033460, -2110457150, -1849827689), [[1136033460, -713794229]]),
-    (lambda: R(np.int64(-2**63), np.int64(2**63 - 1), np.int64(2**62)),
-     [[-2**63, -2**62, 0, 2**62]]),
-    (lambda: R(np.int32(-2**31), np.int32(2**31 - 1), np.int32(2**31 - 1)),
-     [[-2147483648, -1, 2147483646]]),
-    (lambda: R(np.array([5], np.int32), np.array([-2**31], np.int32),
-               np.array([-2**31], np.int32)), [[5, -2147483643]]),
+    (
+        lambda: R(np.int64(-(2**63)), np.int64(2**63 - 1), np.int64(2**62)),
+        [[-(2**63), -(2**62), 0, 2**62]],
+    ),
+    (
+        lambda: R(np.int32(-(2**31)), np.int32(2**31 - 1), np.int32(2**31 - 1)),
+        [[-2147483648, -1, 2147483646]],
+    ),
+    (
+        lambda: R(
+            np.array([5], np.int32),
+            np.array([-(2**31)], np.int32),
+            np.array([-(2**31)], np.int32),
+        ),
+        [[5, -2147483643]],
+    ),
     (lambda: R(0.0, 1.0, np.inf), [[]]),
 ]
 
@@ -103,15 +119,41 @@ def test_golden_float_accumulation():
     rt = R([0.0, 3.0, 5.0], [3.9, 4.0, 15.0], [0.4, 1.5, 2.2])
     np.testing.assert_allclose(
         np.concatenate([np.asarray(r) for r in rt.numpy()]),
-        [0, 0.4, 0.8, 1.2, 1.6, 2.0, 2.4, 2.8, 3.2, 3.6, 3.0, 5.0, 7.2, 9.4, 11.6, 13.8],
+        [
+            0,
+            0.4,
+            0.8,
+            1.2,
+            1.6,
+            2.0,
+            2.4,
+            2.8,
+            3.2,
+            3.6,
+            3.0,
+            5.0,
+            7.2,
+            9.4,
+            11.6,
+            13.8,
+        ],
         rtol=1e-6,
     )
     assert rt.values.numpy()[9] == np.float32(3.6000004)
     assert rt.row_lengths().tolist() == [10, 1, 5]
     got = R(0.0, 1.0, 0.1).values.numpy().astype(np.float64).tolist()
-    assert got == [0.0, 0.10000000149011612, 0.20000000298023224, 0.30000001192092896,
-                   0.4000000059604645, 0.5, 0.6000000238418579, 0.7000000476837158,
-                   0.8000000715255737, 0.9000000953674316]
+    assert got == [
+        0.0,
+        0.10000000149011612,
+        0.20000000298023224,
+        0.30000001192092896,
+        0.4000000059604645,
+        0.5,
+        0.6000000238418579,
+        0.7000000476837158,
+        0.8000000715255737,
+        0.9000000953674316,
+    ]
     # The reference prints [1.0, 0.7, 0.39999998, 0.09999996]; TF 2.21's exact
     # float32 values are these.
     got = R(1.0, 0.0, -0.3).values.numpy().astype(np.float64).tolist()
@@ -127,8 +169,10 @@ def test_golden_shapes():
 
 MAX64 = "9223372036854775807"
 MAX32 = "2147483647"
-OVERFLOW = ("The total range size overflowed. Consider using int64 instead of int32 "
-            "for row_splits_dtype.")
+OVERFLOW = (
+    "The total range size overflowed. Consider using int64 instead of int32 "
+    "for row_splits_dtype."
+)
 ERRORS = [
     (lambda: R([[0]], 5), "starts must be a scalar or vector"),
     (lambda: R(0, [[5]]), "limits must be a scalar or vector"),
@@ -136,20 +180,39 @@ ERRORS = [
     (lambda: R([0], [1, 2]), "starts, limits, and deltas must have the same shape"),
     (lambda: R(0, 0, 0), "Requires delta != 0"),
     (lambda: R(0.1, 1e10, 1e-10), f"Requires ((limit - start) / delta) <= {MAX64}"),
-    (lambda: sg.ragged.ragged_range(np.array([0, 0], np.int32),
-                                    np.array([2**31 - 1, 1], np.int32),
-                                    np.array([1, 1], np.int32), Tsplits=np.int32),
-     OVERFLOW),
-    (lambda: sg.ragged.ragged_range(np.array([-2**31], np.int32),
-                                    np.array([2**31 - 1], np.int32),
-                                    np.array([1], np.int32), Tsplits=np.int32),
-     f"Requires ((limit - start) / delta) <= {MAX32}"),
-    (lambda: sg.ragged.ragged_range(np.array([0], np.float32),
-                                    np.array([3e9], np.float32),
-                                    np.array([1], np.float32), Tsplits=np.int32),
-     f"Requires ((limit - start) / delta) <= {MAX32}"),
-    (lambda: sg.ragged.ragged_range(np.zeros(3, np.int64), np.int64(2**62),
-                                    np.int64(1)), OVERFLOW),
+    (
+        lambda: sg.ragged.ragged_range(
+            np.array([0, 0], np.int32),
+            np.array([2**31 - 1, 1], np.int32),
+            np.array([1, 1], np.int32),
+            Tsplits=np.int32,
+        ),
+        OVERFLOW,
+    ),
+    (
+        lambda: sg.ragged.ragged_range(
+            np.array([-(2**31)], np.int32),
+            np.array([2**31 - 1], np.int32),
+            np.array([1], np.int32),
+            Tsplits=np.int32,
+        ),
+        f"Requires ((limit - start) / delta) <= {MAX32}",
+    ),
+    (
+        lambda: sg.ragged.ragged_range(
+            np.array([0], np.float32),
+            np.array([3e9], np.float32),
+            np.array([1], np.float32),
+            Tsplits=np.int32,
+        ),
+        f"Requires ((limit - start) / delta) <= {MAX32}",
+    ),
+    (
+        lambda: sg.ragged.ragged_range(
+            np.zeros(3, np.int64), np.int64(2**62), np.int64(1)
+        ),
+        OVERFLOW,
+    ),
     (lambda: R(0.0, np.inf, 1.0), f"Requires ((limit - start) / delta) <= {MAX64}"),
     (lambda: R(np.nan, 1.0, 1.0), f"Requires ((limit - start) / delta) <= {MAX64}"),
 ]
@@ -191,35 +254,71 @@ def test_golden_factories():
 
 
 FACTORY_ERRORS = [
-    (lambda: sg.RaggedTensor.from_row_splits(V, []), InvalidArgumentError,
-     "row_splits tensor may not be empty."),
-    (lambda: sg.RaggedTensor.from_row_splits(V, [0.0, 8.0]), InvalidArgumentError,
-     "row_splits must have dtype int32 or int64"),
-    (lambda: sg.RaggedTensor.from_row_splits(V, [[0, 8]]), InvalidArgumentError,
-     "Shape (1, 2) must have rank 1"),
-    (lambda: sg.RaggedTensor.from_row_splits(V, [1, 4, 8]), InvalidArgumentError,
-     "Arguments to from_row_splits do not form a valid RaggedTensor:zero"),
-    (lambda: sg.RaggedTensor.from_row_splits(V, [0, 5, 4, 8]), InvalidArgumentError,
-     "Arguments to from_row_splits do not form a valid RaggedTensor:monotonic"),
-    (lambda: sg.RaggedTensor.from_row_splits(V, [0, 4, 7]), InvalidArgumentError,
-     "Arguments to _from_row_partition do not form a valid RaggedTensor"),
-    (lambda: sg.RaggedTensor.from_row_lengths(V, [4, -1, 5]), InvalidArgumentError,
-     "Arguments to from_row_lengths do not form a valid RowPartition"),
-    (lambda: sg.RaggedTensor.from_row_lengths(V, [4, 3]), InvalidArgumentError,
-     "Arguments to _from_row_partition do not form a valid RaggedTensor"),
-    (lambda: sg.RaggedTensor.from_value_rowids(V, [0] * 8, nrows=-1), ValueError,
-     "Expected nrows >= 0; got -1"),
-    (lambda: sg.RaggedTensor.from_value_rowids(V, [0, 0, 0, 0, 2, 2, 2, 3], nrows=3),
-     ValueError, "Expected nrows >= value_rowids[-1] + 1; got nrows=3, "
-     "value_rowids[-1]=3"),
-    (lambda: sg.RaggedTensor.from_value_rowids(V, [0, 1, 2]), ValueError,
-     "Shapes (8,) and (3,) are incompatible"),
-    (lambda: sg.RaggedTensor.from_value_rowids(V, [-1, 0, 0, 0, 2, 2, 2, 3]),
-     InvalidArgumentError,
-     "Arguments to from_value_rowids do not form a valid RowPartition"),
-    (lambda: sg.RaggedTensor.from_value_rowids(V, [0, 0, 1, 0, 2, 2, 2, 3]),
-     InvalidArgumentError,
-     "Arguments to from_value_rowids do not form a valid RowPartition"),
+    (
+        lambda: sg.RaggedTensor.from_row_splits(V, []),
+        InvalidArgumentError,
+        "row_splits tensor may not be empty.",
+    ),
+    (
+        lambda: sg.RaggedTensor.from_row_splits(V, [0.0, 8.0]),
+        InvalidArgumentError,
+        "row_splits must have dtype int32 or int64",
+    ),
+    (
+        lambda: sg.RaggedTensor.from_row_splits(V, [[0, 8]]),
+        InvalidArgumentError,
+        "Shape (1, 2) must have rank 1",
+    ),
+    (
+        lambda: sg.RaggedTensor.from_row_splits(V, [1, 4, 8]),
+        InvalidArgumentError,
+        "Arguments to from_row_splits do not form a valid RaggedTensor:zero",
+    ),
+    (
+        lambda: sg.RaggedTensor.from_row_splits(V, [0, 5, 4, 8]),
+        InvalidArgumentError,
+        "Arguments to from_row_splits do not form a valid RaggedTensor:monotonic",
+    ),
+    (
+        lambda: sg.RaggedTensor.from_row_splits(V, [0, 4, 7]),
+        InvalidArgumentError,
+        "Arguments to _from_row_partition do not form a valid RaggedTensor",
+    ),
+    (
+        lambda: sg.RaggedTensor.from_row_lengths(V, [4, -1, 5]),
+        InvalidArgumentError,
+        "Arguments to from_row_lengths do not form a valid RowPartition",
+    ),
+    (
+        lambda: sg.RaggedTensor.from_row_lengths(V, [4, 3]),
+        InvalidArgumentError,
+        "Arguments to _from_row_partition do not form a valid RaggedTensor",
+    ),
+    (
+        lambda: sg.RaggedTensor.from_value_rowids(V, [0] * 8, nrows=-1),
+        ValueError,
+        "Expected nrows >= 0; got -1",
+    ),
+    (
+        lambda: sg.RaggedTensor.from_value_rowids(V, [0, 0, 0, 0, 2, 2, 2, 3], nrows=3),
+        ValueError,
+        "Expected nrows >= value_rowids[-1] + 1; got nrows=3, value_rowids[-1]=3",
+    ),
+    (
+        lambda: sg.RaggedTensor.from_value_rowids(V, [0, 1, 2]),
+        ValueError,
+        "Shapes (8,) and (3,) are incompatible",
+    ),
+    (
+        lambda: sg.RaggedTensor.from_value_rowids(V, [-1, 0, 0, 0, 2, 2, 2, 3]),
+        InvalidArgumentError,
+        "Arguments to from_value_rowids do not form a valid RowPartition",
+    ),
+    (
+        lambda: sg.RaggedTensor.from_value_rowids(V, [0, 0, 1, 0, 2, 2, 2, 3]),
+        InvalidArgumentError,
+        "Arguments to from_value_rowids do not form a valid RowPartition",
+    ),
 ]
 
 
