@@ -662,7 +662,7 @@ class RaggedTensor:
         >>> sg.ragged.constant([[1, 2], [], [3]]).to_tensor(default_value=-1).numpy()
         array([[ 1,  2],
                [-1, -1],
-               [ 3, -1]])
+               [ 3, -1]], dtype=int32)
         """
         del name
         inner = tuple(self._values.shape[1:])
