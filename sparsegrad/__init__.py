@@ -25,6 +25,10 @@ from .framework import (
     openmp_enabled,
     set_num_threads,
 )
+from .framework.densify_warning import (
+    get_densify_warning_threshold,
+    set_densify_warning_threshold,
+)
 from .ops.array_ops import (
     broadcast_to,
     cast,
@@ -49,7 +53,7 @@ from .ops.clip_ops import (
     clip_by_value,
     global_norm,
 )
-from .ops.embedding_ops import gather
+from .ops.embedding_ops import gather, gather_nd
 from .ops.math_ops import (
     add,
     add_n,
@@ -89,6 +93,7 @@ __all__ = [
     "nn",
     "sparse",
     "gather",
+    "gather_nd",
     "__version__",
     "errors",
     "training_ops",
@@ -98,6 +103,8 @@ __all__ = [
     "convert_to_tensor",
     "constant",
     "set_num_threads",
+    "get_densify_warning_threshold",
+    "set_densify_warning_threshold",
     "get_num_threads",
     "openmp_enabled",
     # autodiff
