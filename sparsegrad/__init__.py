@@ -35,6 +35,10 @@ from .framework import (
     openmp_enabled,
     set_num_threads,
 )
+from .framework.densify_warning import (
+    get_densify_warning_threshold,
+    set_densify_warning_threshold,
+)
 from .ops.array_ops import (
     broadcast_to,
     cast,
@@ -59,7 +63,7 @@ from .ops.clip_ops import (
     clip_by_value,
     global_norm,
 )
-from .ops.embedding_ops import gather
+from .ops.embedding_ops import gather, gather_nd
 from .ops.math_ops import (
     add,
     add_n,
@@ -100,6 +104,7 @@ __all__ = [
     "nn",
     "sparse",
     "gather",
+    "gather_nd",
     "__version__",
     "errors",
     "training_ops",
@@ -111,6 +116,8 @@ __all__ = [
     "convert_to_tensor",
     "constant",
     "set_num_threads",
+    "get_densify_warning_threshold",
+    "set_densify_warning_threshold",
     "get_num_threads",
     "openmp_enabled",
     # autodiff
