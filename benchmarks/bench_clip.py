@@ -156,10 +156,11 @@ def torch_worker(repeat):
     print(json.dumps(out))
 
 
-def run_worker(python, flag, repeat):
-    """The worker's JSON as a dict, or (None, reason)."""
+def run_worker(python, flag, repeat, script=__file__):
+    """The worker's JSON as a dict, or (None, reason); `script` is the
+    benchmark file whose worker runs (this one by default)."""
     proc = subprocess.run(
-        [python, os.path.abspath(__file__), flag, "--repeat", str(repeat)],
+        [python, os.path.abspath(script), flag, "--repeat", str(repeat)],
         capture_output=True,
         text=True,
         check=False,

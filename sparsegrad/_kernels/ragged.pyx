@@ -52,6 +52,13 @@ cdef int64_t _ZERO_DELTA = -1
 cdef int64_t _TOO_LARGE = -2
 # 2**63: the smallest float size that does not fit in int64.
 cdef double TWO_63 = 9.223372036854775808e18
+# Rows per chunk of the fill and size loops.  Each row is written by one
+# thread from its own inputs, so the schedule changes no bit; a dynamic one
+# keeps a thread that was descheduled on a busy machine from holding up the
+# others at the end.
+cdef enum:
+    FILL_ROWS = 256
+    SIZE_ROWS = 4096
 
 
 cdef inline int64_t _row_size(range_t start, range_t limit, range_t delta,
@@ -81,9 +88,10 @@ cdef inline int64_t _row_size(range_t start, range_t limit, range_t delta,
         return <int64_t> size
     elif range_t is float:
         size_f = ceilf(fabsf((limit - start) / delta))
-        # max_size converts to double exactly enough: 2**31 - 1 exactly,
-        # 2**63 - 1 as 2**63, which a float32 size equal to 2**63 must not
-        # pass (it does not fit), hence the strict test there.
+        # Compared in double: 2**31 - 1 is exact there, so a float32 size of
+        # 2**31 fails (TensorFlow compares in float32, where the bound rounds
+        # to 2**31, lets it pass and then overflows the cast); 2**63 - 1
+        # rounds to 2**63, hence the second test.
         size_d = <double> size_f
         if not (size_d <= <double> max_size) or size_d >= TWO_63:
             return _TOO_LARGE
@@ -110,7 +118,8 @@ def range_sizes(
     cdef Py_ssize_t ds = deltas.shape[0] > 1
     cdef uint64_t max_u = <uint64_t> max_size
     cdef int threads = threads_for(n_rows * 8, n_threads)
-    for i in prange(n_rows, nogil=True, schedule="static", num_threads=threads):
+    for i in prange(n_rows, nogil=True, schedule="dynamic", chunksize=SIZE_ROWS,
+                    num_threads=threads):
         sizes_out[i] = _row_size(starts[i * ss], limits[i * ls], deltas[i * ds], max_u)
 
 
@@ -156,13 +165,29 @@ def range_fill(
     int n_threads,
 ):
     """The values of RaggedRange, by repeated addition within each row."""
-    cdef Py_ssize_t i, n_rows = splits.shape[0] - 1
+    cdef Py_ssize_t c, n_rows = splits.shape[0] - 1
+    cdef Py_ssize_t n_chunks = (n_rows + FILL_ROWS - 1) // FILL_ROWS
     cdef Py_ssize_t ss = starts.shape[0] > 1
     cdef Py_ssize_t ds = deltas.shape[0] > 1
     cdef int threads = threads_for(values_out.shape[0], n_threads)
-    for i in prange(n_rows, nogil=True, schedule="static", num_threads=threads):
-        _fill_row(&values_out[0], splits[i], splits[i + 1],
-                  starts[i * ss], deltas[i * ds])
+    if values_out.shape[0] == 0:
+        return
+    for c in prange(n_chunks, nogil=True, schedule="dynamic", num_threads=threads):
+        _fill_chunk(&values_out[0], &splits[0], &starts[0], &deltas[0], ss, ds,
+                    c * FILL_ROWS, min((c + 1) * FILL_ROWS, n_rows))
+
+
+cdef inline void _fill_chunk(
+    range_t *out, const index_t *splits, const range_t *starts,
+    const range_t *deltas, Py_ssize_t ss, Py_ssize_t ds, Py_ssize_t first,
+    Py_ssize_t stop,
+) noexcept nogil:
+    # Rows first..stop-1, one at a time.  (Running four float rows side by
+    # side, to overlap their chains of additions, measured no faster: the
+    # loop is bound by its scalar stores, not by the additions' latency.)
+    cdef Py_ssize_t i
+    for i in range(first, stop):
+        _fill_row(out, splits[i], splits[i + 1], starts[i * ss], deltas[i * ds])
 
 
 cdef inline void _fill_row(range_t *out, Py_ssize_t lo, Py_ssize_t hi,

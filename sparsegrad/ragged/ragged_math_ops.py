@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..framework.tensor import Tensor
+from ..framework.tensor import Tensor, wrap
 from ..framework.variable import Variable
 from .ragged_range import ragged_range, range_dtype, splits_dtype
 from .ragged_tensor import RaggedTensor
@@ -120,4 +120,5 @@ def range(starts, limits=None, deltas=1, dtype=None, name=None,
         args = [a.astype(dtype, copy=False) for a in args]
     splits, values = ragged_range(*args, Tsplits=tsplits)
     splits.setflags(write=False)
-    return RaggedTensor.from_row_splits(values, splits, validate=False)
+    # The kernel's splits are valid by construction: no check, no copy.
+    return RaggedTensor(wrap(values), splits, internal=True)

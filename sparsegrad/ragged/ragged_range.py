@@ -9,6 +9,7 @@ import numpy as np
 
 from .._kernels import ragged as _ragged
 from ..errors import InvalidArgumentError
+from ..framework import buffers
 from ..framework.buffers import check_allocation
 from ..framework.threads import get_num_threads
 
@@ -206,7 +207,7 @@ def ragged_range(starts, limits, deltas, Tsplits=np.int64):
         )
     total = int(splits[-1])
     check_allocation((total,), dtype, "RaggedRange: starts, limits and deltas")
-    values = np.empty(total, dtype)
+    values = buffers.empty((total,), dtype)
     _ragged.range_fill(s, d, splits, values, n_threads)
     return splits, values
 
