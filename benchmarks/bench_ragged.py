@@ -28,12 +28,11 @@ The ``time_*`` functions are collectable by asv.
 import argparse
 import json
 import os
-import platform
 import sys
 
 import numpy as np
-from bench_clip import parallel_copy_bandwidth, run_worker
-from bench_training_ops import _cpu_model, _median_time, copy_bandwidth
+from bench_clip import machine_and_bandwidth, run_worker
+from bench_training_ops import _median_time
 
 N_ROWS = 200_000
 MAX_LENGTH = 100
@@ -139,25 +138,7 @@ def main():
 
     import sparsegrad as sg
 
-    n_threads = os.cpu_count()
-    sg.set_num_threads(n_threads)
-    print(
-        f"load average before the run: {os.getloadavg()[0]:.2f} (a shared "
-        "machine's other work slows the OpenMP loops most)"
-    )
-    print(
-        f"machine: {platform.machine()} {_cpu_model()}, {n_threads} threads "
-        f"(sparsegrad {sg.__version__} uses {sg.get_num_threads()}, OpenMP "
-        f"{sg.openmp_enabled()}), Python {platform.python_version()}, "
-        f"NumPy {np.__version__}"
-    )
-    one = copy_bandwidth(args.repeat)
-    every = parallel_copy_bandwidth(args.repeat)
-    bandwidth = max(one, every)
-    print(
-        f"copy bandwidth: np.copyto {one / 1e9:.2f} GB/s, on {n_threads} threads "
-        f"{every / 1e9:.2f} GB/s; the floor uses {bandwidth / 1e9:.2f} GB/s"
-    )
+    bandwidth = machine_and_bandwidth(args.repeat)
     tf_out, tf_note = run_worker(
         args.tf_python, "--tf-worker", args.repeat, script=__file__
     )

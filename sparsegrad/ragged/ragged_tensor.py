@@ -94,6 +94,16 @@ def _index(value, name):
         raise TypeError(f"{name} must be an int, got {value!r}") from None
 
 
+def _binary_operator(fn, op_name, reverse=False):
+    """A RaggedTensor operator applying the op `fn` to the values."""
+
+    def operator(self, other):
+        return self._binary(fn, other, op_name, reverse)
+
+    operator.__name__ = f"__{'r' if reverse else ''}{op_name}__"
+    return operator
+
+
 # -- the class -------------------------------------------------------------------
 
 
@@ -869,35 +879,16 @@ class RaggedTensor:
         v = fn(y, x) if reverse else fn(x, y)
         return self.with_values(v)
 
-    def __add__(self, other):
-        return self._binary(math_ops.add, other, "add")
-
-    def __radd__(self, other):
-        return self._binary(math_ops.add, other, "add", reverse=True)
-
-    def __sub__(self, other):
-        return self._binary(math_ops.subtract, other, "subtract")
-
-    def __rsub__(self, other):
-        return self._binary(math_ops.subtract, other, "subtract", reverse=True)
-
-    def __mul__(self, other):
-        return self._binary(math_ops.multiply, other, "multiply")
-
-    def __rmul__(self, other):
-        return self._binary(math_ops.multiply, other, "multiply", reverse=True)
-
-    def __truediv__(self, other):
-        return self._binary(math_ops.divide, other, "divide")
-
-    def __rtruediv__(self, other):
-        return self._binary(math_ops.divide, other, "divide", reverse=True)
-
-    def __pow__(self, other):
-        return self._binary(math_ops.pow, other, "pow")
-
-    def __rpow__(self, other):
-        return self._binary(math_ops.pow, other, "pow", reverse=True)
+    __add__ = _binary_operator(math_ops.add, "add")
+    __radd__ = _binary_operator(math_ops.add, "add", reverse=True)
+    __sub__ = _binary_operator(math_ops.subtract, "subtract")
+    __rsub__ = _binary_operator(math_ops.subtract, "subtract", reverse=True)
+    __mul__ = _binary_operator(math_ops.multiply, "multiply")
+    __rmul__ = _binary_operator(math_ops.multiply, "multiply", reverse=True)
+    __truediv__ = _binary_operator(math_ops.divide, "divide")
+    __rtruediv__ = _binary_operator(math_ops.divide, "divide", reverse=True)
+    __pow__ = _binary_operator(math_ops.pow, "pow")
+    __rpow__ = _binary_operator(math_ops.pow, "pow", reverse=True)
 
     def __neg__(self):
         return self.with_values(unary_ops.negative(self._used_values()))
