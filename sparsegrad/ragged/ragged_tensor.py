@@ -19,7 +19,7 @@ from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
 from ..framework import sparse_rows
 from ..framework.buffers import check_allocation
-from ..framework.tensor import Tensor, wrap
+from ..framework.tensor import DEFERRING_TYPES, Tensor, wrap
 from ..framework.threads import get_num_threads
 from ..ops import array_ops, embedding_ops, math_ops, unary_ops
 from ..ops._helpers import as_tensor
@@ -918,3 +918,7 @@ def _ragged_to_dense_grad(op, grad):
     source = np.full(values.shape[0], flat.shape[0], np.int64)
     source[keep] = positions
     return embedding_ops.gather(array_ops.concat([flat, zero], 0), source)
+
+
+# A Tensor on the left of an operator defers to RaggedTensor's reflected one.
+DEFERRING_TYPES.add(RaggedTensor)

@@ -313,3 +313,15 @@ def test_check_gradients_through_getitem_and_map():
         return [squared[::-1].values, (rt - rt * 3.0)[0], abs(-rt).to_tensor()]
 
     check_gradients(f, [np.array([0.5, -1.0, 2.0, 0.25, 3.0])])
+
+
+def test_tensor_and_variable_on_the_left_defer_to_ragged():
+    rt = sg.ragged.constant([[1.0, 2.0], [], [3.0]], dtype=np.float64)
+    assert (sg.constant(2.0) * rt).to_list() == [[2.0, 4.0], [], [6.0]]
+    assert (sg.constant(1.0) - rt).to_list() == [[0.0, -1.0], [], [-2.0]]
+    assert (sg.constant(6.0) / rt).to_list() == [[6.0, 3.0], [], [2.0]]
+    assert (sg.constant(2.0) ** rt).to_list() == [[2.0, 4.0], [], [8.0]]
+    v = sg.Variable(2.0)
+    with sg.GradientTape() as tape:
+        loss = sg.reduce_sum((v * rt + v).values)
+    assert float(tape.gradient(loss, v)) == 9.0
