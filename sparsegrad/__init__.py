@@ -13,6 +13,7 @@ from . import (
     math,
     nn,
     optimizers,
+    ragged,
     sparse,
     testing,
     training_ops,
@@ -34,6 +35,10 @@ from .framework import (
     get_num_threads,
     openmp_enabled,
     set_num_threads,
+)
+from .framework.densify_warning import (
+    get_densify_warning_threshold,
+    set_densify_warning_threshold,
 )
 from .ops.array_ops import (
     broadcast_to,
@@ -59,7 +64,7 @@ from .ops.clip_ops import (
     clip_by_value,
     global_norm,
 )
-from .ops.embedding_ops import gather
+from .ops.embedding_ops import gather, gather_nd
 from .ops.math_ops import (
     add,
     add_n,
@@ -92,6 +97,7 @@ from .ops.unary_ops import (
     square,
     tanh,
 )
+from .ragged import RaggedTensor
 
 __all__ = [
     "autodiff",
@@ -100,15 +106,20 @@ __all__ = [
     "nn",
     "sparse",
     "gather",
+    "gather_nd",
     "__version__",
     "errors",
     "training_ops",
     "Tensor",
     "Variable",
     "IndexedSlices",
+    "RaggedTensor",
+    "ragged",
     "convert_to_tensor",
     "constant",
     "set_num_threads",
+    "get_densify_warning_threshold",
+    "set_densify_warning_threshold",
     "get_num_threads",
     "openmp_enabled",
     # autodiff
