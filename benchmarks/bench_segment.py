@@ -31,13 +31,11 @@ The ``time_*`` functions are collectable by asv.
 import argparse
 import json
 import os
-import platform
-import subprocess
 import sys
 
 import numpy as np
-from bench_clip import parallel_copy_bandwidth
-from bench_training_ops import _cpu_model, _median_time, copy_bandwidth
+from bench_clip import machine_and_bandwidth, run_worker
+from bench_training_ops import _median_time
 
 N_VALUES = 10_000_000
 N_SEGMENTS = 200_000
@@ -83,18 +81,6 @@ def _tf_times(tf, id_dtype, repeat):
             lambda: tf.math.unsorted_segment_sum(
                 t_data, t_ids, N_SEGMENTS).numpy(), repeat),
     }
-
-
-def run_worker(python, flag, repeat):
-    """The worker's JSON as a dict, or (None, reason)."""
-    proc = subprocess.run(
-        [python, os.path.abspath(__file__), flag, "--repeat", str(repeat)],
-        capture_output=True, text=True, check=False,
-    )
-    if proc.returncode != 0:
-        last = proc.stderr.strip().splitlines()[-1:] or ["(no output)"]
-        return None, f"{python} {flag} failed: {last[0][:200]}"
-    return json.loads(proc.stdout.strip().splitlines()[-1]), None
 
 
 # ---------------------------------------------------------------------------
@@ -181,25 +167,11 @@ def main():
 
     import sparsegrad as sg
 
-    n_threads = os.cpu_count()
-    sg.set_num_threads(n_threads)
-    print(f"load average before the run: {os.getloadavg()[0]:.2f}")
-    print(
-        f"machine: {platform.machine()} {_cpu_model()}, {n_threads} threads "
-        f"(sparsegrad {sg.__version__} uses {sg.get_num_threads()}, OpenMP "
-        f"{sg.openmp_enabled()}), Python {platform.python_version()}, "
-        f"NumPy {np.__version__}"
-    )
-    one = copy_bandwidth(args.repeat)
-    every = parallel_copy_bandwidth(args.repeat)
-    bandwidth = max(one, every)
-    print(
-        f"copy bandwidth: np.copyto {one / 1e9:.2f} GB/s, on {n_threads} threads "
-        f"{every / 1e9:.2f} GB/s; the floor uses {bandwidth / 1e9:.2f} GB/s"
-    )
+    bandwidth = machine_and_bandwidth(args.repeat)
     print(f"{N_VALUES} float32 values, {N_SEGMENTS} segments; medians of "
           f"{args.repeat} runs")
-    tf_out, tf_note = run_worker(args.tf_python, "--tf-worker", args.repeat)
+    tf_out, tf_note = run_worker(args.tf_python, "--tf-worker", args.repeat,
+                                 script=__file__)
     print(f"TensorFlow: {tf_note or tf_out['version'] + ', eager'}")
     print()
 

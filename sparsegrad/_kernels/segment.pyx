@@ -15,10 +15,11 @@ allocates the outputs.  Nothing here raises on data.
   threads; each part reports its first decrease, and the smallest of those is
   returned, so the answer does not depend on the thread count.
 * ``segment_reduce_ids`` reduces rows whose ids are sorted, straight from the
-  ids (no row_splits pass): the rows are cut into one contiguous chunk per
-  thread; a thread owns every segment that *starts* in its chunk (it walks
-  past the chunk's end to finish its last one) and skips the rows at the head
-  of its chunk that continue the previous chunk's segment.  The owner of a
+  ids (no row_splits pass): the rows are cut into blocks of a fixed size
+  (not depending on the thread count), handed out dynamically; a block owns
+  every segment that *starts* in it (its thread walks past the block's end
+  to finish the last one) and skips the rows at its head that continue the
+  previous block's segment.  The owner of a
   segment also fills the empty segments just before it (and, for the last
   segment, those after it).  While it walks the ids it checks that they never
   decrease and stay below ``n_segments``; if they do not, it stops writing and
@@ -99,6 +100,10 @@ def sorted_splits(
         free(bad)
     return first_bad
 
+
+# Values per block of the sorted reductions (a block's rows start the
+# segments one thread reduces).
+cdef Py_ssize_t BLOCK_VALUES = 1 << 16
 
 # Reduction codes, shared with sparsegrad.ops.segment_ops.
 SUM = 0
@@ -303,13 +308,15 @@ def segment_reduce_ids(
     get `fill`.  With `from_fill` every segment is combined with `fill` too,
     as the unsorted ops (and ``scatter_reduce``) start from it: a sum of
     ``-0.0`` becomes ``0.0``, a maximum below the lowest finite value (-inf)
-    becomes that value.  Returns 0, or 1 when the ids decrease somewhere or one is at
-    least ``n_segments`` (``out`` is then partly written, never outside it).
+    becomes that value.  Returns 0, or 1 when the ids decrease somewhere or
+    one is at least ``n_segments`` (``out`` is then partly written, never
+    outside it).
     With no row of a non-negative id nothing is written: the caller fills.
     """
     cdef Py_ssize_t n = ids.shape[0], width = data.shape[1]
     cdef Py_ssize_t n_segments = out.shape[0]
-    cdef int t, n_parts
+    cdef Py_ssize_t b, n_blocks, block
+    cdef int threads
     cdef int bad = 0
     cdef const floating *x
     cdef floating *o
@@ -317,14 +324,18 @@ def segment_reduce_ids(
         return 0
     x = &data[0, 0]
     o = &out[0, 0] if n_segments > 0 else NULL
-    n_parts = threads_for(n * width, n_threads)
-    if n_parts > n:
-        n_parts = <int>n
+    threads = threads_for(n * width, n_threads)
+    # Blocks of about BLOCK_VALUES values, whatever the thread count, handed
+    # out dynamically: a descheduled thread does not stall the call, and each
+    # segment is still reduced by the block where it starts.
+    block = BLOCK_VALUES // width if width < BLOCK_VALUES else 1
+    n_blocks = (n + block - 1) // block
     # ``bad +=`` makes bad a reduction of the prange (a plain assignment
-    # would make it lastprivate: only the last part's answer would count).
-    for t in prange(n_parts, nogil=True, schedule="static", num_threads=n_parts):
-        bad += _reduce_chunk(x, width, &ids[0], n, n * t // n_parts,
-                             n * (t + 1) // n_parts, op, <floating>fill,
+    # would make it lastprivate: only the last block's answer would count).
+    for b in prange(n_blocks, nogil=True, schedule="dynamic", chunksize=1,
+                    num_threads=threads):
+        bad += _reduce_chunk(x, width, &ids[0], n, b * block,
+                             min(n, (b + 1) * block), op, <floating>fill,
                              from_fill, o, n_segments)
     return 1 if bad else 0
 
