@@ -183,7 +183,7 @@ def test_sorted_errors(fn, data, ids, message):
         assert message in str(info.value)
 
 
-@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("threads", [1, 2, 3, 4])
 @pytest.mark.parametrize("position", [1_001, 50_001, 99_001])
 def test_errors_found_in_any_part(threads, position):
     """Each thread checks its own part of the ids: a bad id in any part is
@@ -511,7 +511,7 @@ def test_bits_do_not_depend_on_thread_count(dtype, width, rng):
     shuffled[::17] = -1
     data = rng.uniform(0.9, 1.1, size=(n,) + width).astype(dtype)
     results = []
-    for threads in (1, 2, 3):
+    for threads in (1, 2, 3, 4):  # the unsorted scatter runs parallel from 4
         sg.set_num_threads(threads)
         results.append(_all_ops(data, ids, shuffled, 3_100))
     for other in results[1:]:
