@@ -15,12 +15,15 @@ holds at most :data:`MAX_POOLED_BYTES`; blocks beyond that are plain
 allocations.
 """
 
+import os
 import sys
 import threading
 
 import numpy as np
 
-__all__ = ["MAX_POOLED_BYTES", "MIN_POOLED_BYTES", "empty"]
+from ..errors import InvalidArgumentError
+
+__all__ = ["MAX_POOLED_BYTES", "MIN_POOLED_BYTES", "check_allocation", "empty"]
 
 #: Results smaller than this are plain ``np.empty`` arrays.
 MIN_POOLED_BYTES = 1 << 20
@@ -73,3 +76,57 @@ def empty(shape, dtype):
             bucket.append(block)
             _HELD[0] += nbytes
     return block.view(dtype).reshape(shape)
+
+
+def _physical_memory():
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not a POSIX system
+        return 1 << 46
+
+
+def check_allocation(shape, dtype, what):
+    """Raise before allocating a result larger than the machine's memory.
+
+    An op whose output size comes from the data (the largest segment id, a
+    range's total length) checks it here: NumPy would raise a MemoryError, or
+    the system would grant the pages lazily and end the process when they are
+    written.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        The result's shape (Python ints; may be huge).
+    dtype : dtype
+    what : str
+        Names the op and the argument that sets the size, for the message.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    InvalidArgumentError
+        If the result would take more bytes than the physical memory.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsegrad.framework import buffers
+    >>> buffers.check_allocation((2**62,), np.int64, "segment_sum: segment_ids")
+    Traceback (most recent call last):
+    ...
+    sparsegrad.errors.InvalidArgumentError: segment_sum: segment_ids asks for a \
+result of shape (4611686018427387904,) and dtype int64 (36893488147419103232 \
+bytes), more than this machine's memory
+    """
+    nbytes = np.dtype(dtype).itemsize
+    for n in shape:
+        nbytes *= int(n)
+    if nbytes > _physical_memory():
+        raise InvalidArgumentError(
+            f"{what} asks for a result of shape {tuple(int(n) for n in shape)} and "
+            f"dtype {np.dtype(dtype)} ({nbytes} bytes), more than this machine's "
+            f"memory"
+        )

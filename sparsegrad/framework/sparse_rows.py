@@ -9,8 +9,10 @@ anything is written.
 
 import numpy as np
 
+from .._kernels import segment as _segment
 from .._kernels import slices as _slices
 from ..errors import InvalidArgumentError
+from .buffers import check_allocation
 from .dtypes import INDEX_DTYPES, is_kernel_float
 from .threads import get_num_threads
 
@@ -21,6 +23,7 @@ __all__ = [
     "scatter_add",
     "scatter_update",
     "deduplicate",
+    "sorted_segment_splits",
     "unaliased",
     "INT64_MAX",
 ]
@@ -316,3 +319,82 @@ def deduplicate(indices, values, max_index=None):
         group_of = np.repeat(np.arange(unique.shape[0]), np.diff(starts))
         np.add.at(summed, group_of, values[order])
     return unique, summed
+
+
+def sorted_segment_splits(segment_ids, num_segments=None):
+    """Row splits of sorted segment ids, with TensorFlow's checks.
+
+    The one conversion of sorted segment ids: segment ``s`` holds the rows
+    ``[splits[s], splits[s + 1])``.  Cost O(n + n_segments), one parallel
+    pass.
+
+    Parameters
+    ----------
+    segment_ids : ndarray of shape (n,), int32 or int64, C-contiguous
+        Non-decreasing and non-negative (the caller converted it with
+        :func:`as_index_array`).
+    num_segments : int, optional
+        The number of segments; by default ``segment_ids[-1] + 1`` (0 when
+        there are no ids).
+
+    Returns
+    -------
+    ndarray of shape (n_segments + 1,), int64
+
+    Raises
+    ------
+    InvalidArgumentError
+        With TensorFlow's messages and in its order: a negative last id or
+        `num_segments` ("segment ids must be >= 0"), an id at least
+        `num_segments` ("segment ids must be < num_segments"), then, scanning
+        runs of equal ids from
+        the left, a decrease ("segment ids are not increasing") or an id out of
+        range ("Segment id -1 out of range [0, 2), possibly because
+        'segment_ids' input is not sorted.").
+
+    Examples
+    --------
+    >>> sorted_segment_splits(np.array([0, 0, 2, 2, 2]))
+    array([0, 2, 2, 5])
+    >>> sorted_segment_splits(np.array([1, 1]), num_segments=3)
+    array([0, 0, 2, 2])
+    """
+    n = segment_ids.shape[0]
+    last_plus_one = int(segment_ids[-1]) + 1 if n else 0
+    if last_plus_one <= 0 < n:
+        raise InvalidArgumentError("segment ids must be >= 0")
+    if num_segments is None:
+        n_segments = last_plus_one
+    else:
+        n_segments = int(num_segments)
+        if n_segments < 0:
+            raise InvalidArgumentError("segment ids must be >= 0")
+        if n_segments < last_plus_one:
+            raise InvalidArgumentError("segment ids must be < num_segments")
+    check_allocation((n_segments + 1,), np.int64, "segment_ids")
+    splits = np.empty(n_segments + 1, dtype=np.int64)
+    decrease = _segment.sorted_splits(segment_ids, splits, get_num_threads())
+    # TensorFlow scans runs of equal ids: at the end of each run it first
+    # checks that the next id is larger, then that the run's id is in range.
+    # The ids before a decrease are sorted, so the runs it checks before
+    # reaching the decrease are found by binary search.
+    head = segment_ids if decrease < 0 else segment_ids[:decrease]
+    if decrease >= 0:
+        # The run that holds position decrease - 1 ends at the decrease; the
+        # runs before it are checked for range first.
+        head = head[: np.searchsorted(head, head[-1], side="left")]
+    if head.shape[0]:
+        if head[0] < 0:
+            bad = int(head[0])
+        elif head[-1] >= n_segments:
+            bad = int(head[np.searchsorted(head, n_segments, side="left")])
+        else:
+            bad = None
+        if bad is not None:
+            raise InvalidArgumentError(
+                f"Segment id {bad} out of range [0, {n_segments}), possibly "
+                f"because 'segment_ids' input is not sorted."
+            )
+    if decrease >= 0:
+        raise InvalidArgumentError("segment ids are not increasing")
+    return splits
