@@ -105,7 +105,7 @@ def sparse_segment_reduce(
     const floating[:, ::1] data,        # IN  (n_rows, width)
     const index_t[::1] indices,         # IN  (nnz,), each in [0, n_rows)
     const floating[::1] weights,        # IN  (nnz,), or (0,) when unweighted
-    const int64_t[::1] splits,          # IN  (n_segments + 1,), non-decreasing in [0, nnz]
+    const int64_t[::1] splits,          # IN  (n_segments + 1,), rising in [0, nnz]
     int combiner,                       # IN  COMBINER_SUM, _MEAN or _SQRTN
     floating[:, ::1] out,               # OUT (n_segments, width), every row written
     int n_threads,
