@@ -147,15 +147,16 @@ def _golden(kind):
         members = {key.split("__", 1)[1]: data[key] for key in data.files
                    if key.startswith(name + "__")}
         yield pytest.param(
-            combiner, None if num_segments == "-" else int(num_segments),
+            k, combiner, None if num_segments == "-" else int(num_segments),
             None if max_norm == "-" else float(max_norm), weighted == "1",
             members, id=name)
 
 
-@pytest.mark.parametrize("combiner,num_segments,max_norm,weighted,case",
+@pytest.mark.parametrize("kind,combiner,num_segments,max_norm,weighted,case",
                          list(_golden(("segment",))))
-def test_tensorflow_fixtures(combiner, num_segments, max_norm, weighted, case):
-    del max_norm, weighted
+def test_tensorflow_fixtures(kind, combiner, num_segments, max_norm, weighted,
+                             case):
+    del kind, max_norm, weighted
     dtype = case["data"].dtype
     rtol = 1e-5 if dtype == np.float32 else 1e-12
     v = sg.Variable(case["data"])
