@@ -169,7 +169,7 @@ def test_tensorflow_fixtures(kind, combiner, num_segments, max_norm, weighted,
     assert_indexed_slices_equal(g, case["grad"], rtol=rtol, atol=rtol)
 
 
-# -- errors ------------------------------------------------------------------------------
+# -- errors
 
 
 @pytest.mark.parametrize(
@@ -183,7 +183,8 @@ def test_tensorflow_fixtures(kind, combiner, num_segments, max_norm, weighted,
         ([0, 1, 2], [-1, 0, 1], {},
          "Segment id -1 out of range [0, 2), possibly because 'segment_ids' "
          "input is not sorted."),
-        ([0, 1], [0, 2], {"num_segments": 2}, "segment ids must be < num_segments"),
+        ([0, 1], [0, 2], {"num_segments": 2},
+         "segment ids must be < num_segments"),
         ([0, 1], [0, 1], {"num_segments": -1}, "negative value for num_segments"),
         ([0, 1], [[0, 1]], {}, "segment_ids must be 1-D"),
         ([0.0, 1.0], [0, 1], {}, "indices must be int32 or int64"),
@@ -193,9 +194,8 @@ def test_tensorflow_fixtures(kind, combiner, num_segments, max_norm, weighted,
 def test_errors(combiner, indices, segment_ids, kwargs, message):
     v = sg.Variable(C)
     before = v.numpy().copy()
-    with sg.GradientTape() as tape:
-        with pytest.raises(InvalidArgumentError) as info:
-            OPS[combiner](v, indices, segment_ids, **kwargs)
+    with sg.GradientTape() as tape, pytest.raises(InvalidArgumentError) as info:
+        OPS[combiner](v, indices, segment_ids, **kwargs)
     assert message in str(info.value)
     np.testing.assert_array_equal(v.numpy(), before)
     assert tape.gradient(sg.constant(1.0), v) is None
@@ -218,7 +218,7 @@ def test_huge_segment_id_is_an_error_not_a_crash():
         sg.sparse.segment_sum(C, [0], [1676240524292489355])
 
 
-# -- gradients ---------------------------------------------------------------------------
+# -- gradients
 
 
 @pytest.mark.parametrize("combiner", list(OPS))
@@ -226,8 +226,10 @@ def test_finite_differences_to_second_order(rng, combiner):
     data = rng.standard_normal((6, 2, 3))
     indices = np.array([4, 0, 4, 2, 5, 5, 5])
     segment_ids = np.array([0, 0, 2, 2, 2, 3, 3])
-    check_gradients(lambda d: OPS[combiner](d, indices, segment_ids,
-                                            num_segments=5) ** 2, [data], order=2)
+    def f(d):
+        return OPS[combiner](d, indices, segment_ids, num_segments=5) ** 2
+
+    check_gradients(f, [data], order=2)
 
 
 @pytest.mark.parametrize("combiner", ["sum", "mean", "sqrtn"])
@@ -274,7 +276,7 @@ def test_indexed_slices_upstream_is_densified():
                                                   [0] * 4, [2 / 3] * 4], rtol=1e-6)
 
 
-# -- against a NumPy loop ------------------------------------------------------------------
+# -- against a NumPy loop
 
 
 @settings(max_examples=60, deadline=None)
@@ -300,7 +302,7 @@ def test_matches_numpy_loop(combiner, n_rows, lengths, extra, width, seed, dtype
     assert out.shape == (n_segments, width) and out.dtype == dtype
 
 
-# -- determinism, dtypes, no copies --------------------------------------------------------
+# -- determinism, dtypes, no copies
 
 
 @pytest.mark.parametrize("combiner", list(OPS))
