@@ -12,9 +12,13 @@
 # * sparse_segment_reduce: one prange iteration per output bag; the bag's row
 #   is accumulated in the values' dtype, in entry order, by one thread (so the
 #   bits never depend on the thread count), then divided by the combiner's
-#   denominator.  The table row of the entry PREFETCH_AHEAD places ahead is
-#   prefetched: the rows are scattered over a table far larger than the
-#   caches, and the loop is bound by memory latency, not bandwidth.
+#   denominator.  The table row of the entry PREFETCH_AHEAD places ahead (in
+#   this bag or the thread's next ones) is prefetched, all its cache lines:
+#   the rows are scattered over a table far larger than the caches, and the
+#   loop is bound by memory latency, not bandwidth.
+# * No FMA (setup.py compiles segment with -ffp-contract=off) and no sum
+#   across vector lanes: each output element is its own chain of adds, so
+#   the AVX2 build (segment_avx2) gives the baseline's bits.
 # * sparse_segment_reduce_grad: the gradient w.r.t. the table as one row per
 #   distinct index.  The entries arrive grouped by index (a stable sort, so
 #   each group lists its entries in their original order); each group is
@@ -44,9 +48,11 @@ cdef enum:
     COMBINER_MEAN = 1
     COMBINER_SQRTN = 2
 
-# How many entries ahead the table row is prefetched.
+# How many entries ahead the table row is prefetched, and at most how many of
+# its 64-byte cache lines.
 cdef enum:
-    PREFETCH_AHEAD = 8
+    PREFETCH_AHEAD = 16
+    PREFETCH_LINES = 8
 
 
 cdef inline void _bag(
@@ -55,21 +61,30 @@ cdef inline void _bag(
     const floating[::1] weights,
     int64_t lo,
     int64_t hi,
+    int64_t end,
     int combiner,
     floating *row,
     Py_ssize_t width,
 ) noexcept nogil:
     """Reduce entries [lo, hi) into `row` (width values, overwritten)."""
-    cdef Py_ssize_t j
+    cdef Py_ssize_t j, line
     cdef int64_t k
     cdef floating w, denom = 0
     cdef const floating *src
+    cdef const char *ahead
     cdef bint weighted = weights.shape[0] > 0
+    # The cache lines of a row (at most PREFETCH_LINES of them) are requested
+    # PREFETCH_AHEAD entries before the row is read.
+    cdef Py_ssize_t row_bytes = width * sizeof(floating)
+    if row_bytes > PREFETCH_LINES * 64:
+        row_bytes = PREFETCH_LINES * 64
     for j in range(width):
         row[j] = 0
     for k in range(lo, hi):
-        if k + PREFETCH_AHEAD < hi:
-            SPARSEGRAD_PREFETCH(&data[indices[k + PREFETCH_AHEAD], 0])
+        if k + PREFETCH_AHEAD < end:
+            ahead = <const char *> &data[indices[k + PREFETCH_AHEAD], 0]
+            for line in range(0, row_bytes, 64):
+                SPARSEGRAD_PREFETCH(ahead + line)
         src = &data[indices[k], 0]
         if weighted:
             w = weights[k]
@@ -124,7 +139,8 @@ def sparse_segment_reduce(
     if width == 0:
         return
     for s in prange(n_segments, nogil=True, schedule="static", num_threads=threads):
-        _bag(data, indices, weights, splits[s], splits[s + 1], combiner,
+        _bag(data, indices, weights, splits[s], splits[s + 1],
+             splits[n_segments], combiner,
              &out[s, 0], width)
 
 

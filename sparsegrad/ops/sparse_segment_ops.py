@@ -25,6 +25,7 @@ from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
 from ..framework import sparse_rows
+from ..framework.backend import kernels_for_cpu
 from ..framework.dtypes import is_kernel_float
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, wrap
@@ -39,6 +40,10 @@ __all__ = [
     "sparse_segment_sqrt_n",
     "embedding_bag",
 ]
+
+#: The bag kernels in use: the AVX2 build where the CPU has AVX2 (the same
+#: bits: no FMA, no sum across vector lanes), else the baseline one.
+_bags = kernels_for_cpu(_segment, "segment_avx2")
 
 # The kernel's combiner codes (COMBINER_* in _kernels/_sparse_segment.pxi).
 _COMBINERS = {"sum": 0, "mean": 1, "sqrtn": 2}
@@ -80,7 +85,7 @@ def _reduce(table, indices, weights, splits, combiner):
     if n_bags == 0 or width == 0:
         return np.zeros((n_bags,) + row_shape, dtype=dtype)
     out = np.empty((n_bags,) + row_shape, dtype=dtype)
-    _segment.sparse_segment_reduce(
+    _bags.sparse_segment_reduce(
         table.reshape(table.shape[0], width), indices,
         _EMPTY[dtype] if weights is None else weights, splits,
         _COMBINERS[combiner], out.reshape(n_bags, width), get_num_threads(),
@@ -138,7 +143,7 @@ def _bag_grad(grad, table_shape, indices, segment_of, coef, splits):
     values = np.zeros((unique.shape[0],) + row_shape, dtype=dtype)
     if is_kernel_float(dtype) and values.size:
         c = _EMPTY[dtype] if coef is None else coef.astype(dtype, copy=False)
-        _segment.sparse_segment_reduce_grad(
+        _bags.sparse_segment_reduce_grad(
             g.reshape(g.shape[0], width), order, starts, segment_of, c,
             values.reshape(unique.shape[0], width), get_num_threads(),
         )
