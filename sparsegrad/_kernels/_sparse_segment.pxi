@@ -53,6 +53,8 @@ cdef enum:
 cdef enum:
     PREFETCH_AHEAD = 16
     PREFETCH_LINES = 8
+    # Columns summed in registers at a time (float32: 8 AVX2 registers).
+    BLOCK = 64
 
 
 cdef inline void _bag(
@@ -78,25 +80,55 @@ cdef inline void _bag(
     cdef Py_ssize_t row_bytes = width * sizeof(floating)
     if row_bytes > PREFETCH_LINES * 64:
         row_bytes = PREFETCH_LINES * 64
-    for j in range(width):
-        row[j] = 0
-    for k in range(lo, hi):
-        if k + PREFETCH_AHEAD < end:
-            ahead = <const char *> &data[indices[k + PREFETCH_AHEAD], 0]
-            for line in range(0, row_bytes, 64):
-                SPARSEGRAD_PREFETCH(ahead + line)
-        src = &data[indices[k], 0]
-        if weighted:
+    cdef floating acc[BLOCK]
+    cdef Py_ssize_t j0 = 0
+    # Whole blocks of BLOCK columns: a constant trip count, so the compiler
+    # keeps `acc` in vector registers (no load and store of the sum per
+    # entry); one pass over the bag's entries per block, the later passes
+    # reading rows the first one brought into the cache.
+    while j0 + BLOCK <= width:
+        for j in range(BLOCK):
+            acc[j] = 0
+        for k in range(lo, hi):
+            if j0 == 0 and k + PREFETCH_AHEAD < end:
+                ahead = <const char *> &data[indices[k + PREFETCH_AHEAD], 0]
+                for line in range(0, row_bytes, 64):
+                    SPARSEGRAD_PREFETCH(ahead + line)
+            src = &data[indices[k], j0]
+            if weighted:
+                w = weights[k]
+                for j in range(BLOCK):
+                    acc[j] += w * src[j]
+            else:
+                for j in range(BLOCK):
+                    acc[j] += src[j]
+        for j in range(BLOCK):
+            row[j0 + j] = acc[j]
+        j0 = j0 + BLOCK
+    # The remaining columns (all of them when width < BLOCK), summed in place.
+    if j0 < width:
+        for j in range(j0, width):
+            row[j] = 0
+        for k in range(lo, hi):
+            if j0 == 0 and k + PREFETCH_AHEAD < end:
+                ahead = <const char *> &data[indices[k + PREFETCH_AHEAD], 0]
+                for line in range(0, row_bytes, 64):
+                    SPARSEGRAD_PREFETCH(ahead + line)
+            src = &data[indices[k], 0]
+            if weighted:
+                w = weights[k]
+                for j in range(j0, width):
+                    row[j] += w * src[j]
+            else:
+                for j in range(j0, width):
+                    row[j] += src[j]
+    if weighted and combiner != COMBINER_SUM:
+        for k in range(lo, hi):
             w = weights[k]
-            for j in range(width):
-                row[j] += w * src[j]
             if combiner == COMBINER_MEAN:
                 denom += w
-            elif combiner == COMBINER_SQRTN:
+            else:
                 denom += w * w
-        else:
-            for j in range(width):
-                row[j] += src[j]
     if combiner == COMBINER_SUM or hi == lo:
         return
     if not weighted:
