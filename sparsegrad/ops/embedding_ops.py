@@ -541,8 +541,8 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights=None, combiner="mean",
     >>> with sg.GradientTape() as tape:
     ...     y = sg.nn.embedding_lookup_sparse(params, weighted, combiner="sum")
     >>> g = tape.gradient(y, params)
-    >>> g.indices.numpy(), g.values.numpy()
-    (array([0, 1, 2, 3], dtype=int32), array([[0.1, 0.1],
+    >>> g.indices.numpy().tolist(), g.values.numpy()
+    ([0, 1, 2, 3], array([[0.1, 0.1],
            [1. , 1. ],
            [2. , 2. ],
            [0.5, 0.5]]))
