@@ -35,7 +35,7 @@ from ._typedefs cimport index_t
 cdef extern from *:
     """
     #if defined(__GNUC__) || defined(__clang__)
-    #define SPARSEGRAD_PREFETCH(p) __builtin_prefetch((p), 0, 0)
+    #define SPARSEGRAD_PREFETCH(p) __builtin_prefetch((p), 0, 3)
     #else
     #define SPARSEGRAD_PREFETCH(p) ((void)(p))
     #endif
@@ -48,13 +48,25 @@ cdef enum:
     COMBINER_MEAN = 1
     COMBINER_SQRTN = 2
 
-# How many entries ahead the table row is prefetched, and at most how many of
+# How many entries ahead the table row is prefetched (into every cache level:
+# Zipf-distributed ids come back to the same rows), and at most how many of
 # its 64-byte cache lines.
 cdef enum:
     PREFETCH_AHEAD = 16
     PREFETCH_LINES = 8
     # Columns summed in registers at a time (float32: 8 AVX2 registers).
     BLOCK = 64
+
+
+cdef inline void _prefetch_row(const void *start, Py_ssize_t n_bytes) noexcept nogil:
+    """Prefetch every cache line that holds a byte of [start, start + n_bytes)
+    (a row need not start on a line: NumPy's large arrays start 16 bytes
+    into one, so a 256-byte row spans five lines)."""
+    cdef size_t line = (<size_t> start) & ~(<size_t> 63)
+    cdef size_t last = (<size_t> start) + n_bytes
+    while line < last:
+        SPARSEGRAD_PREFETCH(<const void *> line)
+        line = line + 64
 
 
 cdef inline void _bag(
@@ -69,11 +81,10 @@ cdef inline void _bag(
     Py_ssize_t width,
 ) noexcept nogil:
     """Reduce entries [lo, hi) into `row` (width values, overwritten)."""
-    cdef Py_ssize_t j, line
+    cdef Py_ssize_t j
     cdef int64_t k
     cdef floating w, denom = 0
     cdef const floating *src
-    cdef const char *ahead
     cdef bint weighted = weights.shape[0] > 0
     # The cache lines of a row (at most PREFETCH_LINES of them) are requested
     # PREFETCH_AHEAD entries before the row is read.
@@ -91,9 +102,7 @@ cdef inline void _bag(
             acc[j] = 0
         for k in range(lo, hi):
             if j0 == 0 and k + PREFETCH_AHEAD < end:
-                ahead = <const char *> &data[indices[k + PREFETCH_AHEAD], 0]
-                for line in range(0, row_bytes, 64):
-                    SPARSEGRAD_PREFETCH(ahead + line)
+                _prefetch_row(&data[indices[k + PREFETCH_AHEAD], 0], row_bytes)
             src = &data[indices[k], j0]
             if weighted:
                 w = weights[k]
@@ -111,9 +120,7 @@ cdef inline void _bag(
             row[j] = 0
         for k in range(lo, hi):
             if j0 == 0 and k + PREFETCH_AHEAD < end:
-                ahead = <const char *> &data[indices[k + PREFETCH_AHEAD], 0]
-                for line in range(0, row_bytes, 64):
-                    SPARSEGRAD_PREFETCH(ahead + line)
+                _prefetch_row(&data[indices[k + PREFETCH_AHEAD], 0], row_bytes)
             src = &data[indices[k], 0]
             if weighted:
                 w = weights[k]
