@@ -22,7 +22,8 @@
 # * sparse_segment_reduce_grad: the gradient w.r.t. the table as one row per
 #   distinct index.  The entries arrive grouped by index (a stable sort, so
 #   each group lists its entries in their original order); each group is
-#   summed by one thread, in that order.
+#   summed by one thread, in that order (the upstream row of the entry
+#   PREFETCH_AHEAD places ahead is prefetched).
 
 from cython cimport floating
 from cython.parallel cimport prange
@@ -201,6 +202,10 @@ def sparse_segment_reduce_grad(
     cdef floating *row
     cdef const floating *src
     cdef bint scaled = coef.shape[0] > 0
+    cdef int64_t nnz = order.shape[0]
+    cdef Py_ssize_t row_bytes = width * sizeof(floating)
+    if row_bytes > PREFETCH_LINES * 64:
+        row_bytes = PREFETCH_LINES * 64
     cdef int threads = threads_for(
         (order.shape[0] + n_unique) * width, n_threads)
     if width == 0:
@@ -210,6 +215,9 @@ def sparse_segment_reduce_grad(
         for j in range(width):
             row[j] = 0
         for p in range(starts[u], starts[u + 1]):
+            if p + PREFETCH_AHEAD < nnz:
+                _prefetch_row(&grad[segment_of[order[p + PREFETCH_AHEAD]], 0],
+                              row_bytes)
             k = order[p]
             src = &grad[segment_of[k], 0]
             if scaled:

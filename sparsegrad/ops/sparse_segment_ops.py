@@ -24,7 +24,7 @@ from .._kernels import segment as _segment
 from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
-from ..framework import sparse_rows
+from ..framework import buffers, sparse_rows
 from ..framework.backend import kernels_for_cpu
 from ..framework.dtypes import is_kernel_float
 from ..framework.indexed_slices import IndexedSlices
@@ -84,7 +84,9 @@ def _reduce(table, indices, weights, splits, combiner):
     width = int(np.prod(row_shape, dtype=np.int64))
     if n_bags == 0 or width == 0:
         return np.zeros((n_bags,) + row_shape, dtype=dtype)
-    out = np.empty((n_bags,) + row_shape, dtype=dtype)
+    # A recycled block: a fresh multi-MiB result would pay a page fault per
+    # 4 KiB on every call (the kernel writes every element).
+    out = buffers.empty((n_bags,) + row_shape, dtype)
     _bags.sparse_segment_reduce(
         table.reshape(table.shape[0], width), indices,
         _EMPTY[dtype] if weights is None else weights, splits,
@@ -140,14 +142,17 @@ def _bag_grad(grad, table_shape, indices, segment_of, coef, splits):
         unique = indices[:0].copy()
         order = np.zeros(0, np.int64)
         starts = np.zeros(1, np.int64)
-    values = np.zeros((unique.shape[0],) + row_shape, dtype=dtype)
-    if is_kernel_float(dtype) and values.size:
+    shape = (unique.shape[0],) + row_shape
+    if is_kernel_float(dtype) and unique.shape[0] * width:
+        values = buffers.empty(shape, dtype)  # the kernel writes every row
         c = _EMPTY[dtype] if coef is None else coef.astype(dtype, copy=False)
         _bags.sparse_segment_reduce_grad(
             g.reshape(g.shape[0], width), order, starts, segment_of, c,
             values.reshape(unique.shape[0], width), get_num_threads(),
         )
-    elif values.size:  # float16: accumulate in float32, round once
+    else:
+        values = np.zeros(shape, dtype=dtype)
+    if not is_kernel_float(dtype) and values.size:  # float16: in float32
         rows = g.astype(np.float32).reshape(g.shape[0], width)[segment_of]
         if coef is not None:
             rows *= coef.astype(np.float32)[:, None]
