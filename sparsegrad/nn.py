@@ -5,7 +5,11 @@ Everything here is differentiable; :func:`embedding_lookup` and
 :class:`~sparsegrad.IndexedSlices` gradient for their table.
 """
 
-from .ops.embedding_ops import embedding_lookup, embedding_lookup_sparse
+from .ops.embedding_ops import (
+    embedding_lookup,
+    embedding_lookup_sparse,
+    safe_embedding_lookup_sparse,
+)
 from .ops.nn_ops import (
     l2_loss,
     log_softmax,
@@ -20,6 +24,7 @@ from .ops.nn_ops import (
 __all__ = [
     "embedding_lookup",
     "embedding_lookup_sparse",
+    "safe_embedding_lookup_sparse",
     "relu",
     "softplus",
     "softmax",

@@ -8,6 +8,8 @@ O(ids x row width), never O(table rows).  A Variable is read through
 returns that IndexedSlices.
 """
 
+import operator
+
 import numpy as np
 
 from ..autodiff.recording import record_operation
@@ -21,7 +23,12 @@ from . import array_ops, math_ops, reduction_ops, unary_ops
 from ._helpers import as_borrowed_tensor, as_tensor
 from .sparse_segment_ops import check_combiner, embedding_bag
 
-__all__ = ["gather", "embedding_lookup", "embedding_lookup_sparse"]
+__all__ = [
+    "gather",
+    "embedding_lookup",
+    "embedding_lookup_sparse",
+    "safe_embedding_lookup_sparse",
+]
 
 
 # -- argument checks -------------------------------------------------------------
@@ -550,6 +557,11 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights=None, combiner="mean",
     del name
     combiner = check_combiner(combiner)
     ids, splits, weights = _bag_ids(sp_ids, sp_weights)
+    return _combine(params, ids, splits, weights, combiner, max_norm)
+
+
+def _combine(params, ids, splits, weights, combiner, max_norm):
+    """The bags of validated-to-be ids, splits and weights (ndarrays)."""
     if max_norm is None and not (isinstance(params, (list, tuple))
                                  and len(params) != 1):
         if isinstance(params, (list, tuple)):
@@ -562,9 +574,10 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights=None, combiner="mean",
     return embedding_bag(rows, positions, splits, weights, combiner)
 
 
-def _bag_ids(sp_ids, sp_weights):
+def _bag_ids(sp_ids, sp_weights, every_row=False):
     """``(ids, splits, weights or None)`` of `sp_ids`: a scipy.sparse matrix
-    (every row kept) or a RaggedTensor (trailing empty rows dropped)."""
+    (every row kept) or a RaggedTensor (trailing empty rows dropped unless
+    `every_row`)."""
     import scipy.sparse
 
     if scipy.sparse.issparse(sp_ids):
@@ -618,6 +631,8 @@ def _bag_ids(sp_ids, sp_weights):
             raise InvalidArgumentError(
                 "embedding_lookup_sparse: sp_ids.row_splits is empty"
             )
+        if every_row:
+            return ids, splits, weights
         # TensorFlow's rows: up to the last row that holds an id.
         filled = np.flatnonzero(np.diff(splits))
         n_out = int(filled[-1]) + 1 if filled.size else 0
@@ -635,3 +650,123 @@ def _ragged_values(values, name):
     if isinstance(values, Tensor):
         return values._value
     return np.asarray(values)
+
+
+def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=None,
+                                 combiner="mean", default_id=None, max_norm=None,
+                                 name=None):
+    """:func:`embedding_lookup_sparse` that skips invalid ids and keeps every row.
+
+    Entries with a negative id are dropped; unless `combiner` is "sum",
+    entries whose weight is not positive are dropped too.  A row left
+    without entries gets one entry `default_id` of weight 1, and its output
+    row is ``params[default_id]`` (combined), or zeros when `default_id` is
+    None.  The output has one row per row of `sparse_ids`, empty rows
+    included.
+
+    Parameters
+    ----------
+    embedding_weights : Variable, Tensor or array_like, or a list of them
+        The table, of shape (n_rows, ...), or its shards as
+        :func:`embedding_lookup` accepts.
+    sparse_ids : scipy.sparse matrix or array, or RaggedTensor
+        As in :func:`embedding_lookup_sparse`, 2-D (for a ``scipy.sparse``
+        matrix the stored values are the weights).  Negative ids are
+        skipped; the others must lie in ``[0, n_rows)``.
+    sparse_weights : RaggedTensor or array_like of shape (nnz,), optional
+        Only with ragged ids, as in :func:`embedding_lookup_sparse`.
+    combiner : {"mean", "sqrtn", "sum"} or None, default="mean"
+    default_id : int, optional
+        The id of the rows that have no valid entry; by default they give
+        zeros.
+    max_norm : float, optional
+        As in :func:`embedding_lookup_sparse`.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    Tensor of shape ``(n_out,) + params.shape[1:]``
+        ``n_out`` is the number of rows of `sparse_ids` (``shape[0]`` of a
+        matrix, ``nrows()`` of a RaggedTensor).
+
+    Raises
+    ------
+    ValueError
+        ``Missing embedding_weights [].`` for an empty list of shards, and
+        as :func:`embedding_lookup_sparse`.
+    TypeError
+        As :func:`embedding_lookup_sparse`.
+    InvalidArgumentError
+        For an id (or `default_id`) at least ``n_rows``, and as
+        :func:`embedding_lookup_sparse`.
+
+    Notes
+    -----
+    TensorFlow also accepts ids of rank above 2 (reshaped to 2-D and back);
+    a ``scipy.sparse`` matrix is 2-D, so that case does not arise here.
+
+    Examples
+    --------
+    >>> params = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]])
+
+    Ragged ids ``[[1, 3], [-1], [], [2]]`` (here a stand-in with the
+    ``values`` and ``row_splits`` of a RaggedTensor):
+
+    >>> class Ragged:
+    ...     values = np.array([1, 3, -1, 2])
+    ...     row_splits = np.array([0, 2, 3, 3, 4])
+    >>> sg.nn.safe_embedding_lookup_sparse(params, Ragged()).numpy()
+    array([[5., 6.],
+           [0., 0.],
+           [0., 0.],
+           [5., 6.]])
+    >>> sg.nn.safe_embedding_lookup_sparse(params, Ragged(), default_id=0).numpy()
+    array([[5., 6.],
+           [1., 2.],
+           [1., 2.],
+           [5., 6.]])
+    """
+    del name
+    if isinstance(embedding_weights, (list, tuple)) and not embedding_weights:
+        raise ValueError(f"Missing embedding_weights {list(embedding_weights)}.")
+    combiner = check_combiner(combiner)
+    ids, splits, weights = _bag_ids(sparse_ids, sparse_weights, every_row=True)
+    n_out = splits.shape[0] - 1
+    lengths = np.diff(splits)
+    row_of = np.repeat(np.arange(n_out, dtype=np.int64), lengths)
+    keep = ids >= 0
+    if combiner != "sum" and weights is not None:
+        keep &= weights > 0
+    ids, row_of = ids[keep], row_of[keep]
+    counts = np.bincount(row_of, minlength=n_out)
+    empty = counts == 0
+    # Every empty row gets one entry (default_id, or 0 masked out below).
+    new_splits = np.zeros(n_out + 1, dtype=np.int64)
+    np.cumsum(counts + empty, out=new_splits[1:])
+    kept_starts = np.cumsum(counts) - counts
+    rank = np.arange(row_of.shape[0]) - kept_starts[row_of]  # place in its row
+    positions = new_splits[row_of] + rank
+    filled = new_splits[:-1][empty]
+    new_ids = np.empty(int(new_splits[-1]), dtype=np.int64)
+    new_ids[positions] = ids
+    if default_id is not None:
+        try:
+            default_id = operator.index(default_id)
+        except TypeError:
+            raise InvalidArgumentError(
+                f"safe_embedding_lookup_sparse: default_id must be an int, got "
+                f"{default_id!r}"
+            ) from None
+    new_ids[filled] = 0 if default_id is None else default_id
+    new_weights = None
+    if weights is not None:
+        new_weights = np.empty(new_ids.shape[0], dtype=weights.dtype)
+        new_weights[positions] = weights[keep]
+        new_weights[filled] = 1
+    out = _combine(embedding_weights, new_ids, new_splits, new_weights, combiner,
+                   max_norm)
+    if default_id is None and empty.any():
+        mask = (~empty).astype(out.dtype).reshape((n_out,) + (1,) * (out.ndim - 1))
+        out = out * wrap(mask)
+    return out

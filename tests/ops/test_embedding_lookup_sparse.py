@@ -320,3 +320,59 @@ def test_matches_numpy_loop(combiner, lengths, weighted, seed):
         if splits[r] == splits[r + 1]:
             expected = np.zeros(3)
         np.testing.assert_allclose(out[r], expected, rtol=1e-9, atol=1e-9)
+
+
+# -- safe_embedding_lookup_sparse (section 6.2) --------------------------------------
+
+safe = sg.nn.safe_embedding_lookup_sparse
+SAFE_IDS = Ragged([1, 3, -1, 1, 2], [0, 2, 3, 4, 5, 5])
+SAFE_W = np.array([2, 0.5, 1, 3, -1], np.float32)
+SAFE_GOLDEN = {
+    ("sum", False, None): [[10, 12], [0, 0], [3, 4], [5, 6], [0, 0]],
+    ("sum", True, None): [[9.5, 12], [0, 0], [9, 12], [-5, -6], [0, 0]],
+    ("sum", True, 0): [[9.5, 12], [1, 2], [9, 12], [-5, -6], [1, 2]],
+    ("mean", False, None): [[5, 6], [0, 0], [3, 4], [5, 6], [0, 0]],
+    ("mean", True, None): [[3.8, 4.8], [0, 0], [3, 4], [0, 0], [0, 0]],
+    ("mean", True, 0): [[3.8, 4.8], [1, 2], [3, 4], [1, 2], [1, 2]],
+    ("sqrtn", False, None): [[7.071068, 8.485281], [0, 0], [3, 4], [5, 6], [0, 0]],
+    ("sqrtn", True, None): [[4.608177, 5.820855], [0, 0], [3, 4], [0, 0], [0, 0]],
+}
+
+
+@pytest.mark.parametrize("combiner,weighted,default_id", list(SAFE_GOLDEN))
+def test_safe_goldens(combiner, weighted, default_id):
+    out = safe(P, SAFE_IDS, SAFE_W if weighted else None, combiner=combiner,
+               default_id=default_id)
+    np.testing.assert_allclose(out.numpy(),
+                               SAFE_GOLDEN[(combiner, weighted, default_id)],
+                               rtol=1e-6)
+    # the same through a scipy.sparse matrix (its values are the weights)
+    w = SAFE_W if weighted else np.ones(5, np.float32)
+    csr = sp.csr_array((w, [1, 3, 0, 1, 2], [0, 2, 3, 4, 5, 5]), shape=(5, 4))
+    csr.indices[2] = -1
+    np.testing.assert_allclose(
+        safe(P, csr, combiner=combiner, default_id=default_id).numpy(),
+        SAFE_GOLDEN[(combiner, weighted, default_id)], rtol=1e-6)
+
+
+def test_safe_ragged_golden_and_errors():
+    out = safe(P, Ragged([1, 3, -1, 2], [0, 2, 3, 3, 4]), combiner="mean")
+    np.testing.assert_array_equal(out.numpy(), [[5, 6], [0, 0], [0, 0], [5, 6]])
+    with pytest.raises(ValueError, match=r"Missing embedding_weights \[\]\."):
+        safe([], SAFE_IDS)
+    with pytest.raises(ValueError, match="combiner must be one of"):
+        safe(P, SAFE_IDS, combiner="max")
+    with pytest.raises(InvalidArgumentError, match="is not in"):
+        safe(P, SAFE_IDS, default_id=9)
+    with pytest.raises(InvalidArgumentError, match="is not in"):
+        safe(P, Ragged([1, 4], [0, 2]))
+
+
+@pytest.mark.parametrize("combiner", ["sum", "mean", "sqrtn"])
+@pytest.mark.parametrize("default_id", [None, 2])
+def test_safe_finite_differences(rng, combiner, default_id):
+    table = rng.standard_normal((5, 3))
+    ids = Ragged([4, -1, 1, 1, -1, 0, 3], [0, 3, 3, 5, 7])
+    w = np.array([0.5, 1.0, 2.0, -1.0, 3.0, 1.5, 0.25])
+    check_gradients(lambda t: safe(t, ids, w, combiner=combiner,
+                                   default_id=default_id) ** 2, [table])
