@@ -90,6 +90,34 @@ def parallel_copy_bandwidth(repeat, n_bytes=512 << 20, n_threads=None):
     return 2 * n_bytes / t
 
 
+def machine_and_bandwidth(repeat):
+    """Give sparsegrad every thread, print the load, the machine and the copy
+    bandwidths, and return the bandwidth of the floor (bytes per second: the
+    better of a one-thread and an all-core copy)."""
+    import sparsegrad as sg
+
+    n_threads = os.cpu_count()
+    sg.set_num_threads(n_threads)
+    print(
+        f"load average before the run: {os.getloadavg()[0]:.2f} (a shared "
+        "machine's other work slows the OpenMP loops most)"
+    )
+    print(
+        f"machine: {platform.machine()} {_cpu_model()}, {n_threads} threads "
+        f"(sparsegrad {sg.__version__} uses {sg.get_num_threads()}, OpenMP "
+        f"{sg.openmp_enabled()}), Python {platform.python_version()}, "
+        f"NumPy {np.__version__}"
+    )
+    one = copy_bandwidth(repeat)
+    every = parallel_copy_bandwidth(repeat)
+    bandwidth = max(one, every)
+    print(
+        f"copy bandwidth: np.copyto {one / 1e9:.2f} GB/s, on {n_threads} threads "
+        f"{every / 1e9:.2f} GB/s; the floor uses {bandwidth / 1e9:.2f} GB/s"
+    )
+    return bandwidth
+
+
 # ---------------------------------------------------------------------------
 # Peer workers (each in its own process; no sparsegrad import).
 
@@ -156,10 +184,11 @@ def torch_worker(repeat):
     print(json.dumps(out))
 
 
-def run_worker(python, flag, repeat):
-    """The worker's JSON as a dict, or (None, reason)."""
+def run_worker(python, flag, repeat, script=__file__):
+    """The worker's JSON as a dict, or (None, reason); `script` is the
+    benchmark file whose worker runs (this one by default)."""
     proc = subprocess.run(
-        [python, os.path.abspath(__file__), flag, "--repeat", str(repeat)],
+        [python, os.path.abspath(script), flag, "--repeat", str(repeat)],
         capture_output=True,
         text=True,
         check=False,
@@ -219,25 +248,7 @@ def main():
 
     import sparsegrad as sg
 
-    n_threads = os.cpu_count()
-    sg.set_num_threads(n_threads)
-    print(
-        f"load average before the run: {os.getloadavg()[0]:.2f} (a shared "
-        "machine's other work slows the OpenMP loops most)"
-    )
-    print(
-        f"machine: {platform.machine()} {_cpu_model()}, {n_threads} threads "
-        f"(sparsegrad {sg.__version__} uses {sg.get_num_threads()}, OpenMP "
-        f"{sg.openmp_enabled()}), Python {platform.python_version()}, "
-        f"NumPy {np.__version__}"
-    )
-    one = copy_bandwidth(args.repeat)
-    every = parallel_copy_bandwidth(args.repeat)
-    bandwidth = max(one, every)
-    print(
-        f"copy bandwidth: np.copyto {one / 1e9:.2f} GB/s, on {n_threads} threads "
-        f"{every / 1e9:.2f} GB/s; the floor uses {bandwidth / 1e9:.2f} GB/s"
-    )
+    bandwidth = machine_and_bandwidth(args.repeat)
 
     t_list = _t_list()
     value_bytes = sum(

@@ -6,7 +6,17 @@ table.
 
 # autodiff comes first: its recording layer sits below the ops, and its tape
 # module imports the ops (see sparsegrad.autodiff).
-from . import autodiff, errors, linalg, nn, optimizers, sparse, testing, training_ops
+from . import (
+    autodiff,
+    errors,
+    linalg,
+    nn,
+    optimizers,
+    ragged,
+    sparse,
+    testing,
+    training_ops,
+)
 from ._version import __version__
 from .autodiff import (
     GradientTape,
@@ -24,6 +34,10 @@ from .framework import (
     get_num_threads,
     openmp_enabled,
     set_num_threads,
+)
+from .framework.densify_warning import (
+    get_densify_warning_threshold,
+    set_densify_warning_threshold,
 )
 from .ops.array_ops import (
     broadcast_to,
@@ -49,7 +63,7 @@ from .ops.clip_ops import (
     clip_by_value,
     global_norm,
 )
-from .ops.embedding_ops import gather
+from .ops.embedding_ops import gather, gather_nd
 from .ops.math_ops import (
     add,
     add_n,
@@ -82,6 +96,7 @@ from .ops.unary_ops import (
     square,
     tanh,
 )
+from .ragged import RaggedTensor
 
 __all__ = [
     "autodiff",
@@ -89,15 +104,20 @@ __all__ = [
     "nn",
     "sparse",
     "gather",
+    "gather_nd",
     "__version__",
     "errors",
     "training_ops",
     "Tensor",
     "Variable",
     "IndexedSlices",
+    "RaggedTensor",
+    "ragged",
     "convert_to_tensor",
     "constant",
     "set_num_threads",
+    "get_densify_warning_threshold",
+    "set_densify_warning_threshold",
     "get_num_threads",
     "openmp_enabled",
     # autodiff

@@ -15,6 +15,7 @@ __all__ = [
     "NotFoundError",
     "InternalError",
     "UnimplementedError",
+    "DensifyWarning",
 ]
 
 
@@ -54,3 +55,21 @@ class InternalError(OpError, RuntimeError):
 
 class UnimplementedError(OpError, NotImplementedError):
     """The operation is not supported for these arguments."""
+
+
+class DensifyWarning(UserWarning):
+    """A sparse gradient or argument is being made dense, and it is large.
+
+    Issued once per op type when an :class:`~sparsegrad.IndexedSlices` whose
+    dense form has at least :func:`~sparsegrad.get_densify_warning_threshold`
+    elements is converted because an op needs a dense value (TensorFlow's
+    "Converting sparse IndexedSlices to a dense Tensor" warning, naming the op
+    that caused it).  Silence it with :mod:`warnings` filters, or change the
+    threshold with :func:`~sparsegrad.set_densify_warning_threshold`.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import sparsegrad as sg
+    >>> warnings.simplefilter("ignore", sg.errors.DensifyWarning)
+    """

@@ -10,7 +10,7 @@ import pytest
 
 import sparsegrad as sg
 
-MODULES = [sg, sg.nn, sg.sparse, sg.optimizers, sg.optimizers.schedules,
+MODULES = [sg, sg.nn, sg.sparse, sg.ragged, sg.optimizers, sg.optimizers.schedules,
            sg.training_ops, sg.testing]
 
 

@@ -33,6 +33,7 @@ NO_LOCAL_IMPORTS = (
     "sparsegrad/training/",
     "sparsegrad/optimizers/",
     "sparsegrad/training_ops.py",
+    "sparsegrad/ragged/",
 )
 
 # module prefix -> sparsegrad modules it must not import (prefix match)
@@ -45,6 +46,7 @@ FORBIDDEN = {
         "sparsegrad.testing",
         "sparsegrad.training",
         "sparsegrad.optimizers",
+        "sparsegrad.ragged",
     ),
     "sparsegrad.autodiff.registry": ("sparsegrad.ops", "sparsegrad.autodiff.tape"),
     "sparsegrad.autodiff.recording": ("sparsegrad.ops", "sparsegrad.autodiff.tape"),
@@ -56,6 +58,7 @@ FORBIDDEN = {
         "sparsegrad.testing",
         "sparsegrad.nn",
         "sparsegrad.sparse",
+        "sparsegrad.ragged",
     ),
 }
 

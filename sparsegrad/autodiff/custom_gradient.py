@@ -161,7 +161,7 @@ def _call(f, instance, args, kwargs):
     outputs = []
     for r in flat_result:
         if isinstance(r, IndexedSlices):
-            r = array_ops.densify(r)
+            r = array_ops.densify(r, "custom_gradient (an IndexedSlices output)")
         t = r if isinstance(r, Tensor) else convert_to_tensor(r)
         outputs.append(wrap(t._value))  # new tensors, produced by this op
     if is_recording():

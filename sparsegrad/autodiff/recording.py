@@ -30,7 +30,9 @@ __all__ = [
     "TapeRecord",
     "VariableWatcher",
     "WATCHED",
+    "current_gradient_op",
     "is_recording",
+    "set_current_gradient_op",
     "pop_tape",
     "push_tape",
     "record_operation",
@@ -43,6 +45,7 @@ class _State(threading.local):
     def __init__(self):
         self.tapes = []  # TapeRecord objects that record now, innermost last
         self.watchers = []  # VariableWatcher objects (custom_gradient)
+        self.gradient_op = None  # the op type whose gradient runs now
 
 
 _STATE = _State()
@@ -351,3 +354,28 @@ class VariableWatcher:
         list of Variable
         """
         return [v for _, v in sorted(self.variables.items())]
+
+
+def set_current_gradient_op(op_type):
+    """Note the op type whose gradient function the backward pass calls now
+    (None once it is done), for messages such as the densify warning.
+
+    Parameters
+    ----------
+    op_type : str or None
+
+    Returns
+    -------
+    None
+    """
+    _STATE.gradient_op = op_type
+
+
+def current_gradient_op():
+    """The op type whose gradient function runs now on this thread, or None.
+
+    Returns
+    -------
+    str or None
+    """
+    return _STATE.gradient_op

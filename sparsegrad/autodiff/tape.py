@@ -34,6 +34,7 @@ from .recording import (
     TapeRecord,
     record_operation,
     record_variable_read,
+    set_current_gradient_op,
     stop_recording,
 )
 
@@ -276,6 +277,7 @@ def _backward(tape, target_keys, target_objs, seeds, source_keys, release):
             out_grads = _output_gradients(op, grads, sources)
             if out_grads is None:
                 continue
+        set_current_gradient_op(op.type)
         fn = op.grad_fn
         if fn is not None:
             in_grads = fn(*out_grads)
@@ -307,6 +309,7 @@ def _backward(tape, target_keys, target_objs, seeds, source_keys, release):
             else:
                 pending.append(g)
 
+    set_current_gradient_op(None)
     result = []
     for k in source_keys:
         g = grads.get(k)
@@ -728,7 +731,8 @@ class GradientTape:
                 )
                 continue
             dense = [
-                _zeros(s_shape, s.dtype) if g is None else array_ops.densify(g)
+                _zeros(s_shape, s.dtype) if g is None
+                else array_ops.densify(g, "GradientTape.jacobian")
                 for g in rows[j]
             ]
             if n == 0:
@@ -830,7 +834,8 @@ class GradientTape:
         if all(g is None for g in rows) or r == 0:
             return _zeros(out_shape, target.dtype)
         dense = [
-            _zeros(s_shape, source.dtype) if g is None else array_ops.densify(g)
+            _zeros(s_shape, source.dtype) if g is None
+            else array_ops.densify(g, "GradientTape.batch_jacobian")
             for g in rows
         ]
         stacked = array_ops.reshape(array_ops.stack(dense), (r, b, -1))

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from . import sparse_rows
+from .densify_warning import warn_densify
 from .dtypes import check_numeric
 from .tensor import Tensor, convert_to_tensor, wrap
 
@@ -207,6 +208,11 @@ class IndexedSlices:
         return wrap(out)
 
     def _as_tensor(self):
+        # An op was given this IndexedSlices where it needs a dense value.
+        warn_densify(
+            self._require_dense_shape("densifying"),
+            "an op given an IndexedSlices argument",
+        )
         return self.to_dense()
 
     def __array__(self, dtype=None, copy=None):

@@ -175,24 +175,32 @@ class Tensor:
     # installs them with install_operators when the package is imported.
 
     def __add__(self, other):
+        if type(other) in DEFERRING_TYPES:
+            return NotImplemented
         return operators.add(self, other)
 
     def __radd__(self, other):
         return operators.add(other, self)
 
     def __sub__(self, other):
+        if type(other) in DEFERRING_TYPES:
+            return NotImplemented
         return operators.subtract(self, other)
 
     def __rsub__(self, other):
         return operators.subtract(other, self)
 
     def __mul__(self, other):
+        if type(other) in DEFERRING_TYPES:
+            return NotImplemented
         return operators.multiply(self, other)
 
     def __rmul__(self, other):
         return operators.multiply(other, self)
 
     def __truediv__(self, other):
+        if type(other) in DEFERRING_TYPES:
+            return NotImplemented
         return operators.divide(self, other)
 
     def __rtruediv__(self, other):
@@ -205,6 +213,8 @@ class Tensor:
         return operators.matmul(other, self)
 
     def __pow__(self, other):
+        if type(other) in DEFERRING_TYPES:
+            return NotImplemented
         return operators.pow(self, other)
 
     def __rpow__(self, other):
@@ -245,6 +255,12 @@ class Tensor:
 
     def __str__(self):
         return str(self.numpy())
+
+
+#: Types whose reflected operators (``__radd__``, ...) handle a Tensor on the
+#: left: a Tensor's own operators return NotImplemented for them (the
+#: RaggedTensor registers itself here).
+DEFERRING_TYPES = set()
 
 
 def wrap(array):

@@ -9,7 +9,7 @@ from . import sparse_rows
 from . import tensor as _tensor_module
 from .dtypes import check_numeric
 from .indexed_slices import IndexedSlices
-from .tensor import wrap
+from .tensor import DEFERRING_TYPES, wrap
 
 __all__ = ["Variable"]
 
@@ -148,24 +148,32 @@ class Variable:
     # -- operators (reading the variable; see Tensor) ---------------------------
 
     def __add__(self, other):
+        if type(other) in DEFERRING_TYPES:
+            return NotImplemented
         return _tensor_module.operators.add(self, other)
 
     def __radd__(self, other):
         return _tensor_module.operators.add(other, self)
 
     def __sub__(self, other):
+        if type(other) in DEFERRING_TYPES:
+            return NotImplemented
         return _tensor_module.operators.subtract(self, other)
 
     def __rsub__(self, other):
         return _tensor_module.operators.subtract(other, self)
 
     def __mul__(self, other):
+        if type(other) in DEFERRING_TYPES:
+            return NotImplemented
         return _tensor_module.operators.multiply(self, other)
 
     def __rmul__(self, other):
         return _tensor_module.operators.multiply(other, self)
 
     def __truediv__(self, other):
+        if type(other) in DEFERRING_TYPES:
+            return NotImplemented
         return _tensor_module.operators.divide(self, other)
 
     def __rtruediv__(self, other):
@@ -178,6 +186,8 @@ class Variable:
         return _tensor_module.operators.matmul(other, self)
 
     def __pow__(self, other):
+        if type(other) in DEFERRING_TYPES:
+            return NotImplemented
         return _tensor_module.operators.pow(self, other)
 
     def __rpow__(self, other):

@@ -8,10 +8,15 @@ can be differentiated again).
 
 import numpy as np
 
-from ..autodiff.recording import is_recording, record_operation
+from ..autodiff.recording import (
+    current_gradient_op,
+    is_recording,
+    record_operation,
+)
 from ..autodiff.registry import no_gradient, register_gradient
 from ..errors import InvalidArgumentError
 from ..framework import sparse_rows
+from ..framework.densify_warning import warn_densify
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, wrap
 from ..framework.variable import Variable
@@ -839,7 +844,7 @@ def _tensor_scatter_add_grad(op, grad):
     return grad, None, gu
 
 
-def densify(grad):
+def densify(grad, op_name=None):
     """A gradient as a dense Tensor: an IndexedSlices is densified.
 
     Rows of repeated indices are summed.  While a tape records (a gradient
@@ -847,11 +852,17 @@ def densify(grad):
     :func:`tensor_scatter_add`, so the outer tape sees how it depends on the
     rows; otherwise with :meth:`IndexedSlices.to_dense
     <sparsegrad.IndexedSlices.to_dense>`.  The two give the same bits.  Cost
-    O(dense size) for an IndexedSlices; a Tensor is returned as it is.
+    O(dense size) for an IndexedSlices; a Tensor is returned as it is.  A
+    large IndexedSlices (see :func:`~sparsegrad.set_densify_warning_threshold`)
+    gets a :class:`~sparsegrad.errors.DensifyWarning` naming the op, once per
+    op type.
 
     Parameters
     ----------
     grad : Tensor, IndexedSlices or array_like
+    op_name : str, optional
+        What needs the dense value, for the warning; by default the gradient
+        of the op whose gradient function runs now.
 
     Returns
     -------
@@ -881,6 +892,10 @@ def densify(grad):
                 f"densifying needs the dense_shape of the IndexedSlices, which is "
                 f"None: {grad!r}"
             )
+        if op_name is None:
+            op_type = current_gradient_op()
+            op_name = "densify" if op_type is None else f"gradient of {op_type}"
+        warn_densify(shape, op_name)
         if is_recording():
             zeros = wrap(np.zeros(shape, grad.dtype))
             return tensor_scatter_add(zeros, grad.indices, grad.values)

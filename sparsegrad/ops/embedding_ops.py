@@ -25,6 +25,7 @@ from .sparse_segment_ops import check_combiner, embedding_bag
 
 __all__ = [
     "gather",
+    "gather_nd",
     "embedding_lookup",
     "embedding_lookup_sparse",
     "safe_embedding_lookup_sparse",
@@ -217,12 +218,35 @@ def _take(array, indices, axis):
 def _gather_grad(op, grad):
     params, indices = op.inputs
     axis = op.get_attr("axis")
+    if axis == 0 and isinstance(grad, IndexedSlices):
+        return _compose_slices(grad, indices, params.shape), None
     grad = array_ops.densify(grad)
     if axis == 0:
         values = array_ops.reshape(grad, (indices.size,) + params.shape[1:])
         flat = wrap(indices._value.reshape(-1))
         return IndexedSlices._from_trusted(values, flat, params.shape), None
     return _scatter_to_dense(grad, indices, params.shape, axis), None
+
+
+def _compose_slices(grad, indices, params_shape):
+    """The gradient of an axis-0 gather whose own upstream is sparse.
+
+    `grad` holds rows of the gather's output (rows of ``indices.shape[0]``),
+    each of them ``indices.shape[1:]`` rows of `params`: the result holds the
+    same values as rows of `params`, at ``indices[grad.indices]``.  No dense
+    intermediate; cost O(grad rows x row width).  (TensorFlow densifies the
+    upstream first, at the cost of the gather's whole output.)
+    """
+    outer = grad.indices._value
+    if grad.dense_shape is not None and grad.dense_shape[0] != indices.shape[0]:
+        raise InvalidArgumentError(
+            f"gather gradient: an IndexedSlices of dense shape {grad.dense_shape} "
+            f"does not match the gather output of {indices.shape[0]} rows"
+        )
+    sparse_rows.check_in_range(outer, indices.shape[0], "upstream gradient indices")
+    rows = indices._value[outer].reshape(-1)
+    values = array_ops.reshape(grad.values, (rows.size,) + tuple(params_shape[1:]))
+    return IndexedSlices._from_trusted(values, wrap(rows), tuple(params_shape))
 
 
 def _scatter_to_dense(grad, indices, params_shape, axis):
@@ -269,6 +293,133 @@ def _scatter_to_dense(grad, indices, params_shape, axis):
 def _scatter_to_dense_grad(op, grad):
     # The scatter is linear in its first input, the transpose of a gather.
     return gather(grad, op.inputs[1], axis=op.get_attr("axis")), None
+
+
+# -- gather_nd ---------------------------------------------------------------------
+
+
+def gather_nd(params, indices, batch_dims=0, name=None):
+    """Gather slices of `params` addressed by index tuples.
+
+    The last dimension of `indices` holds tuples of ``m`` coordinates into the
+    first ``m`` dimensions of `params` (after `batch_dims` batch dimensions):
+    ``output[i...] = params[indices[i..., 0], ..., indices[i..., m - 1]]``, a
+    slice of shape ``params.shape[m:]``.
+
+    Parameters
+    ----------
+    params : array_like, Tensor or Variable
+    indices : array_like or Tensor of shape (..., m), int32 or int64
+        At least 1-D; ``m <= params.ndim - batch_dims``.
+    batch_dims : int, default=0
+        The number of leading dimensions that `params` and `indices` share
+        and gather one entry at a time; less than ``indices.ndim``.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    Tensor of shape ``indices.shape[:-1] + params.shape[batch_dims + m:]``.
+
+    Raises
+    ------
+    InvalidArgumentError
+        If `indices` is a scalar or not of an integer dtype, ``m`` exceeds the
+        rank of `params` ("index innermost dimension length must be <= params
+        rank; saw: 3 vs. 2"), `batch_dims` is out of range or the batch
+        dimensions differ, or a tuple is out of range ("indices[1] = [2, 0]
+        does not index into param shape [2,3]"), all checked before any work.
+
+    Notes
+    -----
+    When the tuples address whole rows (``m == 1`` and no batch dimensions)
+    the gradient w.r.t. `params` is an :class:`~sparsegrad.IndexedSlices`,
+    one row per tuple, as TensorFlow's: cost O(tuples x row width).
+    Otherwise it is dense, of the shape of `params` (cost O(params.size)).
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> p = sg.Variable([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])
+    >>> sg.gather_nd(p, [[1, 2], [0, 0]]).numpy()
+    array([5., 0.])
+    >>> with sg.GradientTape() as tape:
+    ...     loss = sg.reduce_sum(sg.gather_nd(p, [[1], [1]]))
+    >>> g = tape.gradient(loss, p)
+    >>> type(g).__name__, g.indices.numpy()
+    ('IndexedSlices', array([1, 1]))
+    """
+    del name
+    p = as_borrowed_tensor(params, name="params")
+    idx = _index_tensor(indices)
+    if idx.ndim == 0:
+        raise InvalidArgumentError("gather_nd: indices must be at least a vector")
+    b = _int_argument(batch_dims, "batch_dims")
+    if not 0 <= b < idx.ndim or b > p.ndim:
+        raise InvalidArgumentError(
+            f"gather_nd: batch_dims must be in [0, {min(idx.ndim - 1, p.ndim)}] "
+            f"for indices of rank {idx.ndim} and params of rank {p.ndim}, got {b}"
+        )
+    if p.shape[:b] != idx.shape[:b]:
+        raise InvalidArgumentError(
+            f"gather_nd: params.shape[:{b}] = {p.shape[:b]} and indices.shape[:{b}]"
+            f" = {idx.shape[:b]} must be equal (batch_dims={b})"
+        )
+    m = idx.shape[-1]
+    if m > p.ndim - b:
+        raise InvalidArgumentError(
+            f"index innermost dimension length must be <= params rank; saw: {m} "
+            f"vs. {p.ndim - b}"
+        )
+    dims = p.shape[b : b + m]
+    n_tuples = int(np.prod(idx.shape[:-1], dtype=np.int64))
+    tuples = idx._value.reshape(n_tuples, m)
+    bad = (tuples < 0) | (tuples >= np.array(dims, dtype=np.int64))
+    if bad.any():
+        k = int(np.flatnonzero(bad.any(axis=1))[0])
+        where = ",".join(str(int(i)) for i in np.unravel_index(k, idx.shape[:-1]))
+        raise InvalidArgumentError(
+            f"indices[{where}] = [{', '.join(str(int(v)) for v in tuples[k])}] does "
+            f"not index into param shape [{','.join(str(d) for d in p.shape)}]"
+        )
+    n_cells = int(np.prod(dims, dtype=np.int64))
+    if m:
+        rows = np.ravel_multi_index(tuple(tuples.T.astype(np.int64)), dims)
+    else:
+        rows = np.zeros(tuples.shape[0], dtype=np.int64)
+    n_batch = int(np.prod(p.shape[:b], dtype=np.int64))
+    if b:  # entry k of the batch starts at row k * n_cells
+        rows = rows + np.repeat(
+            np.arange(n_batch, dtype=np.int64) * n_cells, n_tuples // max(n_batch, 1)
+        )
+    inner = p.shape[b + m :]
+    table = p._value.reshape((n_batch * n_cells,) + inner)
+    out = wrap(_take(table, rows, 0).reshape(idx.shape[:-1] + inner))
+    attrs = {"rows": rows, "table_rows": n_batch * n_cells,
+             "whole_rows": b == 0 and m == 1}
+    record_operation("GatherNd", (p, idx), (out,), attrs)
+    return out
+
+
+@register_gradient("GatherNd")
+def _gather_nd_grad(op, grad):
+    params, indices = op.inputs
+    rows = op.get_attr("rows")
+    shape = params.shape
+    if op.get_attr("whole_rows"):
+        if isinstance(grad, IndexedSlices) and indices.ndim >= 2:
+            per_row = wrap(rows.reshape(indices.shape[:-1]))
+            return _compose_slices(grad, per_row, shape), None
+        values = array_ops.reshape(
+            array_ops.densify(grad), (rows.size,) + tuple(shape[1:])
+        )
+        return IndexedSlices._from_trusted(values, wrap(rows), shape), None
+    # the table as gather_nd viewed it: (batch x addressed cells, *slice)
+    inner = tuple(op.outputs[0].shape[indices.ndim - 1 :])
+    flat = array_ops.reshape(array_ops.densify(grad), (rows.size,) + inner)
+    table = (op.get_attr("table_rows"),) + inner
+    dense = _scatter_to_dense(flat, wrap(rows), table, 0)
+    return array_ops.reshape(dense, shape), None
 
 
 # -- embedding_lookup --------------------------------------------------------------

@@ -1,0 +1,228 @@
+"""Kernels of ragged tensors: RaggedRange, and row splits to value row ids.
+
+Design
+------
+The Python layer (``sparsegrad.ragged``) checks ranks, lengths and dtypes,
+converts the inputs to C-contiguous arrays of one dtype, allocates every
+output and raises the errors; nothing here raises or checks data.
+
+RaggedRange runs in three steps, so that every error is known before the
+values are allocated:
+
+1. ``range_sizes`` (parallel over rows) writes each row's size, or a negative
+   code: ``SIZE_ZERO_DELTA`` for ``delta == 0``, ``SIZE_TOO_LARGE`` for a
+   size above the splits' maximum (NaN included).  Integer sizes are exact:
+   ``ceil(|limit - start| / |delta|)`` in unsigned 64-bit arithmetic (no
+   overflow, even for ``delta = -2**63``); float sizes are
+   ``ceil(|(limit - start) / delta|)`` in the values' precision (float32
+   math in float32), as TensorFlow computes them.
+2. ``range_splits`` (sequential; it is O(rows) and cheap next to the fill)
+   scans the sizes in row order, stops at the first row whose code is
+   negative or whose size overflows the running total, and otherwise writes
+   the prefix sums into the splits.  It returns the failing row, so errors
+   come in TensorFlow's order (row by row).
+3. ``range_fill`` (parallel over rows; one thread owns each row) emits
+   ``v = start; v = v + delta`` by repeated addition in the values' dtype,
+   as TensorFlow does (float32 ``range(0, 1, 0.1)`` gives ``0.70000005``).
+   Integer additions run in unsigned arithmetic of the values' width, so the
+   addition after the last emitted value wraps instead of overflowing.
+
+``row_splits_to_rowids`` writes each value's row (parallel over rows).
+Results are the same bits for any thread count: every output element is
+written by the one thread that owns its row, from that row's inputs only.
+"""
+
+from cython.parallel cimport prange
+from libc.math cimport ceil, ceilf, fabs, fabsf
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+
+from ._openmp cimport threads_for
+from ._typedefs cimport index_t
+
+ctypedef fused range_t:
+    int32_t
+    int64_t
+    float
+    double
+
+# Codes written by range_sizes in place of a size.
+SIZE_ZERO_DELTA = -1
+SIZE_TOO_LARGE = -2
+cdef int64_t _ZERO_DELTA = -1
+cdef int64_t _TOO_LARGE = -2
+# 2**63: the smallest float size that does not fit in int64.
+cdef double TWO_63 = 9.223372036854775808e18
+# Rows per chunk of the fill and size loops.  Each row is written by one
+# thread from its own inputs, so the schedule changes no bit; a dynamic one
+# keeps a thread that was descheduled on a busy machine from holding up the
+# others at the end.
+cdef enum:
+    FILL_ROWS = 256
+    SIZE_ROWS = 4096
+
+
+cdef inline int64_t _row_size(range_t start, range_t limit, range_t delta,
+                              uint64_t max_size) noexcept nogil:
+    cdef uint64_t span, step, size
+    cdef float size_f
+    cdef double size_d
+    if delta == 0:
+        return _ZERO_DELTA
+    if (delta > 0 and limit < start) or (delta < 0 and limit > start):
+        return 0
+    if range_t is int32_t or range_t is int64_t:
+        # |limit - start| and |delta| exactly, in unsigned 64-bit arithmetic.
+        if limit >= start:
+            span = <uint64_t> <int64_t> limit - <uint64_t> <int64_t> start
+        else:
+            span = <uint64_t> <int64_t> start - <uint64_t> <int64_t> limit
+        if delta > 0:
+            step = <uint64_t> <int64_t> delta
+        else:
+            step = <uint64_t> 0 - <uint64_t> <int64_t> delta
+        size = span // step
+        if span % step != 0:
+            size = size + 1
+        if size > max_size:
+            return _TOO_LARGE
+        return <int64_t> size
+    elif range_t is float:
+        size_f = ceilf(fabsf((limit - start) / delta))
+        # Compared in double: 2**31 - 1 is exact there, so a float32 size of
+        # 2**31 fails (TensorFlow compares in float32, where the bound rounds
+        # to 2**31, lets it pass and then overflows the cast); 2**63 - 1
+        # rounds to 2**63, hence the second test.
+        size_d = <double> size_f
+        if not (size_d <= <double> max_size) or size_d >= TWO_63:
+            return _TOO_LARGE
+        return <int64_t> size_f
+    else:
+        size_d = ceil(fabs((limit - start) / delta))
+        if not (size_d <= <double> max_size) or size_d >= TWO_63:
+            return _TOO_LARGE
+        return <int64_t> size_d
+
+
+def range_sizes(
+    const range_t[::1] starts,      # IN  (1,) or (n_rows,)
+    const range_t[::1] limits,      # IN  (1,) or (n_rows,)
+    const range_t[::1] deltas,      # IN  (1,) or (n_rows,)
+    int64_t[::1] sizes_out,         # OUT (n_rows,) size, or a negative code
+    int64_t max_size,               # the splits dtype's maximum
+    int n_threads,
+):
+    """Row sizes of RaggedRange (a length-1 input is broadcast)."""
+    cdef Py_ssize_t i, n_rows = sizes_out.shape[0]
+    cdef Py_ssize_t ss = starts.shape[0] > 1
+    cdef Py_ssize_t ls = limits.shape[0] > 1
+    cdef Py_ssize_t ds = deltas.shape[0] > 1
+    cdef uint64_t max_u = <uint64_t> max_size
+    cdef int threads = threads_for(n_rows * 8, n_threads)
+    for i in prange(n_rows, nogil=True, schedule="dynamic", chunksize=SIZE_ROWS,
+                    num_threads=threads):
+        sizes_out[i] = _row_size(starts[i * ss], limits[i * ls], deltas[i * ds], max_u)
+
+
+def range_splits(
+    const int64_t[::1] sizes,       # IN  (n_rows,) from range_sizes
+    index_t[::1] splits_out,        # OUT (n_rows + 1,)
+):
+    """Prefix sums of the sizes into the splits.
+
+    Returns
+    -------
+    (int, int)
+        ``(-1, 0)`` when every row is valid; else the first failing row and
+        its cause: a negative code of ``range_sizes``, or ``0`` for a running
+        total above the splits' maximum.
+    """
+    cdef Py_ssize_t i, n_rows = sizes.shape[0]
+    cdef int64_t max_total = 2147483647 if index_t is int32_t else 9223372036854775807
+    cdef int64_t total = 0, size
+    cdef Py_ssize_t bad = -1
+    cdef int64_t cause = 0
+    with nogil:
+        splits_out[0] = 0
+        for i in range(n_rows):
+            size = sizes[i]
+            if size < 0:
+                bad = i
+                cause = size
+                break
+            if size > max_total - total:
+                bad = i
+                break
+            total = total + size
+            splits_out[i + 1] = <index_t> total
+    return bad, cause
+
+
+def range_fill(
+    const range_t[::1] starts,      # IN  (1,) or (n_rows,)
+    const range_t[::1] deltas,      # IN  (1,) or (n_rows,)
+    const index_t[::1] splits,      # IN  (n_rows + 1,) from range_splits
+    range_t[::1] values_out,        # OUT (splits[n_rows],)
+    int n_threads,
+):
+    """The values of RaggedRange, by repeated addition within each row."""
+    cdef Py_ssize_t c, n_rows = splits.shape[0] - 1
+    cdef Py_ssize_t n_chunks = (n_rows + FILL_ROWS - 1) // FILL_ROWS
+    cdef Py_ssize_t ss = starts.shape[0] > 1
+    cdef Py_ssize_t ds = deltas.shape[0] > 1
+    cdef int threads = threads_for(values_out.shape[0], n_threads)
+    if values_out.shape[0] == 0:
+        return
+    for c in prange(n_chunks, nogil=True, schedule="dynamic", num_threads=threads):
+        _fill_chunk(&values_out[0], &splits[0], &starts[0], &deltas[0], ss, ds,
+                    c * FILL_ROWS, min((c + 1) * FILL_ROWS, n_rows))
+
+
+cdef inline void _fill_chunk(
+    range_t *out, const index_t *splits, const range_t *starts,
+    const range_t *deltas, Py_ssize_t ss, Py_ssize_t ds, Py_ssize_t first,
+    Py_ssize_t stop,
+) noexcept nogil:
+    # Rows first..stop-1, one at a time.  (Running four float rows side by
+    # side, to overlap their chains of additions, measured no faster: the
+    # loop is bound by its scalar stores, not by the additions' latency.)
+    cdef Py_ssize_t i
+    for i in range(first, stop):
+        _fill_row(out, splits[i], splits[i + 1], starts[i * ss], deltas[i * ds])
+
+
+cdef inline void _fill_row(range_t *out, Py_ssize_t lo, Py_ssize_t hi,
+                           range_t start, range_t delta) noexcept nogil:
+    cdef Py_ssize_t k
+    cdef uint32_t u32, d32
+    cdef uint64_t u64, d64
+    cdef range_t v
+    if range_t is int32_t:
+        u32 = <uint32_t> start
+        d32 = <uint32_t> delta
+        for k in range(lo, hi):
+            out[k] = <int32_t> u32
+            u32 = u32 + d32
+    elif range_t is int64_t:
+        u64 = <uint64_t> start
+        d64 = <uint64_t> delta
+        for k in range(lo, hi):
+            out[k] = <int64_t> u64
+            u64 = u64 + d64
+    else:
+        v = start
+        for k in range(lo, hi):
+            out[k] = v
+            v = v + delta
+
+
+def row_splits_to_rowids(
+    const index_t[::1] splits,      # IN  (n_rows + 1,), valid, splits[0] == 0
+    index_t[::1] rowids_out,        # OUT (splits[n_rows],)
+    int n_threads,
+):
+    """``rowids_out[k] = i`` for ``splits[i] <= k < splits[i + 1]``."""
+    cdef Py_ssize_t i, k, n_rows = splits.shape[0] - 1
+    cdef int threads = threads_for(rowids_out.shape[0], n_threads)
+    for i in prange(n_rows, nogil=True, schedule="static", num_threads=threads):
+        for k in range(splits[i], splits[i + 1]):
+            rowids_out[k] = <index_t> i

@@ -1,0 +1,243 @@
+"""The raw ``RaggedRange`` op: validated front end of ``_kernels/ragged.pyx``.
+
+Every check (ranks, lengths, dtypes, zero deltas, sizes and the total) runs
+before the values are allocated, so an absurd request raises
+:class:`~sparsegrad.errors.InvalidArgumentError` instead of exhausting memory.
+"""
+
+import numpy as np
+
+from .._kernels import ragged as _ragged
+from ..errors import InvalidArgumentError
+from ..framework import buffers
+from ..framework.buffers import check_allocation
+from ..framework.threads import get_num_threads
+
+__all__ = ["ragged_range", "range_dtype", "splits_dtype", "row_ranges"]
+
+#: dtypes RaggedRange computes in (TensorFlow's CPU kernels; no bfloat16).
+RANGE_DTYPES = (
+    np.dtype(np.int32),
+    np.dtype(np.int64),
+    np.dtype(np.float32),
+    np.dtype(np.float64),
+)
+_SPLITS_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+_TF_NAMES = {"float32": "float", "float64": "double", "float16": "half"}
+
+
+def _tf_name(dtype):
+    return _TF_NAMES.get(dtype.name, dtype.name)
+
+
+def splits_dtype(dtype, attr="Tsplits"):
+    """The row-splits dtype `dtype` (int32 or int64; a NumPy dtype or name).
+
+    Parameters
+    ----------
+    dtype : dtype or str
+        ``np.int32``, ``np.int64``, ``"int32"`` or ``"int64"``.
+    attr : str, default="Tsplits"
+        The argument's name in the message.
+
+    Returns
+    -------
+    numpy.dtype
+
+    Raises
+    ------
+    InvalidArgumentError
+        For any other dtype, in TensorFlow's words.
+
+    Examples
+    --------
+    >>> splits_dtype("int32")
+    dtype('int32')
+    """
+    try:
+        d = np.dtype(dtype)
+    except TypeError:
+        d = None
+    if d not in _SPLITS_DTYPES:
+        shown = _tf_name(d) if d is not None else repr(dtype)
+        raise InvalidArgumentError(
+            f"Value for attr '{attr}' of {shown} is not in the list of allowed "
+            "values: int32, int64"
+        )
+    return d
+
+
+def range_dtype(dtype):
+    """`dtype` as a RaggedRange value dtype (int32, int64, float32 or float64).
+
+    Parameters
+    ----------
+    dtype : dtype or str
+
+    Returns
+    -------
+    numpy.dtype
+
+    Raises
+    ------
+    InvalidArgumentError
+        For any other dtype, in TensorFlow's words (attr ``T``).
+
+    Examples
+    --------
+    >>> range_dtype(np.float32)
+    dtype('float32')
+    """
+    d = np.dtype(dtype)
+    if d not in RANGE_DTYPES:
+        raise InvalidArgumentError(
+            f"Value for attr 'T' of {_tf_name(d)} is not in the list of allowed "
+            "values: float, double, int32, int64"
+        )
+    return d
+
+
+def _operand(x, name):
+    """One of starts/limits/deltas as a 0-d or 1-d C-contiguous ndarray."""
+    array = np.asarray(x)
+    if array.dtype.kind not in "iuf" or array.dtype == np.bool_:
+        raise InvalidArgumentError(
+            f"RaggedRange: {name} must be a number or a vector of numbers, got "
+            f"dtype {array.dtype}"
+        )
+    if array.ndim > 1:
+        raise InvalidArgumentError(f"{name} must be a scalar or vector")
+    return array
+
+
+def ragged_range(starts, limits, deltas, Tsplits=np.int64):
+    """The raw ``RaggedRange`` op: the rows ``range(starts[i], limits[i],
+    deltas[i])`` as row splits and concatenated values.
+
+    Scalars are broadcast to every row (all three scalars make one row);
+    vectors must have one length.  Row ``i`` has ``ceil(|limit - start| /
+    |delta|)`` values (0 when the delta points away from the limit),
+    computed exactly for integers and in the values' precision for floats;
+    the values are ``start, start + delta, (start + delta) + delta, ...``,
+    accumulated by repeated addition in the values' dtype as TensorFlow
+    does (float32 ``0.1`` steps give ``0.70000005``, not ``0.7``).
+
+    Parameters
+    ----------
+    starts, limits, deltas : ndarray or scalar, int32, int64, float32 or float64
+        Rank 0 or 1, one dtype for the three (use :func:`sparsegrad.ragged.range`
+        for Python numbers and dtype promotion).
+    Tsplits : dtype, default=np.int64
+        int32 or int64, the dtype of the row splits.
+
+    Returns
+    -------
+    rt_nested_splits : ndarray of Tsplits, shape (nrows + 1,)
+    rt_dense_values : ndarray of the inputs' dtype, shape (rt_nested_splits[-1],)
+
+    Raises
+    ------
+    InvalidArgumentError
+        "starts must be a scalar or vector" (likewise limits, deltas);
+        "starts, limits, and deltas must have the same shape";
+        "Requires delta != 0";
+        "Requires ((limit - start) / delta) <= 9223372036854775807" (the
+        Tsplits maximum; NaN and infinite sizes too);
+        "The total range size overflowed. Consider using int64 instead of
+        int32 for row_splits_dtype."; a total larger than the machine's
+        memory (refused before allocating the values);
+        unsupported or mixed dtypes.  Errors of rows come in row order.
+
+    Notes
+    -----
+    Cost: one parallel pass over the rows for the sizes, a sequential prefix
+    sum, and one parallel pass writing the values (one thread per row; the
+    same bits for any thread count).  Not differentiable (TensorFlow
+    registers no gradient): nothing is recorded on a tape.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import sparsegrad as sg
+    >>> splits, values = sg.ragged.ragged_range(
+    ...     np.array([0, 3], np.int32), np.array([2, 6], np.int32), np.int32(1))
+    >>> splits, values
+    (array([0, 2, 5]), array([0, 1, 3, 4, 5], dtype=int32))
+    """
+    tsplits = splits_dtype(Tsplits)
+    operands = [
+        _operand(starts, "starts"),
+        _operand(limits, "limits"),
+        _operand(deltas, "deltas"),
+    ]
+    sizes = {a.shape[0] for a in operands if a.ndim == 1}
+    if len(sizes) > 1:
+        raise InvalidArgumentError(
+            "starts, limits, and deltas must have the same shape"
+        )
+    dtypes = {a.dtype for a in operands}
+    if len(dtypes) > 1:
+        shown = ", ".join(str(a.dtype) for a in operands)
+        raise InvalidArgumentError(
+            "RaggedRange: starts, limits and deltas must have one dtype, got "
+            f"{shown} (sparsegrad.ragged.range promotes them)"
+        )
+    dtype = range_dtype(operands[0].dtype)
+    n_rows = sizes.pop() if sizes else 1
+    s, lim, d = (np.ascontiguousarray(a.reshape(-1)) for a in operands)
+    splits = np.empty(n_rows + 1, tsplits)
+    if any(a.shape[0] == 0 for a in (s, lim, d)):   # nrows 0
+        splits[0] = 0
+        return splits, np.empty(0, dtype)
+    n_threads = get_num_threads()
+    row_sizes = np.empty(n_rows, np.int64)
+    max_size = int(np.iinfo(tsplits).max)
+    _ragged.range_sizes(s, lim, d, row_sizes, max_size, n_threads)
+    bad, cause = _ragged.range_splits(row_sizes, splits)
+    if bad >= 0:
+        if cause == _ragged.SIZE_ZERO_DELTA:
+            raise InvalidArgumentError("Requires delta != 0")
+        if cause == _ragged.SIZE_TOO_LARGE:
+            raise InvalidArgumentError(
+                f"Requires ((limit - start) / delta) <= {max_size}"
+            )
+        raise InvalidArgumentError(
+            "The total range size overflowed. Consider using int64 instead of "
+            "int32 for row_splits_dtype."
+        )
+    total = int(splits[-1])
+    check_allocation((total,), dtype, "RaggedRange: starts, limits and deltas")
+    values = buffers.empty((total,), dtype)
+    _ragged.range_fill(s, d, splits, values, n_threads)
+    return splits, values
+
+
+def row_ranges(starts, limits):
+    """``concat([range(starts[i], limits[i]) for i])`` as int64, for ranges
+    already known to be valid (``0 <= starts[i] <= limits[i]``, a small
+    total): the positions of the values of some rows.
+
+    Parameters
+    ----------
+    starts, limits : ndarray of int64, 1-D, one length
+
+    Returns
+    -------
+    ndarray of int64
+
+    Examples
+    --------
+    >>> row_ranges(np.array([0, 5]), np.array([2, 7]))
+    array([0, 1, 5, 6])
+    """
+    starts = np.ascontiguousarray(starts, np.int64)
+    limits = np.ascontiguousarray(limits, np.int64)
+    n_rows = starts.shape[0]
+    splits = np.empty(n_rows + 1, np.int64)
+    splits[0] = 0
+    np.cumsum(limits - starts, out=splits[1:])
+    values = np.empty(int(splits[-1]), np.int64)
+    if n_rows:
+        _ragged.range_fill(starts, np.ones(1, np.int64), splits, values,
+                           get_num_threads())
+    return values

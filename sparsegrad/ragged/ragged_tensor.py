@@ -1,0 +1,924 @@
+"""RaggedTensor: rows of different lengths, as values plus row splits.
+
+A :class:`RaggedTensor` of ragged_rank 1 holds a :class:`~sparsegrad.Tensor`
+``values`` of shape ``(nvals, ...)`` and an int32 or int64 ndarray
+``row_splits`` of length ``nrows + 1``: row ``i`` is
+``values[row_splits[i]:row_splits[i + 1]]``.  The values are an ordinary
+Tensor, so a tape watches and differentiates them through every operation
+here (arithmetic, :meth:`RaggedTensor.to_tensor`, row selection).
+"""
+
+import numbers
+
+import numpy as np
+import scipy.sparse
+
+from .._kernels import ragged as _ragged
+from ..autodiff.recording import record_operation
+from ..autodiff.registry import register_gradient
+from ..errors import InvalidArgumentError
+from ..framework import sparse_rows
+from ..framework.buffers import check_allocation
+from ..framework.tensor import DEFERRING_TYPES, Tensor, wrap
+from ..framework.threads import get_num_threads
+from ..ops import array_ops, embedding_ops, math_ops, unary_ops
+from ..ops._helpers import as_tensor
+from .ragged_range import row_ranges, splits_dtype
+
+__all__ = ["RaggedTensor"]
+
+_INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+
+
+# -- argument checks -------------------------------------------------------------
+
+
+def _values_tensor(values):
+    if isinstance(values, RaggedTensor):
+        raise ValueError(
+            "sparsegrad supports RaggedTensors of ragged_rank 1 only: values "
+            "must be a dense Tensor or array, not a RaggedTensor"
+        )
+    v = as_tensor(values, name="values")
+    if v.ndim == 0:
+        raise InvalidArgumentError(
+            "values must have rank at least 1, got a scalar"
+        )
+    return v
+
+
+def _partition(x, name):
+    """A row-partition argument as a private, read-only 1-D int32/int64 array
+    (Python lists give int64, as in TensorFlow)."""
+    if isinstance(x, Tensor):
+        x = x.numpy()
+    array = np.asarray(x)
+    if array.dtype not in _INDEX_DTYPES:
+        empty_float = array.size == 0 and array.dtype.kind == "f"
+        small_int = array.dtype.kind in "iu" and array.dtype != np.uint64
+        if empty_float or small_int:
+            array = array.astype(np.int64)
+        else:
+            raise InvalidArgumentError(f"{name} must have dtype int32 or int64")
+    if array.ndim != 1:
+        raise InvalidArgumentError(
+            f"Shape {tuple(array.shape)} must have rank 1"
+        )
+    array = np.array(array, copy=True)
+    array.setflags(write=False)
+    return array
+
+
+def _check_splits(splits, nvals, factory, check_last=True):
+    if splits.shape[0] == 0:
+        raise InvalidArgumentError("row_splits tensor may not be empty.")
+    if splits[0] != 0:
+        raise InvalidArgumentError(
+            f"Arguments to {factory} do not form a valid RaggedTensor:zero"
+        )
+    if splits.shape[0] > 1 and (np.diff(splits) < 0).any():
+        raise InvalidArgumentError(
+            f"Arguments to {factory} do not form a valid RaggedTensor:monotonic"
+        )
+    last = int(splits[-1])
+    if last != nvals and (check_last or last > nvals):
+        raise InvalidArgumentError(
+            "Arguments to _from_row_partition do not form a valid RaggedTensor"
+        )
+
+
+def _index(value, name):
+    try:
+        return int(value.__index__())
+    except (AttributeError, TypeError):
+        raise TypeError(f"{name} must be an int, got {value!r}") from None
+
+
+def _binary_operator(fn, op_name, reverse=False):
+    """A RaggedTensor operator applying the op `fn` to the values."""
+
+    def operator(self, other):
+        return self._binary(fn, other, op_name, reverse)
+
+    operator.__name__ = f"__{'r' if reverse else ''}{op_name}__"
+    return operator
+
+
+# -- the class -------------------------------------------------------------------
+
+
+class RaggedTensor:
+    """Rows of different lengths: a values Tensor and its row splits.
+
+    Build one with a factory (:meth:`from_row_splits`,
+    :meth:`from_row_lengths`, :meth:`from_value_rowids`, :meth:`from_scipy`),
+    :func:`sparsegrad.ragged.constant` or :func:`sparsegrad.ragged.range`;
+    the constructor itself is internal, as in TensorFlow.
+
+    Only ragged_rank 1 is supported: the values are a dense Tensor of shape
+    ``(nvals, ...)`` (uniform inner dimensions allowed).  A RaggedTensor is
+    immutable; its values are a Tensor that tapes can watch.  ``len(rt)`` is
+    the number of rows, as for a list of rows (TensorFlow defines no
+    ``len``).
+
+    Parameters
+    ----------
+    values : Tensor
+        The concatenated rows, rank >= 1.
+    row_splits : ndarray of int32 or int64
+        Valid splits (``[0, ..., nvals]``, non-decreasing), read-only.
+    internal : bool, default=False
+        Must be True (the factories pass it); anything else raises.
+
+    Raises
+    ------
+    ValueError
+        If `internal` is not True.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> rt = sg.RaggedTensor.from_row_splits([3, 1, 4, 1, 5], [0, 2, 2, 5])
+    >>> rt
+    <RaggedTensor [[3, 1], [], [4, 1, 5]]>
+    >>> rt.row_lengths()
+    array([2, 0, 3])
+    >>> (rt * 2).to_list()
+    [[6, 2], [], [8, 2, 10]]
+    """
+
+    __slots__ = ("_values", "_row_splits", "_row_lengths", "_value_rowids")
+    __array_priority__ = 100
+
+    def __init__(self, values, row_splits, internal=False):
+        if internal is not True:
+            raise ValueError(
+                "RaggedTensor constructor is private; please use one of the "
+                "factory methods instead (e.g., RaggedTensor.from_row_splits())"
+            )
+        self._values = values
+        self._row_splits = row_splits
+        self._row_lengths = None
+        self._value_rowids = None
+
+    # -- factories -----------------------------------------------------------
+
+    @classmethod
+    def from_row_splits(cls, values, row_splits, name=None, validate=True):
+        """A RaggedTensor whose row ``i`` is ``values[row_splits[i]:row_splits[i+1]]``.
+
+        Parameters
+        ----------
+        values : Tensor, Variable or array_like, rank >= 1
+        row_splits : array_like of int32 or int64, 1-D
+            ``row_splits[0] == 0``, non-decreasing, ``row_splits[-1] ==
+            len(values)``.  Its dtype is kept (Python lists give int64).
+        name : str, optional
+            Ignored.
+        validate : bool, default=True
+            False skips only the check that the last split equals
+            ``len(values)`` (a smaller one truncates, as in TensorFlow); the
+            other checks keep every later operation in bounds and always
+            run (cost O(nrows)).
+
+        Returns
+        -------
+        RaggedTensor
+
+        Raises
+        ------
+        InvalidArgumentError
+            "row_splits tensor may not be empty.", "row_splits must have
+            dtype int32 or int64", "Shape (1, 2) must have rank 1", and
+            "Arguments to from_row_splits do not form a valid
+            RaggedTensor:zero" / ":monotonic", "Arguments to
+            _from_row_partition do not form a valid RaggedTensor" (last split).
+        ValueError
+            If `values` is a RaggedTensor (only ragged_rank 1 is supported).
+
+        Examples
+        --------
+        >>> import sparsegrad as sg
+        >>> sg.RaggedTensor.from_row_splits([3, 1, 4, 1, 5, 9, 2, 6],
+        ...                                 [0, 4, 4, 7, 8, 8]).to_list()
+        [[3, 1, 4, 1], [], [5, 9, 2], [6], []]
+        """
+        del name
+        v = _values_tensor(values)
+        splits = _partition(row_splits, "row_splits")
+        _check_splits(splits, v.shape[0], "from_row_splits", check_last=validate)
+        return cls(v, splits, internal=True)
+
+    @classmethod
+    def from_row_lengths(cls, values, row_lengths, name=None, validate=True):
+        """A RaggedTensor whose row ``i`` has ``row_lengths[i]`` values.
+
+        Parameters
+        ----------
+        values : Tensor, Variable or array_like, rank >= 1
+        row_lengths : array_like of int32 or int64, 1-D
+            Non-negative, summing to ``len(values)``; the splits get its dtype.
+        name : str, optional
+            Ignored.
+        validate : bool, default=True
+            Ignored: the checks always run (cost O(nrows)).
+
+        Returns
+        -------
+        RaggedTensor
+
+        Raises
+        ------
+        InvalidArgumentError
+            "Arguments to from_row_lengths do not form a valid RowPartition"
+            for a negative length; "Arguments to _from_row_partition do not
+            form a valid RaggedTensor" when the sum is not ``len(values)``.
+
+        Examples
+        --------
+        >>> import sparsegrad as sg
+        >>> sg.RaggedTensor.from_row_lengths([3, 1, 4, 1, 5, 9, 2, 6],
+        ...                                  [4, 0, 3, 1, 0]).to_list()
+        [[3, 1, 4, 1], [], [5, 9, 2], [6], []]
+        """
+        del name, validate
+        v = _values_tensor(values)
+        lengths = _partition(row_lengths, "row_lengths")
+        if (lengths < 0).any():
+            raise InvalidArgumentError(
+                "Arguments to from_row_lengths do not form a valid RowPartition"
+            )
+        total = np.cumsum(lengths, dtype=np.int64)
+        if (total[-1] if total.size else 0) != v.shape[0]:
+            raise InvalidArgumentError(
+                "Arguments to _from_row_partition do not form a valid RaggedTensor"
+            )
+        splits = np.empty(lengths.shape[0] + 1, lengths.dtype)
+        splits[0] = 0
+        splits[1:] = total
+        splits.setflags(write=False)
+        return cls(v, splits, internal=True)
+
+    @classmethod
+    def from_value_rowids(cls, values, value_rowids, nrows=None, name=None,
+                          validate=True):
+        """A RaggedTensor whose value ``k`` lies in row ``value_rowids[k]``.
+
+        Parameters
+        ----------
+        values : Tensor, Variable or array_like, rank >= 1
+        value_rowids : array_like of int32 or int64, 1-D
+            Sorted row ids, one per value; the splits get its dtype.
+        nrows : int, optional
+            The number of rows; by default ``value_rowids[-1] + 1`` (0 when
+            empty), so trailing empty rows need it.
+        name : str, optional
+            Ignored.
+        validate : bool, default=True
+            Ignored: the checks always run (cost O(nvals + nrows)).
+
+        Returns
+        -------
+        RaggedTensor
+
+        Raises
+        ------
+        ValueError
+            "Expected nrows >= 0; got -1", "Expected nrows >= value_rowids[-1]
+            + 1; got nrows=3, value_rowids[-1]=3", "Shapes (8,) and (3,) are
+            incompatible" (values and ids of different lengths).
+        InvalidArgumentError
+            "Arguments to from_value_rowids do not form a valid RowPartition"
+            for negative, decreasing or too large ids.
+
+        Examples
+        --------
+        >>> import sparsegrad as sg
+        >>> sg.RaggedTensor.from_value_rowids([3, 1, 4, 1, 5, 9, 2, 6],
+        ...     [0, 0, 0, 0, 2, 2, 2, 3], nrows=5).to_list()
+        [[3, 1, 4, 1], [], [5, 9, 2], [6], []]
+        """
+        del name, validate
+        v = _values_tensor(values)
+        ids = _partition(value_rowids, "value_rowids")
+        last = int(ids[-1]) if ids.size else -1
+        if nrows is None:
+            n_rows = last + 1
+        else:
+            n_rows = _index(nrows, "nrows")
+            if n_rows < 0:
+                raise ValueError(f"Expected nrows >= 0; got {n_rows}")
+            if n_rows < last + 1:
+                raise ValueError(
+                    "Expected nrows >= value_rowids[-1] + 1; got "
+                    f"nrows={n_rows}, value_rowids[-1]={last}"
+                )
+        if ids.shape[0] != v.shape[0]:
+            raise ValueError(
+                f"Shapes ({v.shape[0]},) and ({ids.shape[0]},) are incompatible"
+            )
+        try:
+            splits = sparse_rows.sorted_segment_splits(ids, n_rows)
+        except InvalidArgumentError:
+            raise InvalidArgumentError(
+                "Arguments to from_value_rowids do not form a valid RowPartition"
+            ) from None
+        splits = splits.astype(ids.dtype, copy=False)
+        splits.setflags(write=False)
+        rt = cls(v, splits, internal=True)
+        rt._value_rowids = ids
+        return rt
+
+    @classmethod
+    def from_scipy(cls, matrix, values="data"):
+        """The rows of a ``scipy.sparse`` matrix as a RaggedTensor.
+
+        The CSR ``indptr`` becomes the row splits; rows keep scipy's stored
+        order (no sorting, duplicates kept).
+
+        Parameters
+        ----------
+        matrix : scipy.sparse matrix or array
+            CSR, or anything with ``tocsr()``.
+        values : {"data", "indices"}, default="data"
+            ``"data"``: each row's stored values; ``"indices"``: each row's
+            column indices (a bag of ids per row).
+
+        Returns
+        -------
+        RaggedTensor
+            Values copied from the matrix; splits of ``indptr``'s dtype.
+
+        Raises
+        ------
+        TypeError
+            If `matrix` is not a scipy.sparse matrix.
+        InvalidArgumentError
+            If `values` is neither ``"data"`` nor ``"indices"``, or the matrix
+            is not 2-D.
+
+        Examples
+        --------
+        >>> import scipy.sparse
+        >>> import sparsegrad as sg
+        >>> m = scipy.sparse.csr_matrix([[0, 7, 0], [0, 0, 0], [5, 0, 6]])
+        >>> sg.RaggedTensor.from_scipy(m)
+        <RaggedTensor [[7], [], [5, 6]]>
+        >>> sg.RaggedTensor.from_scipy(m, values="indices")
+        <RaggedTensor [[1], [], [0, 2]]>
+        """
+        if not scipy.sparse.issparse(matrix):
+            raise TypeError(
+                f"from_scipy needs a scipy.sparse matrix, got {type(matrix).__name__}"
+            )
+        if values not in ("data", "indices"):
+            raise InvalidArgumentError(
+                f"from_scipy: values must be 'data' or 'indices', got {values!r}"
+            )
+        if matrix.ndim != 2:
+            raise InvalidArgumentError(
+                f"from_scipy needs a 2-D matrix, got shape {matrix.shape}"
+            )
+        csr = matrix if matrix.format == "csr" else matrix.tocsr()
+        splits = _partition(csr.indptr, "indptr")
+        n = int(splits[-1])
+        data = csr.data if values == "data" else csr.indices
+        v = wrap(np.array(data[:n], copy=True))
+        return cls(v, splits, internal=True)
+
+    # -- structure -----------------------------------------------------------
+
+    @property
+    def values(self):
+        """The concatenated rows, a Tensor of shape ``(nvals, ...)``."""
+        return self._values
+
+    @property
+    def flat_values(self):
+        """The innermost dense values: :attr:`values` (ragged_rank 1)."""
+        return self._values
+
+    @property
+    def row_splits(self):
+        """The row splits, a read-only int32/int64 ndarray of length ``nrows + 1``."""
+        return self._row_splits
+
+    @property
+    def nested_row_splits(self):
+        """``(row_splits,)``: the splits of every ragged dimension."""
+        return (self._row_splits,)
+
+    @property
+    def dtype(self):
+        """The values' dtype."""
+        return self._values.dtype
+
+    @property
+    def row_splits_dtype(self):
+        """The row splits' dtype (int32 or int64)."""
+        return self._row_splits.dtype
+
+    @property
+    def shape(self):
+        """``(nrows, None) + values.shape[1:]`` (None marks the ragged dimension)."""
+        return (self.nrows(), None) + tuple(self._values.shape[1:])
+
+    @property
+    def ragged_rank(self):
+        """The number of ragged dimensions: 1."""
+        return 1
+
+    @property
+    def ndim(self):
+        """The rank: ``values.ndim + 1``."""
+        return self._values.ndim + 1
+
+    def nrows(self):
+        """The number of rows.
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> import sparsegrad as sg
+        >>> sg.ragged.constant([[1], [], [2, 3]]).nrows()
+        3
+        """
+        return self._row_splits.shape[0] - 1
+
+    def __len__(self):
+        return self.nrows()
+
+    def row_lengths(self):
+        """The length of each row, ``diff(row_splits)``.
+
+        Returns
+        -------
+        ndarray of the splits' dtype, shape (nrows,)
+
+        Examples
+        --------
+        >>> import sparsegrad as sg
+        >>> sg.ragged.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []]).row_lengths()
+        array([4, 0, 3, 1, 0])
+        """
+        if self._row_lengths is None:
+            lengths = np.diff(self._row_splits)
+            lengths.setflags(write=False)
+            self._row_lengths = lengths
+        return self._row_lengths
+
+    def row_starts(self):
+        """The first value position of each row, ``row_splits[:-1]``.
+
+        Returns
+        -------
+        ndarray of the splits' dtype, shape (nrows,)
+
+        Examples
+        --------
+        >>> import sparsegrad as sg
+        >>> sg.ragged.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []]).row_starts()
+        array([0, 4, 4, 7, 8])
+        """
+        return self._row_splits[:-1]
+
+    def row_limits(self):
+        """The end (exclusive) of each row, ``row_splits[1:]``.
+
+        Returns
+        -------
+        ndarray of the splits' dtype, shape (nrows,)
+
+        Examples
+        --------
+        >>> import sparsegrad as sg
+        >>> sg.ragged.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []]).row_limits()
+        array([4, 4, 7, 8, 8])
+        """
+        return self._row_splits[1:]
+
+    def value_rowids(self):
+        """The row of each value.
+
+        Returns
+        -------
+        ndarray of the splits' dtype, shape (row_splits[-1],)
+            Computed once (one parallel pass over the rows) and cached.
+
+        Examples
+        --------
+        >>> import sparsegrad as sg
+        >>> sg.ragged.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []]).value_rowids()
+        array([0, 0, 0, 0, 2, 2, 2, 3])
+        """
+        if self._value_rowids is None:
+            splits = self._row_splits
+            rowids = np.empty(int(splits[-1]), splits.dtype)
+            if rowids.size:
+                _ragged.row_splits_to_rowids(splits, rowids, get_num_threads())
+            rowids.setflags(write=False)
+            self._value_rowids = rowids
+        return self._value_rowids
+
+    def _used_values(self):
+        """The values rows cover (all of them unless validate=False truncated)."""
+        n = int(self._row_splits[-1])
+        if n == self._values.shape[0]:
+            return self._values
+        return self._values[:n]
+
+    # -- new RaggedTensors with the same rows ---------------------------------
+
+    def with_values(self, new_values):
+        """The same rows over `new_values`.
+
+        Parameters
+        ----------
+        new_values : Tensor, Variable or array_like
+            Of length ``row_splits[-1]`` (any inner shape).
+
+        Returns
+        -------
+        RaggedTensor
+
+        Raises
+        ------
+        InvalidArgumentError
+            If the length differs.
+
+        Examples
+        --------
+        >>> import sparsegrad as sg
+        >>> rt = sg.ragged.constant([[1, 2], [3]])
+        >>> rt.with_values([10.0, 20.0, 30.0])
+        <RaggedTensor [[10.0, 20.0], [30.0]]>
+        """
+        v = _values_tensor(new_values)
+        n = int(self._row_splits[-1])
+        if v.shape[0] != n:
+            raise InvalidArgumentError(
+                f"with_values: new_values must have {n} rows (the last row "
+                f"split), got shape {tuple(v.shape)}"
+            )
+        rt = RaggedTensor(v, self._row_splits, internal=True)
+        rt._row_lengths = self._row_lengths
+        rt._value_rowids = self._value_rowids
+        return rt
+
+    def with_flat_values(self, new_values):
+        """:meth:`with_values` (the flat values are the values at ragged_rank 1).
+
+        Parameters
+        ----------
+        new_values : Tensor, Variable or array_like
+
+        Returns
+        -------
+        RaggedTensor
+
+        Examples
+        --------
+        >>> import sparsegrad as sg
+        >>> sg.ragged.constant([[1], [2, 3]]).with_flat_values([4, 5, 6]).to_list()
+        [[4], [5, 6]]
+        """
+        return self.with_values(new_values)
+
+    def with_row_splits_dtype(self, dtype):
+        """The same RaggedTensor with row splits of `dtype`.
+
+        Parameters
+        ----------
+        dtype : {np.int32, np.int64, "int32", "int64"}
+
+        Returns
+        -------
+        RaggedTensor
+            `self` when the dtype is already `dtype`.
+
+        Raises
+        ------
+        InvalidArgumentError
+            For another dtype, or splits that do not fit in int32.
+
+        Examples
+        --------
+        >>> import sparsegrad as sg
+        >>> sg.ragged.constant([[1], [2, 3]]).with_row_splits_dtype("int32").row_splits
+        array([0, 1, 3], dtype=int32)
+        """
+        d = splits_dtype(dtype, "row_splits_dtype")
+        if d == self._row_splits.dtype:
+            return self
+        if d == np.int32 and int(self._row_splits[-1]) > np.iinfo(np.int32).max:
+            raise InvalidArgumentError(
+                f"with_row_splits_dtype: row splits up to {int(self._row_splits[-1])} "
+                "do not fit in int32"
+            )
+        splits = self._row_splits.astype(d)
+        splits.setflags(write=False)
+        return RaggedTensor(self._values, splits, internal=True)
+
+    # -- conversions ---------------------------------------------------------
+
+    def _padded_positions(self, n_rows, width):
+        """Flat positions (row * width + column) of the values that fit in an
+        (n_rows, width) grid, and the mask of those values (None: all fit)."""
+        rowids = self.value_rowids().astype(np.int64, copy=False)
+        columns = np.arange(rowids.shape[0], dtype=np.int64)
+        columns -= self._row_splits[:-1].astype(np.int64)[rowids]
+        keep = None
+        if n_rows < self.nrows() or width < self._max_row_length():
+            keep = (rowids < n_rows) & (columns < width)
+            rowids, columns = rowids[keep], columns[keep]
+        return rowids * width + columns, keep
+
+    def _max_row_length(self):
+        lengths = self.row_lengths()
+        return int(lengths.max()) if lengths.size else 0
+
+    def to_tensor(self, default_value=0, name=None, shape=None):
+        """The rows padded with `default_value` into a dense Tensor.
+
+        Parameters
+        ----------
+        default_value : scalar, default=0
+            The padding, converted to the values' dtype.
+        name : str, optional
+            Ignored.
+        shape : sequence of int or None, optional
+            ``(nrows, width) + inner`` of the result; None entries (or no
+            shape) mean the natural size (``nrows`` and the longest row).
+            Smaller sizes truncate rows or values, as TensorFlow does.
+
+        Returns
+        -------
+        Tensor of shape ``(nrows, max_row_length) + values.shape[1:]``
+            Differentiable w.r.t. the values: their gradient is the padded
+            gradient gathered at the values' positions (dropped values get 0).
+
+        Raises
+        ------
+        InvalidArgumentError
+            If `shape` has the wrong rank or inner dimensions, or a negative
+            size.
+
+        Examples
+        --------
+        >>> import sparsegrad as sg
+        >>> sg.ragged.constant([[1, 2], [], [3]]).to_tensor(default_value=-1).numpy()
+        array([[ 1,  2],
+               [-1, -1],
+               [ 3, -1]], dtype=int32)
+        """
+        del name
+        inner = tuple(self._values.shape[1:])
+        n_rows, width = self.nrows(), self._max_row_length()
+        if shape is not None:
+            shape = tuple(shape)
+            if len(shape) != 2 + len(inner):
+                raise InvalidArgumentError(
+                    f"to_tensor: shape {shape} must have rank {2 + len(inner)}"
+                )
+            for k, want in enumerate(shape[2:]):
+                if want is not None and int(want) != inner[k]:
+                    raise InvalidArgumentError(
+                        f"to_tensor: shape {shape} does not match the values' "
+                        f"inner shape {inner}"
+                    )
+            if any(s is not None and int(s) < 0 for s in shape[:2]):
+                raise InvalidArgumentError(f"to_tensor: negative size in shape {shape}")
+            n_rows = n_rows if shape[0] is None else int(shape[0])
+            width = width if shape[1] is None else int(shape[1])
+        values = self._used_values()
+        fill = np.asarray(default_value)
+        if fill.ndim != 0:
+            raise InvalidArgumentError(
+                f"to_tensor: default_value must be a scalar, got shape {fill.shape}"
+            )
+        check_allocation((n_rows, width) + inner, values.dtype, "to_tensor: shape")
+        positions, keep = self._padded_positions(n_rows, width)
+        out = np.full((n_rows * width,) + inner, fill, dtype=values.dtype)
+        kept = values.numpy() if keep is None else values.numpy()[keep]
+        out[positions] = kept
+        dense = wrap(out.reshape((n_rows, width) + inner))
+        record_operation(
+            "RaggedToDense", (values,), (dense,),
+            {"positions": positions, "keep": keep},
+        )
+        return dense
+
+    def to_list(self):
+        """The rows as nested Python lists.
+
+        Returns
+        -------
+        list of list
+
+        Examples
+        --------
+        >>> import sparsegrad as sg
+        >>> sg.ragged.constant([[1, 2], [], [3]]).to_list()
+        [[1, 2], [], [3]]
+        """
+        values = self._values.numpy().tolist()
+        splits = self._row_splits.tolist()
+        return [values[a:b] for a, b in zip(splits[:-1], splits[1:])]
+
+    def numpy(self):
+        """The rows as a NumPy object array of per-row arrays (TensorFlow's
+        ``rt.numpy()``).
+
+        Returns
+        -------
+        ndarray of dtype object, shape (nrows,)
+            Row ``i`` is a read-only view of the values.
+
+        Examples
+        --------
+        >>> import sparsegrad as sg
+        >>> sg.ragged.constant([[1, 2], [3]]).numpy()
+        array([array([1, 2], dtype=int32), array([3], dtype=int32)], dtype=object)
+        """
+        values = self._values.numpy()
+        splits = self._row_splits
+        out = np.empty(self.nrows(), dtype=object)
+        for i in range(self.nrows()):
+            out[i] = values[splits[i]:splits[i + 1]]
+        return out
+
+    def to_scipy(self, shape=None):
+        """The rows as a CSR matrix: row ``i``'s values at columns
+        ``0 .. len_i - 1`` (the inverse of :meth:`from_scipy` for a
+        "ragged-right" matrix).
+
+        Parameters
+        ----------
+        shape : (int, int), optional
+            By default ``(nrows, longest row)``; the columns may be more.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix
+            With the values' dtype and the splits as ``indptr`` (explicit
+            zeros are kept).
+
+        Raises
+        ------
+        InvalidArgumentError
+            If the values are not 1-D, or `shape` is too small.
+
+        Examples
+        --------
+        >>> import sparsegrad as sg
+        >>> sg.ragged.constant([[7], [], [5, 6]]).to_scipy().toarray()
+        array([[7, 0],
+               [0, 0],
+               [5, 6]], dtype=int32)
+        """
+        if self._values.ndim != 1:
+            raise InvalidArgumentError(
+                "to_scipy needs 1-D values, got values of shape "
+                f"{tuple(self._values.shape)}"
+            )
+        natural = (self.nrows(), self._max_row_length())
+        if shape is None:
+            shape = natural
+        shape = (int(shape[0]), int(shape[1]))
+        if shape[0] != natural[0] or shape[1] < natural[1]:
+            raise InvalidArgumentError(
+                f"to_scipy: shape {shape} cannot hold the rows; needs "
+                f"({natural[0]}, >= {natural[1]})"
+            )
+        values = self._used_values().numpy()
+        rowids = self.value_rowids()
+        columns = np.arange(rowids.shape[0], dtype=self._row_splits.dtype)
+        columns -= self._row_splits[:-1][rowids]
+        return scipy.sparse.csr_matrix(
+            (values.copy(), columns, self._row_splits.copy()), shape=shape
+        )
+
+    # -- rows ----------------------------------------------------------------
+
+    def __getitem__(self, key):
+        """Row ``key`` (a Tensor), or a RaggedTensor of the rows of a slice."""
+        n = self.nrows()
+        if isinstance(key, slice):
+            rows = range(n)[key]
+            splits = self._row_splits.astype(np.int64)
+            if rows.step == 1:
+                a = rows.start
+                b = max(a, rows.stop)
+                lo, hi = int(splits[a]), int(splits[b])
+                new_splits = (splits[a:b + 1] - lo).astype(self._row_splits.dtype)
+                values = self._values[lo:hi]
+            else:
+                index = np.arange(rows.start, rows.stop, rows.step, dtype=np.int64)
+                positions = row_ranges(splits[index], splits[index + 1])
+                lengths = splits[index + 1] - splits[index]
+                new_splits = np.zeros(len(index) + 1, self._row_splits.dtype)
+                np.cumsum(lengths, out=new_splits[1:])
+                values = embedding_ops.gather(self._values, positions)
+            new_splits.setflags(write=False)
+            return RaggedTensor(values, new_splits, internal=True)
+        is_int = isinstance(key, (numbers.Integral, np.integer))
+        if is_int and not isinstance(key, bool):
+            i = int(key)
+            if not -n <= i < n:
+                raise IndexError(f"Row key {i} out of bounds")
+            i %= n
+            return self._values[int(self._row_splits[i]):int(self._row_splits[i + 1])]
+        raise TypeError(
+            "RaggedTensor indices must be an int or a slice of rows, got "
+            f"{type(key).__name__}"
+        )
+
+    def __iter__(self):
+        for i in range(self.nrows()):
+            yield self[i]
+
+    def __repr__(self):
+        return f"<RaggedTensor {self.to_list()!r}>"
+
+    def __str__(self):
+        return f"<RaggedTensor {self.to_list()!r}>"
+
+    # -- arithmetic on the values --------------------------------------------
+
+    def _operand(self, other, op_name):
+        """The values-level operand of `other` for a binary op."""
+        if isinstance(other, RaggedTensor):
+            same = other._row_splits is self._row_splits or (
+                other._row_splits.shape == self._row_splits.shape
+                and np.array_equal(other._row_splits, self._row_splits)
+            )
+            if not same:
+                raise InvalidArgumentError(
+                    f"{op_name}: the RaggedTensors have different row splits "
+                    f"(shapes {self.shape} and {other.shape}, row lengths "
+                    f"{self.row_lengths().tolist()[:8]} and "
+                    f"{other.row_lengths().tolist()[:8]}...); only ragged "
+                    "operands with identical rows combine"
+                )
+            return other._used_values()
+        t = other if isinstance(other, Tensor) else np.asarray(other)
+        if t.ndim != 0:
+            raise InvalidArgumentError(
+                f"{op_name}: a RaggedTensor combines with scalars and with "
+                f"RaggedTensors of the same rows, got a dense operand of shape "
+                f"{tuple(t.shape)}; use sparsegrad.ragged.map_flat_values"
+            )
+        return other
+
+    def _binary(self, fn, other, op_name, reverse=False):
+        y = self._operand(other, op_name)
+        x = self._used_values()
+        v = fn(y, x) if reverse else fn(x, y)
+        return self.with_values(v)
+
+    __add__ = _binary_operator(math_ops.add, "add")
+    __radd__ = _binary_operator(math_ops.add, "add", reverse=True)
+    __sub__ = _binary_operator(math_ops.subtract, "subtract")
+    __rsub__ = _binary_operator(math_ops.subtract, "subtract", reverse=True)
+    __mul__ = _binary_operator(math_ops.multiply, "multiply")
+    __rmul__ = _binary_operator(math_ops.multiply, "multiply", reverse=True)
+    __truediv__ = _binary_operator(math_ops.divide, "divide")
+    __rtruediv__ = _binary_operator(math_ops.divide, "divide", reverse=True)
+    __pow__ = _binary_operator(math_ops.pow, "pow")
+    __rpow__ = _binary_operator(math_ops.pow, "pow", reverse=True)
+
+    def __neg__(self):
+        return self.with_values(unary_ops.negative(self._used_values()))
+
+    def __abs__(self):
+        return self.with_values(unary_ops.abs(self._used_values()))
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(
+            "a RaggedTensor has no dense NumPy form; use to_tensor(), numpy() "
+            "or to_list()"
+        )
+
+
+@register_gradient("RaggedToDense")
+def _ragged_to_dense_grad(op, grad):
+    """Gradient of :meth:`RaggedTensor.to_tensor` w.r.t. the values: the padded
+    gradient gathered at the values' positions (0 for dropped values)."""
+    values = op.inputs[0]
+    positions = op.get_attr("positions")
+    keep = op.get_attr("keep")
+    g = array_ops.densify(grad)
+    flat = array_ops.reshape(g, (-1,) + tuple(values.shape[1:]))
+    if keep is None:
+        return embedding_ops.gather(flat, positions)
+    zero = wrap(np.zeros((1,) + tuple(values.shape[1:]), g.dtype))
+    source = np.full(values.shape[0], flat.shape[0], np.int64)
+    source[keep] = positions
+    return embedding_ops.gather(array_ops.concat([flat, zero], 0), source)
+
+
+# A Tensor on the left of an operator defers to RaggedTensor's reflected one.
+DEFERRING_TYPES.add(RaggedTensor)
