@@ -39,13 +39,12 @@ The ``time_*`` functions are collectable by asv.
 import argparse
 import json
 import os
-import platform
-import subprocess
 import sys
+import warnings
 
 import numpy as np
-from bench_clip import parallel_copy_bandwidth
-from bench_training_ops import _cpu_model, _median_time, copy_bandwidth
+from bench_clip import machine_and_bandwidth, run_worker
+from bench_training_ops import _median_time
 
 N_ROWS, WIDTH, N_BAGS, BAG, ZIPF_A = 1_000_000, 64, 16_384, 20, 1.1
 LEARNING_RATE = 0.1
@@ -65,10 +64,10 @@ def make_inputs(seed=0):
 # Peer workers (each in its own process; no sparsegrad import).
 
 
-def torch_worker(repeat, n_threads):
+def torch_worker(repeat):
     import torch
 
-    torch.set_num_threads(n_threads)
+    torch.set_num_threads(os.cpu_count())
     table, ids, indptr, upstream = make_inputs()
     inputs = torch.from_numpy(ids)
     offsets = torch.from_numpy(indptr[:-1].copy())
@@ -88,8 +87,6 @@ def torch_worker(repeat, n_threads):
         out.backward(up)
         opt.step()
 
-    import warnings
-
     warnings.filterwarnings("ignore", message="Sparse invariant checks")
     out = {
         "version": torch.__version__,
@@ -100,11 +97,11 @@ def torch_worker(repeat, n_threads):
     print(json.dumps(out))
 
 
-def tf_worker(repeat, n_threads):
+def tf_worker(repeat):
     import tensorflow as tf
 
-    tf.config.threading.set_intra_op_parallelism_threads(n_threads)
-    tf.config.threading.set_inter_op_parallelism_threads(n_threads)
+    tf.config.threading.set_intra_op_parallelism_threads(os.cpu_count())
+    tf.config.threading.set_inter_op_parallelism_threads(os.cpu_count())
     table, ids, _, upstream = make_inputs()
     rows = np.repeat(np.arange(N_BAGS), BAG)
     cols = np.tile(np.arange(BAG), N_BAGS)
@@ -129,21 +126,6 @@ def tf_worker(repeat, n_threads):
         "step": _median_time(step, repeat),
     }
     print(json.dumps(out))
-
-
-def run_worker(python, flag, repeat, n_threads):
-    """The worker's JSON as a dict, or (None, reason)."""
-    proc = subprocess.run(
-        [python, os.path.abspath(__file__), flag, "--repeat", str(repeat),
-         "--threads", str(n_threads)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        last = proc.stderr.strip().splitlines()[-1:] or ["(no output)"]
-        return None, f"{python} {flag} failed: {last[0][:200]}"
-    return json.loads(proc.stdout.strip().splitlines()[-1]), None
 
 
 # ---------------------------------------------------------------------------
@@ -189,7 +171,6 @@ def time_step():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
-    parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument(
         "--tf-python",
         default=sys.executable,
@@ -199,33 +180,13 @@ def main():
     parser.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.tf_worker:
-        tf_worker(args.repeat, args.threads)
+        tf_worker(args.repeat)
         return
     if args.torch_worker:
-        torch_worker(args.repeat, args.threads)
+        torch_worker(args.repeat)
         return
 
-    import sparsegrad as sg
-
-    n_threads = args.threads
-    sg.set_num_threads(n_threads)
-    print(
-        f"load average before the run: {os.getloadavg()[0]:.2f} (a shared "
-        "machine's other work slows the OpenMP loops most)"
-    )
-    print(
-        f"machine: {platform.machine()} {_cpu_model()}, {os.cpu_count()} CPUs, "
-        f"{n_threads} threads for every library (sparsegrad {sg.__version__} uses "
-        f"{sg.get_num_threads()}, OpenMP {sg.openmp_enabled()}), Python "
-        f"{platform.python_version()}, NumPy {np.__version__}"
-    )
-    one = copy_bandwidth(args.repeat)
-    every = parallel_copy_bandwidth(args.repeat, n_threads=n_threads)
-    bandwidth = max(one, every)
-    print(
-        f"copy bandwidth: np.copyto {one / 1e9:.2f} GB/s, on {n_threads} threads "
-        f"{every / 1e9:.2f} GB/s; the floor uses {bandwidth / 1e9:.2f} GB/s"
-    )
+    bandwidth = machine_and_bandwidth(args.repeat)
     s = _setup()
     ids = s["csr"].indices
     n_unique = np.unique(ids).size
@@ -242,9 +203,9 @@ def main():
     step_t = _median_time(time_step, args.repeat)
 
     torch_out, torch_note = run_worker(sys.executable, "--torch-worker",
-                                       args.repeat, n_threads)
+                                       args.repeat, script=__file__)
     tf_out, tf_note = run_worker(args.tf_python, "--tf-worker", args.repeat,
-                                 n_threads)
+                                 script=__file__)
     print(f"PyTorch: {torch_note or torch_out['version']}")
     print(f"TensorFlow: {tf_note or tf_out['version']} (forward eager, step in "
           f"a tf.function)")

@@ -756,8 +756,8 @@ def _bag_ids(sp_ids, sp_weights, every_row=False):
         # same numbers without a multiply per element.
         weights = None if np.all(data == 1) else data
         return ids, splits, weights
-    # TODO(lead): isinstance(sp_ids, RaggedTensor) once sparsegrad.ragged is
-    # merged (ops must not import sparsegrad.ragged, so duck-typed here).
+    # A RaggedTensor, duck-typed: sparsegrad.ops may not import
+    # sparsegrad.ragged (tests/test_layering.py).
     if hasattr(sp_ids, "row_splits") and hasattr(sp_ids, "values"):
         splits = sparse_rows.as_index_array(sp_ids.row_splits, "sp_ids.row_splits")
         ids = _ragged_values(sp_ids.values, "sp_ids.values")
@@ -861,18 +861,13 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
     --------
     >>> params = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]])
 
-    Ragged ids ``[[1, 3], [-1], [], [2]]`` (here a stand-in with the
-    ``values`` and ``row_splits`` of a RaggedTensor):
-
-    >>> class Ragged:
-    ...     values = np.array([1, 3, -1, 2])
-    ...     row_splits = np.array([0, 2, 3, 3, 4])
-    >>> sg.nn.safe_embedding_lookup_sparse(params, Ragged()).numpy()
+    >>> ids = sg.RaggedTensor.from_row_splits([1, 3, -1, 2], [0, 2, 3, 3, 4])
+    >>> sg.nn.safe_embedding_lookup_sparse(params, ids).numpy()
     array([[5., 6.],
            [0., 0.],
            [0., 0.],
            [5., 6.]])
-    >>> sg.nn.safe_embedding_lookup_sparse(params, Ragged(), default_id=0).numpy()
+    >>> sg.nn.safe_embedding_lookup_sparse(params, ids, default_id=0).numpy()
     array([[5., 6.],
            [1., 2.],
            [1., 2.],

@@ -25,8 +25,9 @@ WEIGHTS = [0.1, 1.0, 0.5, 2.0]
 
 
 class Ragged:
-    """A stand-in for sparsegrad.RaggedTensor (helper A's class): the
-    attributes embedding_lookup_sparse reads."""
+    """A minimal stand-in for sparsegrad.RaggedTensor: the attributes
+    embedding_lookup_sparse reads (it is duck-typed; ids need not be valid
+    ragged values, e.g. negative for safe_embedding_lookup_sparse)."""
 
     def __init__(self, values, row_splits):
         self.values = sg.constant(np.asarray(values))
@@ -63,6 +64,22 @@ def test_goldens_csr_and_ragged(combiner, weighted):
     w = Ragged(np.float32(WEIGHTS), INDPTR) if weighted else None
     np.testing.assert_allclose(els(P, rt, w, combiner=combiner).numpy(), expected,
                                rtol=1e-6)
+
+
+@pytest.mark.parametrize("combiner", ["sum", "mean", "sqrtn"])
+def test_real_ragged_tensor(combiner):
+    rt = sg.RaggedTensor.from_row_splits(np.array(IDS), np.array(INDPTR))
+    w = sg.RaggedTensor.from_row_splits(np.float32(WEIGHTS), np.array(INDPTR))
+    for weights, weighted in ((None, False), (w, True)):
+        np.testing.assert_allclose(
+            els(P, rt, weights, combiner=combiner).numpy(),
+            GOLDEN[(combiner, weighted)], rtol=1e-6)
+    v = sg.Variable(P)
+    with sg.GradientTape() as tape:
+        y = els(v, rt, w, combiner="sum")
+    g = tape.gradient(y, v)
+    assert_indexed_slices_equal(g, [[0.1, 0.1], [1, 1], [2, 2], [0.5, 0.5]],
+                                rtol=1e-6)
 
 
 def test_default_combiner_is_mean():
