@@ -42,7 +42,7 @@ KERNEL_DIR = os.path.join("sparsegrad", "_kernels")
 # with FMA); -fno-math-errno (sqrt need not set errno) and -fno-trapping-math
 # (a select may compute both of its values) change no result and let loops
 # vectorise.  The AVX2 build of a module (``<name>_avx2``) gets its flags.
-STRICT_FP_MODULES = ("training", "elementwise")
+STRICT_FP_MODULES = ("training", "elementwise", "segment")
 STRICT_FP_FLAGS = ["-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math"]
 
 

@@ -1,10 +1,15 @@
 """Neural-network ops: activations, losses and embedding lookups.
 
-Everything here is differentiable; :func:`embedding_lookup` gives an
-:class:`~sparsegrad.IndexedSlices` gradient for its table.
+Everything here is differentiable; :func:`embedding_lookup` and
+:func:`embedding_lookup_sparse` give an
+:class:`~sparsegrad.IndexedSlices` gradient for their table.
 """
 
-from .ops.embedding_ops import embedding_lookup
+from .ops.embedding_ops import (
+    embedding_lookup,
+    embedding_lookup_sparse,
+    safe_embedding_lookup_sparse,
+)
 from .ops.nn_ops import (
     l2_loss,
     log_softmax,
@@ -18,6 +23,8 @@ from .ops.nn_ops import (
 
 __all__ = [
     "embedding_lookup",
+    "embedding_lookup_sparse",
+    "safe_embedding_lookup_sparse",
     "relu",
     "softplus",
     "softmax",

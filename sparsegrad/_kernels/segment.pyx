@@ -41,6 +41,9 @@ Determinism: every segment is reduced by one thread, in the order of its
 rows, in the dtype of the data, so the bits never depend on the thread count.
 (A sorted 1-D segment sum adds its rows in eight interleaved partial sums, a
 fixed pattern.)  Max and min propagate NaN.
+
+The sparse-segment (embedding-bag) kernels are in ``_sparse_segment.pxi``,
+included at the end.
 """
 
 from cython cimport floating
@@ -460,3 +463,6 @@ def prod_others(
     o = &out[0, 0]
     for g in prange(n_groups, nogil=True, schedule="static", num_threads=threads):
         _others(x, o, width, &order[0], starts[g], starts[g + 1])
+
+
+include "_sparse_segment.pxi"

@@ -8,6 +8,8 @@ O(ids x row width), never O(table rows).  A Variable is read through
 returns that IndexedSlices.
 """
 
+import operator
+
 import numpy as np
 
 from ..autodiff.recording import record_operation
@@ -19,8 +21,15 @@ from ..framework.tensor import Tensor, wrap
 from ..framework.variable import Variable
 from . import array_ops, math_ops, reduction_ops, unary_ops
 from ._helpers import as_borrowed_tensor, as_tensor
+from .sparse_segment_ops import check_combiner, embedding_bag
 
-__all__ = ["gather", "gather_nd", "embedding_lookup"]
+__all__ = [
+    "gather",
+    "gather_nd",
+    "embedding_lookup",
+    "embedding_lookup_sparse",
+    "safe_embedding_lookup_sparse",
+]
 
 
 # -- argument checks -------------------------------------------------------------
@@ -595,3 +604,315 @@ def _clip_rows(rows, max_norm, ids_rank):
         safe = math_ops.where(positive, sq, np.ones_like(sq._value))
         norm = math_ops.where(positive, unary_ops.sqrt(safe), sq)
     return rows * max_norm / math_ops.maximum(norm, max_norm)
+
+
+# -- embedding_lookup_sparse -------------------------------------------------------
+
+
+def embedding_lookup_sparse(params, sp_ids, sp_weights=None, combiner="mean",
+                            max_norm=None, name=None):
+    """Combine the embeddings of each row of a sparse or ragged batch of ids.
+
+    Row ``r`` of the result combines ``params[id]`` over the ids ``id`` of
+    row ``r`` of `sp_ids`, each weighted by its weight ``w``:
+    "sum" is ``sum(w * params[id])``, "mean" divides it by ``sum(w)`` and
+    "sqrtn" by ``sqrt(sum(w ** 2))``; a zero denominator gives zeros (no
+    NaN).  Without weights, ``w = 1``: mean and sqrtn divide by the number
+    of ids of the row (repeats count each time) and its square root.
+
+    Parameters
+    ----------
+    params : Variable, Tensor or array_like of shape (n_rows, ...), or a list of them
+        The table (float32, float64 or float16), or its shards split by rows
+        as :func:`embedding_lookup` accepts ("div" layout).  An ndarray is
+        read in place, not copied.
+    sp_ids : scipy.sparse matrix or array, or RaggedTensor
+        A 2-D ``scipy.sparse`` matrix (CSR, or anything with ``tocsr()``):
+        the column index of each stored entry is an id and the stored value
+        its weight (a matrix of ones gives the unweighted result).  Or a
+        rank-2 :class:`~sparsegrad.RaggedTensor` of int32/int64 ids.  Ids lie
+        in ``[0, n_rows)``.
+    sp_weights : RaggedTensor or array_like of shape (nnz,), optional
+        Only with ragged ids: a RaggedTensor with the row splits of `sp_ids`,
+        or one weight per id.  None means ones.  Weights are constants: they
+        get no gradient.
+    combiner : {"mean", "sqrtn", "sum"} or None, default="mean"
+        None means "mean".
+    max_norm : float, optional
+        Each looked-up embedding whose L2 norm exceeds `max_norm` is scaled
+        to norm `max_norm` before it is combined (as :func:`embedding_lookup`
+        does).
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    Tensor of shape ``(n_out,) + params.shape[1:]`` and the dtype of `params`
+        For a ``scipy.sparse`` `sp_ids`, ``n_out = sp_ids.shape[0]``: every
+        row of the matrix has its output row, empty rows give zeros.  This
+        differs from TensorFlow's SparseTensor path, which drops the empty
+        rows after the last row holding an id.  For a RaggedTensor `sp_ids`,
+        ``n_out`` is the last row holding an id plus one, as in TensorFlow
+        (leading and interior empty rows give zeros).  Bags are accumulated
+        in the dtype of `params`, in the order of the ids.
+
+    Raises
+    ------
+    ValueError
+        For an unknown combiner (``combiner must be one of 'mean', 'sqrtn'
+        or 'sum', got max``), or weights given next to a ``scipy.sparse``
+        `sp_ids` (its stored values are the weights).
+    TypeError
+        If `sp_ids` is neither a ``scipy.sparse`` matrix nor a RaggedTensor.
+    InvalidArgumentError
+        For an id out of range (``ids[3] = 9 is not in [0, 4)``), ids of a
+        non-integer dtype, a matrix that is not 2-D, weights that do not
+        match the ids, scalar `params`, or shards that do not split a table.
+
+    Notes
+    -----
+    The gradient w.r.t. `params` is an :class:`~sparsegrad.IndexedSlices`
+    over the sorted distinct ids (with `max_norm` or shards, one row per id
+    occurrence): forward and gradient cost O(nnz x row width), never
+    O(table rows).
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> import sparsegrad as sg
+    >>> params = sg.Variable([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]])
+    >>> ids = sp.csr_array(([1.0, 1.0, 1.0, 1.0], [0, 1, 3, 2], [0, 2, 3, 4, 4]),
+    ...                    shape=(4, 5))
+    >>> sg.nn.embedding_lookup_sparse(params, ids, combiner="sum").numpy()
+    array([[4., 6.],
+           [7., 8.],
+           [5., 6.],
+           [0., 0.]])
+
+    The stored values weight the ids:
+
+    >>> weighted = sp.csr_array(([0.1, 1.0, 0.5, 2.0], [0, 1, 3, 2], [0, 2, 3, 4]))
+    >>> sg.nn.embedding_lookup_sparse(params, weighted, combiner="mean").numpy()
+    array([[2.81818182, 3.81818182],
+           [7.        , 8.        ],
+           [5.        , 6.        ]])
+    >>> with sg.GradientTape() as tape:
+    ...     y = sg.nn.embedding_lookup_sparse(params, weighted, combiner="sum")
+    >>> g = tape.gradient(y, params)
+    >>> g.indices.numpy().tolist(), g.values.numpy()
+    ([0, 1, 2, 3], array([[0.1, 0.1],
+           [1. , 1. ],
+           [2. , 2. ],
+           [0.5, 0.5]]))
+    """
+    del name
+    combiner = check_combiner(combiner)
+    ids, splits, weights = _bag_ids(sp_ids, sp_weights)
+    return _combine(params, ids, splits, weights, combiner, max_norm)
+
+
+def _combine(params, ids, splits, weights, combiner, max_norm):
+    """The bags of validated-to-be ids, splits and weights (ndarrays)."""
+    if max_norm is None and not (isinstance(params, (list, tuple))
+                                 and len(params) != 1):
+        if isinstance(params, (list, tuple)):
+            params = params[0]
+        return embedding_bag(params, ids, splits, weights, combiner)
+    # Shards or max_norm: the rows go through embedding_lookup (its shard
+    # layout and clipping), then one bag per row over those rows.
+    rows = embedding_lookup(params, ids, max_norm=max_norm)
+    positions = np.arange(ids.shape[0], dtype=np.int64)
+    return embedding_bag(rows, positions, splits, weights, combiner)
+
+
+def _bag_ids(sp_ids, sp_weights, every_row=False):
+    """``(ids, splits, weights or None)`` of `sp_ids`: a scipy.sparse matrix
+    (every row kept) or a RaggedTensor (trailing empty rows dropped unless
+    `every_row`)."""
+    import scipy.sparse
+
+    if scipy.sparse.issparse(sp_ids):
+        if sp_weights is not None:
+            raise ValueError(
+                "embedding_lookup_sparse: sp_weights must be None when sp_ids is "
+                "a scipy.sparse matrix: its stored values are the weights"
+            )
+        if len(sp_ids.shape) != 2:
+            raise InvalidArgumentError(
+                f"embedding_lookup_sparse: sp_ids must be 2-D, got shape "
+                f"{sp_ids.shape}"
+            )
+        csr = sp_ids.tocsr()
+        splits = sparse_rows.as_index_array(csr.indptr, "sp_ids.indptr")
+        nnz = int(splits[-1])
+        ids = sparse_rows.as_index_array(csr.indices[:nnz], "sp_ids.indices")
+        data = np.asarray(csr.data[:nnz])
+        if data.dtype.kind not in "biuf":
+            raise InvalidArgumentError(
+                f"embedding_lookup_sparse: the values of sp_ids are its weights "
+                f"and must be real numbers, got dtype {data.dtype}"
+            )
+        # All ones (the usual "ids only" matrix): the unweighted bags, the
+        # same numbers without a multiply per element.
+        weights = None if np.all(data == 1) else data
+        return ids, splits, weights
+    # A RaggedTensor, duck-typed: sparsegrad.ops may not import
+    # sparsegrad.ragged (tests/test_layering.py).
+    if hasattr(sp_ids, "row_splits") and hasattr(sp_ids, "values"):
+        splits = sparse_rows.as_index_array(sp_ids.row_splits, "sp_ids.row_splits")
+        ids = _ragged_values(sp_ids.values, "sp_ids.values")
+        ids = sparse_rows.as_index_array(ids, "sp_ids.values")
+        weights = None
+        if sp_weights is not None:
+            if hasattr(sp_weights, "row_splits") and hasattr(sp_weights, "values"):
+                w_splits = np.asarray(sp_weights.row_splits)
+                if not np.array_equal(w_splits, splits):
+                    raise InvalidArgumentError(
+                        "embedding_lookup_sparse: sp_weights must have the row "
+                        "splits of sp_ids"
+                    )
+                sp_weights = sp_weights.values
+            weights = _ragged_values(sp_weights, "sp_weights")
+            if weights.shape != ids.shape:
+                raise InvalidArgumentError(
+                    f"embedding_lookup_sparse: sp_weights must hold one weight "
+                    f"per id ({ids.shape[0]}), got shape {weights.shape}"
+                )
+        if splits.shape[0] == 0:
+            raise InvalidArgumentError(
+                "embedding_lookup_sparse: sp_ids.row_splits is empty"
+            )
+        if every_row:
+            return ids, splits, weights
+        # TensorFlow's rows: up to the last row that holds an id.
+        filled = np.flatnonzero(np.diff(splits))
+        n_out = int(filled[-1]) + 1 if filled.size else 0
+        return ids, splits[: n_out + 1], weights
+    raise TypeError(
+        f"sp_ids must be SparseTensor (a scipy.sparse matrix) or RaggedTensor, "
+        f"got {type(sp_ids).__name__}"
+    )
+
+
+def _ragged_values(values, name):
+    """The values of a ragged argument as an ndarray (a Tensor unwrapped)."""
+    if isinstance(values, Variable):
+        values = values.value()
+    if isinstance(values, Tensor):
+        return values._value
+    return np.asarray(values)
+
+
+def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=None,
+                                 combiner="mean", default_id=None, max_norm=None,
+                                 name=None):
+    """:func:`embedding_lookup_sparse` that skips invalid ids and keeps every row.
+
+    Entries with a negative id are dropped; unless `combiner` is "sum",
+    entries whose weight is not positive are dropped too.  A row left
+    without entries gets one entry `default_id` of weight 1, and its output
+    row is ``params[default_id]`` (combined), or zeros when `default_id` is
+    None.  The output has one row per row of `sparse_ids`, empty rows
+    included.
+
+    Parameters
+    ----------
+    embedding_weights : Variable, Tensor or array_like, or a list of them
+        The table, of shape (n_rows, ...), or its shards as
+        :func:`embedding_lookup` accepts.
+    sparse_ids : scipy.sparse matrix or array, or RaggedTensor
+        As in :func:`embedding_lookup_sparse`, 2-D (for a ``scipy.sparse``
+        matrix the stored values are the weights).  Negative ids are
+        skipped; the others must lie in ``[0, n_rows)``.
+    sparse_weights : RaggedTensor or array_like of shape (nnz,), optional
+        Only with ragged ids, as in :func:`embedding_lookup_sparse`.
+    combiner : {"mean", "sqrtn", "sum"} or None, default="mean"
+    default_id : int, optional
+        The id of the rows that have no valid entry; by default they give
+        zeros.
+    max_norm : float, optional
+        As in :func:`embedding_lookup_sparse`.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    Tensor of shape ``(n_out,) + params.shape[1:]``
+        ``n_out`` is the number of rows of `sparse_ids` (``shape[0]`` of a
+        matrix, ``nrows()`` of a RaggedTensor).
+
+    Raises
+    ------
+    ValueError
+        ``Missing embedding_weights [].`` for an empty list of shards, and
+        as :func:`embedding_lookup_sparse`.
+    TypeError
+        As :func:`embedding_lookup_sparse`.
+    InvalidArgumentError
+        For an id (or `default_id`) at least ``n_rows``, and as
+        :func:`embedding_lookup_sparse`.
+
+    Notes
+    -----
+    TensorFlow also accepts ids of rank above 2 (reshaped to 2-D and back);
+    a ``scipy.sparse`` matrix is 2-D, so that case does not arise here.
+
+    Examples
+    --------
+    >>> params = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]])
+
+    >>> ids = sg.RaggedTensor.from_row_splits([1, 3, -1, 2], [0, 2, 3, 3, 4])
+    >>> sg.nn.safe_embedding_lookup_sparse(params, ids).numpy()
+    array([[5., 6.],
+           [0., 0.],
+           [0., 0.],
+           [5., 6.]])
+    >>> sg.nn.safe_embedding_lookup_sparse(params, ids, default_id=0).numpy()
+    array([[5., 6.],
+           [1., 2.],
+           [1., 2.],
+           [5., 6.]])
+    """
+    del name
+    if isinstance(embedding_weights, (list, tuple)) and not embedding_weights:
+        raise ValueError(f"Missing embedding_weights {list(embedding_weights)}.")
+    combiner = check_combiner(combiner)
+    ids, splits, weights = _bag_ids(sparse_ids, sparse_weights, every_row=True)
+    n_out = splits.shape[0] - 1
+    lengths = np.diff(splits)
+    row_of = np.repeat(np.arange(n_out, dtype=np.int64), lengths)
+    keep = ids >= 0
+    if combiner != "sum" and weights is not None:
+        keep &= weights > 0
+    ids, row_of = ids[keep], row_of[keep]
+    counts = np.bincount(row_of, minlength=n_out)
+    empty = counts == 0
+    # Every empty row gets one entry (default_id, or 0 masked out below).
+    new_splits = np.zeros(n_out + 1, dtype=np.int64)
+    np.cumsum(counts + empty, out=new_splits[1:])
+    kept_starts = np.cumsum(counts) - counts
+    rank = np.arange(row_of.shape[0]) - kept_starts[row_of]  # place in its row
+    positions = new_splits[row_of] + rank
+    filled = new_splits[:-1][empty]
+    new_ids = np.empty(int(new_splits[-1]), dtype=np.int64)
+    new_ids[positions] = ids
+    if default_id is not None:
+        try:
+            default_id = operator.index(default_id)
+        except TypeError:
+            raise InvalidArgumentError(
+                f"safe_embedding_lookup_sparse: default_id must be an int, got "
+                f"{default_id!r}"
+            ) from None
+    new_ids[filled] = 0 if default_id is None else default_id
+    new_weights = None
+    if weights is not None:
+        new_weights = np.empty(new_ids.shape[0], dtype=weights.dtype)
+        new_weights[positions] = weights[keep]
+        new_weights[filled] = 1
+    out = _combine(embedding_weights, new_ids, new_splits, new_weights, combiner,
+                   max_norm)
+    if default_id is None and empty.any():
+        mask = (~empty).astype(out.dtype).reshape((n_out,) + (1,) * (out.ndim - 1))
+        out = out * wrap(mask)
+    return out

@@ -2,7 +2,9 @@
 
 :class:`~sparsegrad.RaggedTensor` (ragged_rank 1), :func:`range` (the
 ``RaggedRange`` op behind ``tf.ragged.range``), :func:`constant`,
-:func:`map_flat_values` and :func:`is_ragged`.
+:func:`map_flat_values`, :func:`is_ragged`, and the reductions
+:func:`reduce_sum`, :func:`reduce_prod`, :func:`reduce_min`,
+:func:`reduce_max` and :func:`reduce_mean` (over each row by default).
 """
 
 from ..framework.public import publish
@@ -10,6 +12,7 @@ from .ragged_factory_ops import constant, is_ragged, map_flat_values
 from .ragged_math_ops import range
 from .ragged_range import ragged_range
 from .ragged_tensor import RaggedTensor
+from .reductions import reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum
 
 __all__ = [
     "RaggedTensor",
@@ -18,5 +21,10 @@ __all__ = [
     "constant",
     "map_flat_values",
     "is_ragged",
+    "reduce_sum",
+    "reduce_prod",
+    "reduce_min",
+    "reduce_max",
+    "reduce_mean",
 ]
 publish(__name__, globals(), __all__)

@@ -1,0 +1,621 @@
+"""Sparse segment reductions: reductions of rows gathered by index ("bags").
+
+``sparse_segment_sum(data, indices, segment_ids)`` is
+``segment_sum(gather(data, indices), segment_ids)`` without the gathered
+copy: each output row (a bag) is accumulated straight from the rows of
+`data` it names, by one thread, in input order
+(``sparsegrad._kernels.segment``).  :func:`embedding_bag` is the same
+primitive over row splits, with optional per-entry weights; it is what
+:func:`sparsegrad.nn.embedding_lookup_sparse` runs.
+
+The gradient w.r.t. the table is an :class:`~sparsegrad.IndexedSlices` with
+one row per distinct index (sorted), like TensorFlow's
+``SparseSegment*GradV2`` (``sparse_gradient=True``): cost O(nnz x row
+width), never O(table rows).  One row per distinct index rather than per
+occurrence because the optimizer that consumes it sums repeated rows anyway:
+summing them here, while the upstream rows are hot in cache, writes and
+reads fewer rows (see ``benchmarks/bench_embedding_bag.py``).  The gradient
+is itself differentiable (its transpose is a weighted bag again).
+"""
+
+import numpy as np
+
+from .._kernels import segment as _segment
+from ..autodiff.recording import record_operation
+from ..autodiff.registry import register_gradient
+from ..errors import InvalidArgumentError
+from ..framework import buffers, sparse_rows
+from ..framework.backend import kernels_for_cpu
+from ..framework.dtypes import is_kernel_float
+from ..framework.indexed_slices import IndexedSlices
+from ..framework.tensor import Tensor, wrap
+from ..framework.threads import get_num_threads
+from ..framework.variable import Variable
+from . import array_ops
+from ._helpers import as_borrowed_tensor, as_tensor
+
+__all__ = [
+    "sparse_segment_sum",
+    "sparse_segment_mean",
+    "sparse_segment_sqrt_n",
+    "embedding_bag",
+]
+
+#: The bag kernels in use: the AVX2 build where the CPU has AVX2 (the same
+#: bits: no FMA, no sum across vector lanes), else the baseline one.
+_bags = kernels_for_cpu(_segment, "segment_avx2")
+
+# The kernel's combiner codes (COMBINER_* in _kernels/_sparse_segment.pxi).
+_COMBINERS = {"sum": 0, "mean": 1, "sqrtn": 2}
+_OP_TYPES = {
+    "sum": "SparseSegmentSum",
+    "mean": "SparseSegmentMean",
+    "sqrtn": "SparseSegmentSqrtN",
+}
+_EMPTY = {np.dtype(np.float32): np.zeros(0, np.float32),
+          np.dtype(np.float64): np.zeros(0, np.float64)}
+
+
+# -- the shared primitive ------------------------------------------------------------
+
+
+def _reduce(table, indices, weights, splits, combiner):
+    """The bags of a validated `table` (ndarray of rank >= 1): an ndarray of
+    shape ``(len(splits) - 1,) + table.shape[1:]``.
+
+    float32/float64 go to the kernel (a non-contiguous table has its rows
+    gathered first, O(nnz)); float16 is computed in float32 and rounded once;
+    integers (sum only) take a NumPy path.
+    """
+    n_bags = splits.shape[0] - 1
+    row_shape = table.shape[1:]
+    dtype = table.dtype
+    if not is_kernel_float(dtype) or not table.flags.c_contiguous:
+        rows = table[indices]  # O(nnz x width), never a copy of the table
+        if dtype.kind in "iub":  # sum of integers, unweighted (checked)
+            out = np.zeros((n_bags,) + row_shape, dtype=dtype)
+            np.add.at(out, _segment_of(splits), rows)
+            return out
+        work = np.float32 if dtype == np.float16 else dtype
+        rows = np.ascontiguousarray(rows, dtype=work)
+        local = np.arange(indices.shape[0], dtype=np.int64)
+        w = None if weights is None else weights.astype(work)
+        return _reduce(rows, local, w, splits, combiner).astype(dtype, copy=False)
+    width = int(np.prod(row_shape, dtype=np.int64))
+    if n_bags == 0 or width == 0:
+        return np.zeros((n_bags,) + row_shape, dtype=dtype)
+    # A recycled block: a fresh multi-MiB result would pay a page fault per
+    # 4 KiB on every call (the kernel writes every element).
+    out = buffers.empty((n_bags,) + row_shape, dtype)
+    _bags.sparse_segment_reduce(
+        table.reshape(table.shape[0], width), indices,
+        _EMPTY[dtype] if weights is None else weights, splits,
+        _COMBINERS[combiner], out.reshape(n_bags, width), get_num_threads(),
+    )
+    return out
+
+
+def _segment_of(splits):
+    """The bag of each entry in ``[splits[0], splits[-1])``: int64, O(nnz)."""
+    counts = np.diff(splits)
+    return np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts)
+
+
+def _coefficients(splits, weights, combiner, dtype, segment_of):
+    """The factor of each entry in the gradient, or None for ones."""
+    counts = np.diff(splits)
+    if weights is None:
+        if combiner == "sum":
+            return None
+        with np.errstate(divide="ignore"):
+            if combiner == "mean":
+                per_bag = np.ones(1, dtype) / counts.astype(dtype)
+            else:
+                per_bag = np.ones(1, dtype) / np.sqrt(counts).astype(dtype)
+        return np.ascontiguousarray(per_bag[segment_of])
+    if combiner == "sum":
+        return weights
+    n_bags = counts.shape[0]
+    if combiner == "mean":
+        denom = np.bincount(segment_of, weights=weights, minlength=n_bags)
+    else:
+        denom = np.sqrt(np.bincount(segment_of, weights=weights * weights,
+                                    minlength=n_bags))
+    denom = denom.astype(dtype)
+    safe = np.where(denom == 0, np.ones(1, dtype), denom)
+    per_bag = np.where(denom == 0, np.zeros(1, dtype), np.ones(1, dtype) / safe)
+    return np.ascontiguousarray(weights * per_bag[segment_of])
+
+
+def _bag_grad(grad, table_shape, indices, segment_of, coef, splits):
+    """The gradient w.r.t. the table: IndexedSlices over the sorted distinct
+    indices; recorded as "SparseSegmentReduceGrad" (differentiable again)."""
+    grad = array_ops.densify(grad)
+    g = np.ascontiguousarray(grad._value)
+    dtype = g.dtype
+    n_rows = table_shape[0]
+    row_shape = tuple(table_shape[1:])
+    width = int(np.prod(row_shape, dtype=np.int64))
+    if indices.shape[0]:
+        unique, order, starts = sparse_rows.group_rows(indices, max(n_rows - 1, 0))
+    else:
+        unique = indices[:0].copy()
+        order = np.zeros(0, np.int64)
+        starts = np.zeros(1, np.int64)
+    shape = (unique.shape[0],) + row_shape
+    if is_kernel_float(dtype) and unique.shape[0] * width:
+        values = buffers.empty(shape, dtype)  # the kernel writes every row
+        c = _EMPTY[dtype] if coef is None else coef.astype(dtype, copy=False)
+        _bags.sparse_segment_reduce_grad(
+            g.reshape(g.shape[0], width), order, starts, segment_of, c,
+            values.reshape(unique.shape[0], width), get_num_threads(),
+        )
+    else:
+        values = np.zeros(shape, dtype=dtype)
+    if not is_kernel_float(dtype) and values.size:  # float16: in float32
+        rows = g.astype(np.float32).reshape(g.shape[0], width)[segment_of]
+        if coef is not None:
+            rows *= coef.astype(np.float32)[:, None]
+        group = np.repeat(np.arange(unique.shape[0]), np.diff(starts))
+        acc = np.zeros((unique.shape[0], width), np.float32)
+        np.add.at(acc, group, rows[order])
+        values[...] = acc.reshape(values.shape)
+    out = wrap(values)
+    record_operation(
+        "SparseSegmentReduceGrad", (grad,), (out,),
+        {"order": order, "starts": starts, "coef": coef, "splits": splits,
+         "n_unique": unique.shape[0]},
+    )
+    return IndexedSlices._from_trusted(out, wrap(unique), tuple(table_shape))
+
+
+@register_gradient("SparseSegmentReduceGrad")
+def _bag_grad_grad(op, grad):
+    # values[u] = sum_{k in group u} coef[k] * g[segment_of[k]] is linear in
+    # g; its transpose is the weighted bag dg[s] = sum_{k in bag s} coef[k] *
+    # dvalues[u(k)], where u(k) is the group of entry k.
+    order, starts = op.get_attr("order"), op.get_attr("starts")
+    splits, coef = op.get_attr("splits"), op.get_attr("coef")
+    group_of = np.empty(order.shape[0], np.int64)
+    group_of[order] = np.repeat(
+        np.arange(op.get_attr("n_unique"), dtype=np.int64), np.diff(starts))
+    return (_bag(array_ops.densify(grad), group_of, splits, coef, "sum"),)
+
+
+def _bag(table, ids, splits, weights, combiner):
+    """Run and record a validated bag: `table` a Tensor, the rest ndarrays."""
+    out = wrap(_reduce(table._value, ids, weights, splits, combiner))
+    record_operation(
+        "EmbeddingBag", (table,), (out,),
+        {"ids": ids, "splits": splits, "weights": weights, "combiner": combiner},
+    )
+    return out
+
+
+@register_gradient("EmbeddingBag")
+def _embedding_bag_grad(op, grad):
+    (table,) = op.inputs
+    ids, splits = op.get_attr("ids"), op.get_attr("splits")
+    weights, combiner = op.get_attr("weights"), op.get_attr("combiner")
+    segment_of = _segment_of(splits)
+    coef = _coefficients(splits, weights, combiner, table.dtype, segment_of)
+    return (_bag_grad(grad, table.shape, ids, segment_of, coef, splits),)
+
+
+# -- argument checks -----------------------------------------------------------------
+
+
+def _table(data, what, name="data"):
+    t = as_borrowed_tensor(data, name=name)  # an ndarray table is not copied
+    if t.ndim == 0:
+        raise InvalidArgumentError(
+            f"{what}: Shape must be at least rank 1 but is rank 0 ({name} is a "
+            f"scalar)"
+        )
+    return t
+
+
+def _check_float(t, what, combiner, name="data"):
+    if t.dtype.kind != "f" and combiner != "sum":
+        raise InvalidArgumentError(
+            f"{what}: {name} must be a floating-point tensor for combiner "
+            f"{combiner!r}, got dtype {t.dtype}"
+        )
+    if t.dtype.kind not in "iuf":
+        raise InvalidArgumentError(
+            f"{what}: {name} must be a real numeric tensor, got dtype {t.dtype}"
+        )
+
+
+def _num_segments(num_segments, what):
+    if num_segments is None:
+        return None
+    if isinstance(num_segments, Variable):
+        num_segments = num_segments.numpy()
+    if isinstance(num_segments, Tensor):
+        num_segments = num_segments._value
+    value = np.asarray(num_segments)
+    if value.ndim != 0 or value.dtype.kind not in "iu":
+        raise InvalidArgumentError(
+            f"{what}: num_segments must be an integer scalar, got {num_segments!r}"
+        )
+    value = int(value)
+    if value < 0:
+        raise InvalidArgumentError(
+            f"{what}: Cannot specify a negative value for num_segments "
+            f"(got {value})"
+        )
+    return value
+
+
+def _index_input(x, name):
+    if isinstance(x, Variable):
+        x = x.value()
+    if isinstance(x, Tensor):
+        x = x._value
+    return sparse_rows.as_index_array(x, name)
+
+
+def _sparse_segment(combiner, data, indices, segment_ids, num_segments):
+    what = f"sparse_segment_{'sqrt_n' if combiner == 'sqrtn' else combiner}"
+    t = _table(data, what)
+    _check_float(t, what, combiner)
+    idx = _index_input(indices, "indices")
+    seg = _index_input(segment_ids, "segment_ids")
+    if idx.shape[0] != seg.shape[0]:
+        raise InvalidArgumentError(
+            f"{what}: segment_ids and indices should have same size. (indices "
+            f"has {idx.shape[0]} entries, segment_ids {seg.shape[0]})"
+        )
+    n = _num_segments(num_segments, what)
+    splits = sparse_rows.sorted_segment_splits(seg, n)
+    n_rows = t.shape[0]
+    bad = sparse_rows.first_out_of_range(idx, n_rows)
+    if bad is not None:
+        raise InvalidArgumentError(
+            f"{what}: Bad: indices[{bad}] == {idx[bad]} out of range [0, {n_rows})"
+        )
+    # Private copies: the recorded op must not see later edits of the caller's
+    # arrays (they are small next to the output).
+    idx_t = wrap(np.array(idx, copy=True))
+    seg_t = wrap(np.array(seg, copy=True))
+    out = wrap(_reduce(t._value, idx_t._value, None, splits, combiner))
+    record_operation(_OP_TYPES[combiner], (t, idx_t, seg_t), (out,),
+                     {"splits": splits})
+    return out
+
+
+def _sparse_segment_grad(op, grad, combiner):
+    data, indices, segment_ids = op.inputs
+    splits = op.get_attr("splits")
+    seg = segment_ids._value
+    coef = _coefficients(splits, None, combiner, data.dtype, seg)
+    return (
+        _bag_grad(grad, data.shape, indices._value, seg, coef, splits),
+        None,
+        None,
+    )
+
+
+# -- public ops ----------------------------------------------------------------------
+
+
+def sparse_segment_sum(data, indices, segment_ids, num_segments=None, name=None):
+    """Sum rows of `data` selected by `indices`, grouped by `segment_ids`.
+
+    ``output[s] = sum(data[indices[k]] for k with segment_ids[k] == s)``:
+    :func:`sparsegrad.math.segment_sum` of ``gather(data, indices)``, without
+    the gathered copy.
+
+    Parameters
+    ----------
+    data : Variable, Tensor or array_like of shape (n_rows, ...)
+        float32, float64, float16 or an integer dtype.  An ndarray is read in
+        place, not copied.
+    indices : array_like of shape (nnz,), int32 or int64
+        Rows of `data`, in ``[0, n_rows)``; repeats count each time.
+    segment_ids : array_like of shape (nnz,), int32 or int64
+        Sorted, non-negative bag of each entry.
+    num_segments : int, optional
+        The number of output rows; every id must be below it.  By default
+        ``segment_ids[-1] + 1`` (0 when empty).
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    Tensor of shape ``(n_segments,) + data.shape[1:]`` and the dtype of `data`
+        Segments without entries are zeros.  float32 is accumulated in
+        float32 (float16 in float32, rounded once), in input order.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``Bad: indices[1] == 7 out of range [0, 3)`` for a bad index;
+        ``segment_ids and indices should have same size.``; the sorted
+        segment ids' errors (``segment ids are not increasing``, ``segment
+        ids must be >= 0``, ``Segment id -1 out of range [0, 2), ...``;
+        with `num_segments`, ``segment ids must be < num_segments``);
+        ``Shape must be at least rank 1`` for scalar `data`; a negative
+        `num_segments`; non-integer indices.
+
+    Notes
+    -----
+    The gradient w.r.t. `data` is an :class:`~sparsegrad.IndexedSlices` of
+    the shape of `data` over the sorted distinct indices (TensorFlow's
+    ``sparse_gradient=True`` form; its default is dense), one row per index
+    summed in input order: cost O(nnz x row width).  `indices` and
+    `segment_ids` get None.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> c = np.array([[1.0, 2, 3, 4], [-1, -2, -3, -4], [5, 6, 7, 8]])
+    >>> sg.sparse.segment_sum(c, [0, 1, 2], [0, 0, 1]).numpy()
+    array([[0., 0., 0., 0.],
+           [5., 6., 7., 8.]])
+    >>> sg.sparse.segment_sum(c, [2, 2], [0, 2], num_segments=4).numpy()
+    array([[5., 6., 7., 8.],
+           [0., 0., 0., 0.],
+           [5., 6., 7., 8.],
+           [0., 0., 0., 0.]])
+    >>> v = sg.Variable(c)
+    >>> with sg.GradientTape() as tape:
+    ...     y = sg.sparse.segment_sum(v, [2, 0, 2], [0, 0, 1])
+    >>> g = tape.gradient(y, v)
+    >>> g.indices.numpy(), g.values.numpy()
+    (array([0, 2]), array([[1., 1., 1., 1.],
+           [2., 2., 2., 2.]]))
+    """
+    del name
+    return _sparse_segment("sum", data, indices, segment_ids, num_segments)
+
+
+def sparse_segment_mean(data, indices, segment_ids, num_segments=None, name=None):
+    """Mean of rows of `data` selected by `indices`, grouped by `segment_ids`.
+
+    ``output[s]`` is the sum of :func:`sparse_segment_sum` divided by the
+    number of entries of segment ``s`` (repeated indices count each time).
+
+    Parameters
+    ----------
+    data : Variable, Tensor or array_like of shape (n_rows, ...), floating
+        float32, float64 or float16.  An ndarray is read in place.
+    indices : array_like of shape (nnz,), int32 or int64
+        Rows of `data`, in ``[0, n_rows)``.
+    segment_ids : array_like of shape (nnz,), int32 or int64
+        Sorted, non-negative.
+    num_segments : int, optional
+        The number of output rows (default ``segment_ids[-1] + 1``).
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    Tensor of shape ``(n_segments,) + data.shape[1:]`` and the dtype of `data`
+        Empty segments are zeros.  The sum is accumulated in the dtype of
+        `data`, then divided by the count in that dtype.
+
+    Raises
+    ------
+    InvalidArgumentError
+        For integer `data`, and as :func:`sparse_segment_sum`.
+
+    Notes
+    -----
+    The gradient w.r.t. `data` is an :class:`~sparsegrad.IndexedSlices` over
+    the sorted distinct indices: ``upstream[s] / count[s]`` summed per index.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> c = np.array([[1.0, 2, 3, 4], [-1, -2, -3, -4], [5, 6, 7, 8]])
+    >>> sg.sparse.segment_mean(c, [0, 2, 2], [0, 0, 0]).numpy()
+    array([[3.66666667, 4.66666667, 5.66666667, 6.66666667]])
+    """
+    del name
+    return _sparse_segment("mean", data, indices, segment_ids, num_segments)
+
+
+def sparse_segment_sqrt_n(data, indices, segment_ids, num_segments=None,
+                          name=None):
+    """Sum of rows of `data` selected by `indices`, over the square root of
+    each segment's size.
+
+    Parameters
+    ----------
+    data : Variable, Tensor or array_like of shape (n_rows, ...), floating
+        float32, float64 or float16.  An ndarray is read in place.
+    indices : array_like of shape (nnz,), int32 or int64
+        Rows of `data`, in ``[0, n_rows)``.
+    segment_ids : array_like of shape (nnz,), int32 or int64
+        Sorted, non-negative.
+    num_segments : int, optional
+        The number of output rows (default ``segment_ids[-1] + 1``).
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    Tensor of shape ``(n_segments,) + data.shape[1:]`` and the dtype of `data`
+        Empty segments are zeros.  The square root of the count is taken in
+        float64 and rounded to the dtype of `data`, as TensorFlow does.
+
+    Raises
+    ------
+    InvalidArgumentError
+        For integer `data`, and as :func:`sparse_segment_sum`.
+
+    Notes
+    -----
+    The gradient w.r.t. `data` is an :class:`~sparsegrad.IndexedSlices` over
+    the sorted distinct indices: ``upstream[s] / sqrt(count[s])`` summed per
+    index.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> c = np.array([[1.0, 2, 3, 4], [-1, -2, -3, -4], [5, 6, 7, 8]])
+    >>> sg.sparse.segment_sqrt_n(c, [2, 2], [0, 0]).numpy()
+    array([[ 7.07106781,  8.48528137,  9.89949494, 11.3137085 ]])
+    """
+    del name
+    return _sparse_segment("sqrtn", data, indices, segment_ids, num_segments)
+
+
+@register_gradient("SparseSegmentSum")
+def _sparse_segment_sum_grad(op, grad):
+    return _sparse_segment_grad(op, grad, "sum")
+
+
+@register_gradient("SparseSegmentMean")
+def _sparse_segment_mean_grad(op, grad):
+    return _sparse_segment_grad(op, grad, "mean")
+
+
+@register_gradient("SparseSegmentSqrtN")
+def _sparse_segment_sqrt_n_grad(op, grad):
+    return _sparse_segment_grad(op, grad, "sqrtn")
+
+
+# -- embedding bags over row splits -------------------------------------------------
+
+
+def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None):
+    """Combine the rows of a table named by each bag of ids.
+
+    Bag ``s`` holds the entries ``k`` in ``[splits[s], splits[s + 1])``;
+    ``output[s] = combine(weights[k] * params[ids[k]])`` with the combiners
+    of :func:`sparsegrad.nn.embedding_lookup_sparse` (which validates its
+    ``scipy.sparse`` or ragged ids and calls this).
+
+    Parameters
+    ----------
+    params : Variable, Tensor or array_like of shape (n_rows, ...)
+        float32, float64 or float16 (integers with ``combiner="sum"`` and no
+        weights).  An ndarray is read in place, not copied.
+    ids : array_like of shape (nnz,), int32 or int64
+        Rows of `params`, in ``[0, n_rows)``.
+    splits : array_like of shape (n_bags + 1,), int32 or int64
+        Non-decreasing, from 0 to ``nnz``.
+    weights : array_like of shape (nnz,), optional
+        Real weights, cast to the dtype of `params` (a constant: no
+        gradient).  None means ones.
+    combiner : {"sum", "mean", "sqrtn"}, default="sum"
+        mean divides by the sum of the weights (the count when unweighted),
+        sqrtn by the square root of the sum of their squares; a zero
+        denominator gives zeros (``div_no_nan``).
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    Tensor of shape ``(n_bags,) + params.shape[1:]`` and the dtype of `params`
+        Accumulated in that dtype, in entry order (float16 in float32).
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``ids[3] = 9 is not in [0, 4)`` for an id out of range, bad splits
+        (not 1-D, empty, not from 0 to ``nnz``, decreasing), weights of
+        another length, scalar `params`, or integer `params` with weights or
+        another combiner.
+    ValueError
+        For an unknown combiner.
+
+    Notes
+    -----
+    The gradient w.r.t. `params` is an :class:`~sparsegrad.IndexedSlices`
+    over the sorted distinct ids; forward and gradient cost O(nnz x row
+    width).
+
+    Examples
+    --------
+    >>> from sparsegrad.ops.sparse_segment_ops import embedding_bag
+    >>> table = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    >>> embedding_bag(table, [0, 2, 1], [0, 2, 2, 3]).numpy()
+    array([[6., 8.],
+           [0., 0.],
+           [3., 4.]])
+    >>> embedding_bag(table, [0, 2, 1], [0, 2, 3], weights=[1.0, 3.0, 2.0],
+    ...               combiner="mean").numpy()
+    array([[4., 5.],
+           [3., 4.]])
+    """
+    del name
+    what = "embedding_bag"
+    combiner = check_combiner(combiner)
+    t = _table(params, what, "params")
+    idx = _index_input(ids, "ids")
+    spl = _index_input(splits, "splits")
+    nnz = idx.shape[0]
+    if spl.shape[0] == 0 or spl[0] != 0 or spl[-1] != nnz:
+        raise InvalidArgumentError(
+            f"{what}: splits must run from 0 to the number of ids ({nnz}), got "
+            f"{spl[:1].tolist()} ... {spl[-1:].tolist()}"
+        )
+    if spl.shape[0] > 1:
+        steps = np.diff(spl)
+        if steps.min() < 0:
+            k = int(np.flatnonzero(steps < 0)[0])
+            raise InvalidArgumentError(
+                f"{what}: splits must be non-decreasing, but splits[{k + 1}] = "
+                f"{spl[k + 1]} < splits[{k}] = {spl[k]}"
+            )
+    w = None
+    if weights is not None:
+        w = np.asarray(as_tensor(weights, name="weights")._value)
+        if w.shape != (nnz,):
+            raise InvalidArgumentError(
+                f"{what}: weights must have one entry per id, shape ({nnz},), got "
+                f"shape {w.shape}"
+            )
+        if w.dtype.kind not in "iuf":
+            raise InvalidArgumentError(
+                f"{what}: weights must be real numbers, got dtype {w.dtype}"
+            )
+    if t.dtype.kind != "f" and (combiner != "sum" or w is not None):
+        raise InvalidArgumentError(
+            f"{what}: params must be floating-point for weights or combiner "
+            f"{combiner!r}, got dtype {t.dtype}"
+        )
+    _check_float(t, what, "sum", "params")
+    sparse_rows.check_in_range(idx, t.shape[0], "ids")
+    ids_copy = np.array(idx, copy=True)
+    splits64 = np.array(spl, dtype=np.int64, copy=True)
+    if w is not None:
+        w = np.array(w, dtype=t.dtype, copy=True)
+    return _bag(t, ids_copy, splits64, w, combiner)
+
+
+def check_combiner(combiner):
+    """`combiner` as one of "sum", "mean", "sqrtn" (None means "mean").
+
+    Parameters
+    ----------
+    combiner : str or None
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        TensorFlow's ``combiner must be one of 'mean', 'sqrtn' or 'sum', got
+        max``.
+
+    Examples
+    --------
+    >>> from sparsegrad.ops.sparse_segment_ops import check_combiner
+    >>> check_combiner(None)
+    'mean'
+    """
+    if combiner is None:
+        return "mean"
+    if not isinstance(combiner, str) or combiner not in _COMBINERS:
+        raise ValueError(
+            f"combiner must be one of 'mean', 'sqrtn' or 'sum', got {combiner}"
+        )
+    return combiner
+

@@ -1,0 +1,214 @@
+"""Reductions of a RaggedTensor: ``reduce_sum / prod / min / max / mean``.
+
+Over the ragged axis (``axis=1``) row ``i`` of the result reduces the values
+of row ``i``; the work is the unsorted segment reduction of
+:mod:`sparsegrad.math` with the values' row ids as segment ids (TensorFlow's
+construction), so an empty row gets that op's empty value: 0 for a sum, 1 for
+a product, the dtype's largest finite value for a minimum and its lowest for
+a maximum, NaN for a mean.  Over ``axis=0`` entry ``j`` reduces the ``j``-th
+value of every row that has one (``max(row_lengths)`` entries).  Axes past 1
+reduce the values' own dimensions.  Every reduction is differentiable w.r.t.
+the values (through the segment ops' gradients).
+"""
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+from ..framework.tensor import wrap
+from ..ops import array_ops, math_ops, reduction_ops, segment_ops
+from .ragged_tensor import RaggedTensor
+
+__all__ = ["reduce_sum", "reduce_prod", "reduce_min", "reduce_max", "reduce_mean"]
+
+_SEGMENT = {
+    "sum": segment_ops.unsorted_segment_sum,
+    "prod": segment_ops.unsorted_segment_prod,
+    "min": segment_ops.unsorted_segment_min,
+    "max": segment_ops.unsorted_segment_max,
+    "mean": segment_ops.unsorted_segment_sum,  # divided by the counts below
+}
+_DENSE = {
+    "sum": reduction_ops.reduce_sum,
+    "min": reduction_ops.reduce_min,
+    "max": reduction_ops.reduce_max,
+    "mean": reduction_ops.reduce_mean,
+}
+
+
+def _axes(axis, ndim, what):
+    """`axis` (None, an int or a list of ints) as a sorted tuple in [0, ndim)."""
+    if axis is None:
+        return tuple(range(ndim))
+    items = list(axis) if isinstance(axis, (list, tuple, np.ndarray)) else [axis]
+    axes = set()
+    for a in items:
+        if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
+            raise TypeError(f"{what}: axis must be an int; got {type(a).__name__}")
+        if not -ndim <= a < ndim:
+            raise InvalidArgumentError(
+                f"{what}: axis {int(a)} is out of range for a RaggedTensor of rank "
+                f"{ndim} (expected {-ndim} <= axis < {ndim})"
+            )
+        axes.add(int(a) % ndim)
+    return tuple(sorted(axes))
+
+
+def _float_values(values, kind):
+    """The values a mean divides: integers become float64 (TensorFlow's
+    true division)."""
+    if kind == "mean" and values.dtype.kind in "iub":
+        return array_ops.cast(values, np.float64)
+    return values
+
+
+def _segment_reduce(kind, values, ids, n_segments):
+    """``unsorted_segment_<kind>(values, ids, n_segments)``; a mean divides the
+    sum by the count of each segment (0 / 0 = NaN for an empty one)."""
+    values = _float_values(values, kind)
+    out = _SEGMENT[kind](values, ids, n_segments)
+    if kind != "mean":
+        return out
+    counts = np.bincount(ids, minlength=n_segments).astype(values.dtype)
+    counts = counts.reshape((n_segments,) + (1,) * (values.ndim - 1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return math_ops.divide(out, wrap(counts))
+
+
+def _dense_reduce(kind, x, axes, keepdims):
+    """A reduction of the dense values over `axes` (their own axes)."""
+    if not axes:
+        return x
+    if kind != "prod":
+        x = _float_values(x, kind)
+        return _DENSE[kind](x, axis=list(axes), keepdims=keepdims)
+    # product: move the reduced axes to the front, one segment holds them all
+    rest = [a for a in range(x.ndim) if a not in axes]
+    moved = array_ops.transpose(x, list(axes) + rest)
+    n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    flat = array_ops.reshape(moved, (n,) + tuple(x.shape[a] for a in rest))
+    out = segment_ops.unsorted_segment_prod(flat, np.zeros(n, np.int64), 1)
+    shape = tuple(1 if a in axes else x.shape[a] for a in range(x.ndim)) \
+        if keepdims else tuple(x.shape[a] for a in rest)
+    return array_ops.reshape(out, shape)
+
+
+def _reduce(kind, rt, axis, keepdims, what):
+    if not isinstance(rt, RaggedTensor):
+        raise TypeError(
+            f"{what}: expected a RaggedTensor, got {type(rt).__name__} (use "
+            f"sparsegrad.{what} for dense tensors)"
+        )
+    axes = _axes(axis, rt.ndim, what)
+    if not axes:
+        return rt
+    values = rt.values
+    n_used = int(rt.row_splits[-1])  # validate=False may leave values unused
+    if values.shape[0] != n_used:
+        values = values[:n_used]
+    inner = tuple(a - 1 for a in axes if a >= 2)
+    if inner:  # the values' own dimensions first
+        values = _dense_reduce(kind, values, inner, keepdims)
+        if 0 not in axes and 1 not in axes:
+            return rt.with_values(values)
+    nrows = rt.nrows()
+    if 0 in axes and 1 in axes:  # every value of every row
+        out = _dense_reduce(kind, values, (0,), keepdims)
+        return array_ops.reshape(out, (1,) + tuple(out.shape)) if keepdims else out
+    if 1 in axes:  # along each row
+        out = _segment_reduce(kind, values, rt.value_rowids(), nrows)
+        return array_ops.expand_dims(out, 1) if keepdims else out
+    # axis 0: entry j reduces the j-th value of every row
+    rowids = rt.value_rowids()
+    position = np.arange(values.shape[0], dtype=np.int64) - \
+        rt.row_splits[:-1].astype(np.int64)[rowids]
+    longest = int(rt.row_lengths().max()) if nrows else 0
+    out = _segment_reduce(kind, values, position, longest)
+    return array_ops.expand_dims(out, 0) if keepdims else out
+
+
+_DOC = """{verb} the values of each row of a RaggedTensor (or along `axis`).
+
+    {empty}  Differentiable w.r.t. the values.
+
+    Parameters
+    ----------
+    rt : RaggedTensor
+    axis : int, list of int or None, default=1
+        The axes to reduce, in ``[-rt.ndim, rt.ndim)``: 1 (or -1 for a 2-D
+        ``rt``) reduces each row, 0 reduces across rows, None every axis.
+        Note the default: ``tf.math.{tf_name}`` reduces every axis by
+        default.
+    keepdims : bool, default=False
+        Keep each reduced axis with length 1.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    Tensor or RaggedTensor
+        A Tensor of shape ``(nrows,) + values.shape[1:]`` for ``axis=1`` and
+        ``(max(row_lengths),) + values.shape[1:]`` for ``axis=0``; a
+        RaggedTensor with the same rows when only the values' own axes (2
+        and up) are reduced.  {dtype}
+
+    Raises
+    ------
+    TypeError
+        If `rt` is not a RaggedTensor, or an axis is not an int.
+    InvalidArgumentError
+        If an axis is out of range.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    {example}
+    """
+
+
+def _documented(kind, verb, empty, example, dtype="The dtype of the values."):
+    def reduce(rt, axis=1, keepdims=False, name=None):
+        del name
+        return _reduce(kind, rt, axis, keepdims, f"reduce_{kind}")
+
+    reduce.__name__ = reduce.__qualname__ = f"reduce_{kind}"
+    reduce.__doc__ = _DOC.format(verb=verb, empty=empty, tf_name=f"reduce_{kind}",
+                                 dtype=dtype, example=example)
+    return reduce
+
+
+reduce_sum = _documented(
+    "sum", "Sum", "An empty row sums to 0.",
+    """>>> rt = sg.ragged.constant([[3, 1, 4], [], [1, 5]])
+    >>> sg.ragged.reduce_sum(rt).numpy()
+    array([8, 0, 6], dtype=int32)
+    >>> sg.ragged.reduce_sum(rt, axis=0).numpy()
+    array([4, 6, 4], dtype=int32)""",
+)
+reduce_prod = _documented(
+    "prod", "Multiply", "An empty row gives 1.",
+    """>>> rt = sg.ragged.constant([[3, 1, 4], [], [1, 5]])
+    >>> sg.ragged.reduce_prod(rt).numpy()
+    array([12,  1,  5], dtype=int32)""",
+)
+reduce_min = _documented(
+    "min", "Take the minimum of",
+    "An empty row gives the largest finite value of the dtype (what\n"
+    "    TensorFlow's kernel does; its docstring says otherwise).",
+    """>>> rt = sg.ragged.constant([[3, 1, 4], [], [1, 5]])
+    >>> sg.ragged.reduce_min(rt).numpy()
+    array([         1, 2147483647,          1], dtype=int32)""",
+)
+reduce_max = _documented(
+    "max", "Take the maximum of",
+    "An empty row gives the lowest finite value of the dtype (not -inf).",
+    """>>> rt = sg.ragged.constant([[3.0, 1.0, 4.0], [], [1.0, 5.0]])
+    >>> sg.ragged.reduce_max(rt).numpy()
+    array([ 4.0000000e+00, -3.4028235e+38,  5.0000000e+00], dtype=float32)""",
+)
+reduce_mean = _documented(
+    "mean", "Average", "An empty row gives NaN (0 / 0).",
+    """>>> rt = sg.ragged.constant([[3, 1, 4], [], [1, 5]])
+    >>> sg.ragged.reduce_mean(rt).numpy()
+    array([2.66666667,        nan, 3.        ])""",
+    dtype="float64 for integer values (true division), else their dtype.",
+)

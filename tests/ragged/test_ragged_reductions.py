@@ -1,0 +1,155 @@
+"""Ragged reductions: the reference's golden cases (section 5.3), empty-row
+values, axes, keepdims, gradients, and NumPy loops."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import sparsegrad as sg
+from sparsegrad.errors import InvalidArgumentError
+from sparsegrad.testing import check_gradients
+
+R = sg.ragged
+KINDS = ["sum", "prod", "min", "max", "mean"]
+
+
+def _fn(kind):
+    return getattr(R, f"reduce_{kind}")
+
+
+GOLDEN_1 = {  # rt = [[3,1,4],[1,5],[9],[2,6]]
+    "sum": ([15, 12, 4], [8, 6, 9, 8]),
+    "prod": ([54, 30, 4], [12, 5, 9, 12]),
+    "min": ([1, 1, 4], [1, 1, 9, 2]),
+    "max": ([9, 6, 4], [4, 5, 9, 6]),
+    "mean": ([3.75, 4, 4], [8 / 3, 3, 9, 4]),
+}
+GOLDEN_2 = {  # rt = [[0,1,2,3],[4],[],[5,6],[7],[8,9]]
+    "sum": (45, [24, 16, 2, 3], [6, 4, 0, 11, 7, 17]),
+    "prod": (0, [0, 54, 2, 3], [0, 4, 1, 30, 7, 72]),
+    "min": (0, [0, 1, 2, 3], [0, 4, 2147483647, 5, 7, 8]),
+    "max": (9, [8, 9, 2, 3], [3, 4, -2147483648, 6, 7, 9]),
+    "mean": (4.5, [4.8, 16 / 3, 2, 3], [1.5, 4, np.nan, 5.5, 7, 8.5]),
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_golden_first(kind):
+    rt = R.constant([[3, 1, 4], [1, 5], [9], [2, 6]])
+    axis0, axis1 = GOLDEN_1[kind]
+    f = _fn(kind)
+    for a in (0, -2):
+        np.testing.assert_allclose(f(rt, axis=a).numpy(), axis0, rtol=1e-15)
+    for a in (1, -1):
+        np.testing.assert_allclose(f(rt, axis=a).numpy(), axis1, rtol=1e-15)
+    np.testing.assert_allclose(f(rt).numpy(), axis1, rtol=1e-15)  # default axis 1
+    np.testing.assert_allclose(f(rt, axis=0, keepdims=True).numpy(), [axis0])
+    np.testing.assert_allclose(f(rt, axis=1, keepdims=True).numpy(),
+                               np.array(axis1)[:, None])
+    expected_dtype = np.float64 if kind == "mean" else np.int32
+    assert f(rt).dtype == expected_dtype
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_golden_second_with_an_empty_row(kind):
+    rt = R.constant([[0, 1, 2, 3], [4], [], [5, 6], [7], [8, 9]])
+    total, axis0, axis1 = GOLDEN_2[kind]
+    f = _fn(kind)
+    np.testing.assert_allclose(f(rt, axis=None).numpy(), total)
+    np.testing.assert_allclose(f(rt, axis=[0, 1]).numpy(), total)
+    np.testing.assert_allclose(f(rt, axis=0).numpy(), axis0, rtol=1e-15)
+    np.testing.assert_allclose(f(rt, axis=1).numpy(), axis1, rtol=1e-15)
+    assert f(rt, axis=None, keepdims=True).shape == (1, 1)
+
+
+def test_empty_rows_float32_max_and_int_mean():
+    rt = R.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []], dtype=np.float32)
+    lowest = np.finfo(np.float32).min
+    np.testing.assert_array_equal(R.reduce_max(rt).numpy(),
+                                  np.array([4, lowest, 9, 6, lowest], np.float32))
+    np.testing.assert_array_equal(R.reduce_min(rt).numpy()[[1, 4]],
+                                  [np.finfo(np.float32).max] * 2)
+    ints = R.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []])
+    mean = R.reduce_mean(ints).numpy()
+    assert mean.dtype == np.float64
+    np.testing.assert_allclose(mean, [2.25, np.nan, 16 / 3, 6, np.nan])
+
+
+def test_gradients_golden():
+    v = sg.Variable([1.0, 2.0, 3.0, 4.0])
+    upstream = np.array([1.0, 10.0, 100.0])
+    for kind, expected in (("max", [0, 1, 0, 100]), ("mean", [0.5, 0.5, 50, 50]),
+                           ("sum", [1, 1, 100, 100]), ("prod", [2, 1, 400, 300])):
+        with sg.GradientTape() as tape:
+            rt = R.RaggedTensor.from_row_splits(v, [0, 2, 2, 4])
+            out = _fn(kind)(rt)
+        g = tape.gradient(out, v, output_gradients=upstream)
+        np.testing.assert_allclose(g.numpy(), expected)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("axis", [0, 1, None, 2, [1, 2], [0, 2]])
+def test_finite_differences(rng, kind, axis):
+    values = rng.uniform(0.5, 2.0, size=(9, 2))
+    # An empty row's mean is NaN and its min / max the dtype's extreme, which
+    # swamps a finite difference; test_gradients_golden covers empty rows.
+    splits = [0, 3, 3, 4, 9] if kind in ("sum", "prod") else [0, 3, 4, 9]
+
+    def f(x):
+        out = _fn(kind)(R.RaggedTensor.from_row_splits(x, splits), axis=axis)
+        return out.values if isinstance(out, R.RaggedTensor) else out
+
+    check_gradients(f, [values])
+
+
+def _numpy_rows(values, splits, kind):
+    fn = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max,
+          "mean": np.mean}[kind]
+    empty = {"sum": 0, "prod": 1, "min": np.finfo(values.dtype).max,
+             "max": np.finfo(values.dtype).min, "mean": np.nan}[kind]
+    rows = []
+    for i in range(len(splits) - 1):
+        r = values[splits[i] : splits[i + 1]]
+        rows.append(fn(r, axis=0) if len(r) else np.full(values.shape[1:], empty))
+    return np.array(rows).reshape((len(splits) - 1,) + values.shape[1:])
+
+
+@settings(max_examples=60, deadline=None)
+@given(lengths=st.lists(st.integers(0, 6), max_size=12), kind=st.sampled_from(KINDS),
+       width=st.integers(1, 3), seed=st.integers(0, 2**31))
+def test_against_numpy_rows(lengths, kind, width, seed):
+    rng = np.random.default_rng(seed)
+    splits = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    values = rng.uniform(-2, 2, size=(int(splits[-1]), width))
+    rt = R.RaggedTensor.from_row_splits(values, splits)
+    got = _fn(kind)(rt).numpy()
+    np.testing.assert_allclose(got, _numpy_rows(values, splits, kind), rtol=1e-12)
+    if lengths and max(lengths):
+        # axis 0: entry j reduces the j-th value of every row that has one
+        longest = max(lengths)
+        cols = [np.array([values[splits[i] + j] for i in range(len(lengths))
+                          if lengths[i] > j]) for j in range(longest)]
+        fn = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max,
+              "mean": np.mean}[kind]
+        np.testing.assert_allclose(_fn(kind)(rt, axis=0).numpy(),
+                                   np.array([fn(c, axis=0) for c in cols]),
+                                   rtol=1e-12)
+
+
+def test_inner_axis_keeps_the_rows():
+    rt = R.RaggedTensor.from_row_splits(np.arange(8.0).reshape(4, 2), [0, 1, 1, 4])
+    out = R.reduce_sum(rt, axis=2)
+    assert isinstance(out, R.RaggedTensor)
+    assert out.to_list() == [[1.0], [], [5.0, 9.0, 13.0]]
+    assert R.reduce_sum(rt, axis=[]) is rt
+
+
+def test_errors():
+    rt = R.constant([[1, 2], [3]])
+    with pytest.raises(InvalidArgumentError, match="axis 2 is out of range"):
+        R.reduce_sum(rt, axis=2)
+    with pytest.raises(TypeError, match="axis must be an int; got str"):
+        R.reduce_sum(rt, axis="1")
+    with pytest.raises(TypeError, match="expected a RaggedTensor"):
+        R.reduce_max(np.ones((2, 2)))
