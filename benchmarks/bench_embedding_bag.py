@@ -27,8 +27,11 @@ writing the table and accumulator rows of every distinct id once.  Random
 row reads are bound by memory latency more than bandwidth, so the floor is
 optimistic.
 
-Peers run in their own processes (this file with ``--torch-worker`` or
-``--tf-worker``), so no library's idle OpenMP threads compete with another's;
+Every library runs in its own fresh process (this file with
+``--sparsegrad-worker``, ``--torch-worker`` or ``--tf-worker``), so no
+library's idle OpenMP threads compete with another's, and the three take
+turns for ``--rounds`` rounds (the machine's memory bandwidth drifts with its
+neighbours' load); each figure is the median over the rounds;
 ``--tf-python /tmp/tfenv/bin/python`` picks the interpreter with TensorFlow.
 A peer that is not installed is skipped with a note.
 
@@ -168,6 +171,17 @@ def time_step():
     s["opt"].apply_gradients([(grad, s["table"])])
 
 
+def _median_of_rounds(outs):
+    """A worker's figures, each the median over the rounds (None if skipped)."""
+    outs = [o for o in outs if o]
+    if not outs:
+        return None
+    merged = dict(outs[0])
+    for key in ("forward", "step"):
+        merged[key] = float(np.median([o[key] for o in outs]))
+    return merged
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
@@ -176,14 +190,25 @@ def main():
         default=sys.executable,
         help="interpreter with TensorFlow (runs the TF half; default: this one)",
     )
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="turns each library takes (medians over rounds)")
     parser.add_argument("--tf-worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--sparsegrad-worker", action="store_true",
+                        help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.tf_worker:
         tf_worker(args.repeat)
         return
     if args.torch_worker:
         torch_worker(args.repeat)
+        return
+    if args.sparsegrad_worker:
+        import sparsegrad as sg
+
+        sg.set_num_threads(os.cpu_count())
+        print(json.dumps({"forward": _median_time(time_forward, args.repeat),
+                          "step": _median_time(time_step, args.repeat)}))
         return
 
     bandwidth = machine_and_bandwidth(args.repeat)
@@ -196,16 +221,33 @@ def main():
     print(
         f"{N_BAGS} bags of {BAG} Zipf({ZIPF_A}) ids ({n_unique} distinct) on a "
         f"{N_ROWS} x {WIDTH} float32 table; combiner 'sum'; Adagrad lr "
-        f"{LEARNING_RATE}; medians of {args.repeat} runs"
+        f"{LEARNING_RATE}; medians of {args.repeat} runs, median of "
+        f"{args.rounds} rounds taken in turn"
     )
 
-    forward_t = _median_time(time_forward, args.repeat)
-    step_t = _median_time(time_step, args.repeat)
-
-    torch_out, torch_note = run_worker(sys.executable, "--torch-worker",
-                                       args.repeat, script=__file__)
-    tf_out, tf_note = run_worker(args.tf_python, "--tf-worker", args.repeat,
-                                 script=__file__)
+    # The machine's memory bandwidth drifts with its neighbours' load over
+    # minutes: the libraries take turns, round after round, and each figure
+    # is the median over the rounds of the per-round medians.
+    ours = {"forward": [], "step": []}
+    peers = {"torch": [], "tf": []}
+    torch_note = tf_note = None
+    for _ in range(args.rounds):
+        # sparsegrad also runs in a fresh process, as the peers do
+        out, note = run_worker(sys.executable, "--sparsegrad-worker", args.repeat,
+                               script=__file__)
+        if out is None:
+            raise RuntimeError(note)
+        ours["forward"].append(out["forward"])
+        ours["step"].append(out["step"])
+        out, torch_note = run_worker(sys.executable, "--torch-worker",
+                                     args.repeat, script=__file__)
+        peers["torch"].append(out)
+        out, tf_note = run_worker(args.tf_python, "--tf-worker", args.repeat,
+                                  script=__file__)
+        peers["tf"].append(out)
+    forward_t = float(np.median(ours["forward"]))
+    step_t = float(np.median(ours["step"]))
+    torch_out, tf_out = (_median_of_rounds(peers[k]) for k in ("torch", "tf"))
     print(f"PyTorch: {torch_note or torch_out['version']}")
     print(f"TensorFlow: {tf_note or tf_out['version']} (forward eager, step in "
           f"a tf.function)")

@@ -98,16 +98,25 @@ def scatter_update(
                 memcpy(&out[i, 0], &values[k, 0], row_bytes)
 
 
-def argsort_stable(
+def group_stable(
     const index_t[::1] keys,            # IN  (n,), each in [0, max_key]
     int64_t max_key,                    # IN  an upper bound of the keys
+    int64_t[:, ::1] scratch,            # (4, n) work space
     int64_t[::1] order_out,             # OUT (n,) permutation sorting keys stably
+    index_t[::1] unique_out,            # OUT (>= n_unique,) sorted distinct keys
+    int64_t[::1] starts_out,            # OUT (>= n_unique + 1,) group bounds in order
 ):
-    """Stable LSD radix argsort of non-negative keys (single-threaded)."""
-    cdef Py_ssize_t n = keys.shape[0], k
-    cdef int n_buckets = 1 << RADIX_BITS
-    cdef uint64_t mask = n_buckets - 1, digit
-    cdef int shift = 0, b
+    """Group equal keys stably; returns the number of distinct keys.
+
+    A stable LSD radix argsort (single-threaded) whose passes split the key
+    bits evenly into digits of at most RADIX_BITS bits (20-bit keys: two
+    passes of 10 bits), then one sequential scan of the sorted keys for the
+    group bounds.  The caller passes the work space (recycled memory: on a
+    virtual machine the page faults of fresh buffers cost more than the sort).
+    """
+    cdef Py_ssize_t n = keys.shape[0], k, n_unique = 0
+    cdef int key_bits = 1, n_passes, digit_bits, n_buckets, shift = 0, b, _pass
+    cdef uint64_t mask, digit
     cdef int64_t total, count
     cdef uint64_t *key_cur
     cdef uint64_t *key_nxt
@@ -117,24 +126,26 @@ def argsort_stable(
     cdef int64_t *pos_tmp
     cdef int64_t *hist
     if n == 0:
-        return
-    key_cur = <uint64_t *> malloc(n * sizeof(uint64_t))
-    key_nxt = <uint64_t *> malloc(n * sizeof(uint64_t))
-    pos_cur = <int64_t *> malloc(n * sizeof(int64_t))
-    pos_nxt = <int64_t *> malloc(n * sizeof(int64_t))
+        starts_out[0] = 0
+        return 0
+    while key_bits < 64 and (<uint64_t> max_key >> key_bits) != 0:
+        key_bits = key_bits + 1
+    n_passes = (key_bits + RADIX_BITS - 1) // RADIX_BITS
+    digit_bits = (key_bits + n_passes - 1) // n_passes
+    n_buckets = 1 << digit_bits
+    mask = n_buckets - 1
+    key_cur = <uint64_t *> &scratch[0, 0]
+    key_nxt = <uint64_t *> &scratch[1, 0]
+    pos_cur = &scratch[2, 0]
+    pos_nxt = &scratch[3, 0]
     hist = <int64_t *> malloc(n_buckets * sizeof(int64_t))
-    if not (key_cur and key_nxt and pos_cur and pos_nxt and hist):
-        free(key_cur)
-        free(key_nxt)
-        free(pos_cur)
-        free(pos_nxt)
-        free(hist)
-        raise MemoryError("argsort_stable: could not allocate scratch buffers")
+    if not hist:
+        raise MemoryError("group_stable: could not allocate the histogram")
     with nogil:
         for k in range(n):
             key_cur[k] = <uint64_t> keys[k]
             pos_cur[k] = k
-        while shift == 0 or (<uint64_t> max_key >> shift) != 0:
+        for _pass in range(n_passes):
             memset(hist, 0, n_buckets * sizeof(int64_t))
             for k in range(n):
                 hist[(key_cur[k] >> shift) & mask] += 1
@@ -154,35 +165,16 @@ def argsort_stable(
             pos_tmp = pos_cur
             pos_cur = pos_nxt
             pos_nxt = pos_tmp
-            shift = shift + RADIX_BITS
-            if shift >= 64:
-                break
+            shift = shift + digit_bits
         memcpy(&order_out[0], pos_cur, n * sizeof(int64_t))
-    free(key_cur)
-    free(key_nxt)
-    free(pos_cur)
-    free(pos_nxt)
-    free(hist)
-
-
-def group_starts(
-    const index_t[::1] keys,            # IN  (n,)
-    const int64_t[::1] order,           # IN  (n,) stable sorting permutation of keys
-    index_t[::1] unique_out,            # OUT (>= n_unique,) sorted distinct keys
-    int64_t[::1] starts_out,            # OUT (>= n_unique + 1,) group bounds in order
-):
-    """Distinct sorted keys and where each group starts in ``order``; n_unique."""
-    cdef Py_ssize_t n = keys.shape[0], k, n_unique = 0
-    cdef index_t key, previous = 0
-    with nogil:
+        # the sorted keys are at hand: the group bounds in one sequential scan
         for k in range(n):
-            key = keys[order[k]]
-            if k == 0 or key != previous:
-                unique_out[n_unique] = key
+            if k == 0 or key_cur[k] != key_cur[k - 1]:
+                unique_out[n_unique] = <index_t> key_cur[k]
                 starts_out[n_unique] = k
                 n_unique = n_unique + 1
-                previous = key
         starts_out[n_unique] = n
+    free(hist)
     return n_unique
 
 

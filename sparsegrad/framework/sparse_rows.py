@@ -12,6 +12,7 @@ import numpy as np
 from .._kernels import segment as _segment
 from .._kernels import slices as _slices
 from ..errors import InvalidArgumentError
+from . import buffers
 from .buffers import check_allocation
 from .dtypes import INDEX_DTYPES, is_kernel_float
 from .threads import get_num_threads
@@ -268,11 +269,16 @@ def group_rows(indices, max_index):
     coalesce duplicate rows too.
     """
     n = indices.shape[0]
-    order = np.empty(n, dtype=np.int64)
-    _slices.argsort_stable(indices, int(max_index), order)
-    unique = np.empty(n, dtype=indices.dtype)
-    starts = np.empty(n + 1, dtype=np.int64)
-    n_unique = _slices.group_starts(indices, order, unique, starts)
+    # recycled blocks: fresh ones would cost a page fault per 4 KiB, which on
+    # a virtual machine is more than the sort itself
+    order = buffers.empty((n,), np.int64)
+    unique = buffers.empty((n,), indices.dtype)
+    starts = buffers.empty((n + 1,), np.int64)
+    scratch = buffers.empty((4, n), np.int64)
+    n_unique = _slices.group_stable(
+        indices, int(max_index), scratch, order, unique, starts
+    )
+    del scratch
     return unique[:n_unique], order, starts[: n_unique + 1]
 
 

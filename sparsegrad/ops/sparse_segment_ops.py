@@ -21,7 +21,7 @@ is itself differentiable (its transpose is a weighted bag again).
 import numpy as np
 
 from .._kernels import segment as _segment
-from ..autodiff.recording import record_operation
+from ..autodiff.recording import is_recording, record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
 from ..framework import buffers, sparse_rows
@@ -581,11 +581,14 @@ def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None):
         )
     _check_float(t, what, "sum", "params")
     sparse_rows.check_in_range(idx, t.shape[0], "ids")
-    ids_copy = np.array(idx, copy=True)
-    splits64 = np.array(spl, dtype=np.int64, copy=True)
+    # A recorded op keeps its ids, splits and weights for the gradient: its
+    # own copies then, so that the caller may reuse their arrays.
+    keep = np.array if is_recording() else np.asarray
+    ids_kept = keep(idx)
+    splits64 = keep(spl, dtype=np.int64)
     if w is not None:
-        w = np.array(w, dtype=t.dtype, copy=True)
-    return _bag(t, ids_copy, splits64, w, combiner)
+        w = keep(w, dtype=t.dtype)
+    return _bag(t, ids_kept, splits64, w, combiner)
 
 
 def check_combiner(combiner):

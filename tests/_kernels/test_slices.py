@@ -58,27 +58,42 @@ def test_scatter_update_last_wins(dtype, index_dtype, rng, zipf):
         np.testing.assert_array_equal(out, expected)
 
 
-@pytest.mark.parametrize("index_dtype", INDEX)
-@pytest.mark.parametrize("max_key", [0, 1, 7, 2047, 2048, 10**6, 2**31 - 1])
-def test_argsort_stable_matches_numpy(index_dtype, max_key, rng):
-    keys = readonly(rng.integers(0, max_key + 1, size=3001).astype(index_dtype))
-    order = np.empty(keys.size, np.int64)
-    K.argsort_stable(keys, max_key, order)
+def _group_stable(keys, max_key):
+    n = keys.size
+    order = np.empty(n, np.int64)
+    unique = np.empty(n, keys.dtype)
+    starts = np.empty(n + 1, np.int64)
+    scratch = np.empty((4, n), np.int64)
+    n_unique = K.group_stable(keys, max_key, scratch, order, unique, starts)
+    return order, unique[:n_unique], starts[: n_unique + 1]
+
+
+def _check_grouping(keys, order, unique, starts):
     np.testing.assert_array_equal(order, np.argsort(keys, kind="stable"))
+    np.testing.assert_array_equal(unique, np.unique(keys))
+    counts = np.unique(keys, return_counts=True)[1] if keys.size else []
+    np.testing.assert_array_equal(np.diff(starts), counts)
+    assert starts[0] == 0
 
 
-def test_argsort_stable_large_int64_keys(rng):
+@pytest.mark.parametrize("index_dtype", INDEX)
+@pytest.mark.parametrize("max_key", [0, 1, 7, 1023, 2047, 2048, 10**6, 2**31 - 1])
+def test_group_stable_matches_numpy(index_dtype, max_key, rng):
+    keys = readonly(rng.integers(0, max_key + 1, size=3001).astype(index_dtype))
+    _check_grouping(keys, *_group_stable(keys, max_key))
+
+
+def test_group_stable_large_int64_keys(rng):
     keys = rng.integers(0, 2**62, size=2000, dtype=np.int64)
     keys[::7] = keys[0]  # ties
     keys = readonly(keys)
-    order = np.empty(keys.size, np.int64)
-    K.argsort_stable(keys, int(keys.max()), order)
-    np.testing.assert_array_equal(order, np.argsort(keys, kind="stable"))
+    _check_grouping(keys, *_group_stable(keys, int(keys.max())))
 
 
-def test_argsort_empty():
-    order = np.empty(0, np.int64)
-    K.argsort_stable(np.empty(0, np.int64), 0, order)
+def test_group_stable_empty():
+    order, unique, starts = _group_stable(np.empty(0, np.int64), 0)
+    assert order.size == 0 and unique.size == 0
+    np.testing.assert_array_equal(starts, [0])
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

@@ -163,3 +163,19 @@ def test_sparse_rows_scatter_with_indices_viewing_the_target():
     np.add.at(expected, [5, 6, 5], np.ones((3, 1)))
     sg.framework.sparse_rows.scatter_add(out, ids, np.ones((3, 1)))
     np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("shape", [(1000, 64), (3,), ()])
+def test_values_start_on_a_cache_line(shape):
+    # scattered row reads then touch no extra cache line per row
+    for source in (np.ones(shape, np.float32), np.arange(int(np.prod(shape)))):
+        v = sg.Variable(source.reshape(shape))
+        assert v._value.ctypes.data % 64 == 0
+        np.testing.assert_array_equal(v.numpy(), source.reshape(shape))
+        assert v._value.flags.c_contiguous and v._value.flags.writeable
+
+
+def test_dtype_conversion_on_creation():
+    v = sg.Variable([1.7, -2.2], dtype=np.float32)
+    assert v.dtype == np.float32
+    np.testing.assert_array_equal(v.numpy(), np.array([1.7, -2.2], np.float32))
