@@ -18,7 +18,9 @@ medians of ``--repeat`` runs after a warm-up run.
 The floor is the bytes the call must move (the three inputs read, the
 splits and the values written) divided by the better of a single-threaded
 ``np.copyto`` and a copy split over all cores, both measured in this run.
-TensorFlow runs in its own process (this file with ``--tf-worker``);
+sparsegrad and TensorFlow run in fresh processes of their own (this file
+with ``--sparsegrad-worker`` / ``--tf-worker``), taking turns for
+``--rounds`` rounds; each figure is the median over the rounds;
 ``--tf-python /tmp/tfenv/bin/python`` picks the interpreter with TensorFlow.
 
 Run: ``python benchmarks/bench_ragged.py --tf-python /tmp/tfenv/bin/python``.
@@ -76,6 +78,7 @@ def tf_worker(repeat):
         out[f"{dtype}_checksum"] = float(
             np.asarray(rt.values[-1000:], np.float64).sum()
         )
+        del rt  # timed calls start with no earlier result alive
         out[dtype] = _median_time(
             lambda s=s, lim=lim, d=d: tf.ragged.range(
                 s, lim, d, row_splits_dtype=tf.int64
@@ -130,10 +133,21 @@ def main():
         default=sys.executable,
         help="interpreter with TensorFlow (runs the TF half; default: this one)",
     )
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="turns each library takes (medians over rounds)")
     parser.add_argument("--tf-worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--sparsegrad-worker", action="store_true",
+                        help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.tf_worker:
         tf_worker(args.repeat)
+        return
+    if args.sparsegrad_worker:
+        import sparsegrad as sg
+
+        sg.set_num_threads(os.cpu_count())
+        print(json.dumps({"int32": _median_time(time_range_int32, args.repeat),
+                          "float32": _median_time(time_range_float32, args.repeat)}))
         return
 
     import sparsegrad as sg
@@ -144,8 +158,27 @@ def main():
     )
     print(f"TensorFlow: {tf_note or tf_out['version'] + ', eager unless noted'}")
 
+    # sparsegrad and TensorFlow take turns, each in a fresh process, for
+    # --rounds rounds (the machine's bandwidth drifts with its neighbours'
+    # load); each figure is the median over the rounds.
+    ours_rounds, tf_rounds = [], [tf_out] if tf_out else []
+    for r in range(args.rounds):
+        out, note = run_worker(sys.executable, "--sparsegrad-worker", args.repeat,
+                               script=__file__)
+        if out is None:
+            raise RuntimeError(note)
+        ours_rounds.append(out)
+        if tf_out and r:
+            more, _ = run_worker(args.tf_python, "--tf-worker", args.repeat,
+                                 script=__file__)
+            if more:
+                tf_rounds.append(more)
+    if tf_out:
+        for key in ("int32", "int32_function", "float32", "float32_function"):
+            tf_out[key] = float(np.median([o[key] for o in tf_rounds]))
+
     rows = []
-    for dtype, timer in (("int32", time_range_int32), ("float32", time_range_float32)):
+    for dtype in ("int32", "float32"):
         starts, limits, deltas = _inputs(dtype)
         rt = sg.ragged.range(starts, limits, deltas)
         nvals = rt.values.shape[0]
@@ -154,11 +187,13 @@ def main():
             assert tf_out[f"{dtype}_nvals"] == nvals, "TF made other rows"
             ours = float(rt.values.numpy()[-1000:].astype(np.float64).sum())
             assert ours == tf_out[f"{dtype}_checksum"], "TF made other values"
+        del rt
         print(
             f"{dtype}: {N_ROWS} rows, {nvals} values, int64 splits, "
-            f"{moved / 2**20:.1f} MiB moved; medians of {args.repeat} runs"
+            f"{moved / 2**20:.1f} MiB moved; medians of {args.repeat} runs, "
+            f"median of {args.rounds} rounds taken in turn"
         )
-        t = _median_time(timer, args.repeat)
+        t = float(np.median([o[dtype] for o in ours_rounds]))
         rows.append(
             (
                 f"range {dtype}",
