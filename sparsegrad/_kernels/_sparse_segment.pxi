@@ -36,7 +36,7 @@ from ._typedefs cimport index_t
 cdef extern from *:
     """
     #if defined(__GNUC__) || defined(__clang__)
-    #define SPARSEGRAD_PREFETCH(p) __builtin_prefetch((p), 0, 3)
+    #define SPARSEGRAD_PREFETCH(p) __builtin_prefetch((p), 0, 2)
     #else
     #define SPARSEGRAD_PREFETCH(p) ((void)(p))
     #endif

@@ -33,29 +33,31 @@ cdef int RADIX_BITS = 11
 def all_in_range(
     const index_t[::1] indices,         # IN  (n,)
     int64_t n_rows,                     # IN  the exclusive upper bound, >= 0
+    int n_threads=1,
 ):
     """True when every index lies in ``[0, n_rows)``.
 
     With ``last = n_rows - 1``, an index x is in range exactly when neither x
     nor ``last - x`` is negative, so the sign bit of the OR of ``x | (last -
     x)`` over all indices answers (wrapping unsigned arithmetic: no overflow,
-    no branch; the loop vectorises with plain SSE2).
+    no branch; the loop vectorises with plain SSE2).  An OR does not depend
+    on the order, so the threads' parts combine to the same answer.
     """
     cdef Py_ssize_t k, n = indices.shape[0]
     cdef uint32_t acc32 = 0, last32
     cdef uint64_t acc64 = 0, last64
+    # memory-bound: a second thread pays off only on a long array
+    cdef int threads = threads_for(n, n_threads, 1 << 18)
     if index_t is int32_t:
         # Every non-negative int32 is below n_rows when n_rows > 2**31 - 1.
         last32 = <uint32_t>(n_rows - 1 if n_rows <= 2147483647 else 2147483647)
-        with nogil:
-            for k in range(n):
-                acc32 = acc32 | (<uint32_t>indices[k] | (last32 - <uint32_t>indices[k]))
+        for k in prange(n, nogil=True, schedule="static", num_threads=threads):
+            acc32 |= <uint32_t>indices[k] | (last32 - <uint32_t>indices[k])
         return (acc32 >> 31) == 0
     else:
         last64 = <uint64_t>(n_rows - 1)
-        with nogil:
-            for k in range(n):
-                acc64 = acc64 | (<uint64_t>indices[k] | (last64 - <uint64_t>indices[k]))
+        for k in prange(n, nogil=True, schedule="static", num_threads=threads):
+            acc64 |= <uint64_t>indices[k] | (last64 - <uint64_t>indices[k])
         return (acc64 >> 63) == 0
 
 

@@ -153,7 +153,7 @@ def first_out_of_range(indices, n_rows):
         and indices.flags.c_contiguous
         and 0 <= n_rows <= INT64_MAX
     ):
-        if _slices.all_in_range(indices, n_rows):
+        if _slices.all_in_range(indices, n_rows, get_num_threads()):
             return None
     elif indices.min() >= 0 and indices.max() < n_rows:
         return None

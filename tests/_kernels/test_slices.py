@@ -224,3 +224,6 @@ def test_all_in_range_matches_numpy(values, n_rows):
     indices = np.array(values, dtype=np.int64)
     want = bool(np.all((indices >= 0) & (indices < n_rows)))
     assert K.all_in_range(indices, n_rows) == want
+    big = np.repeat(indices, 1 + (1 << 18) // max(indices.size, 1))
+    for threads in THREADS:  # above the threshold for several threads
+        assert K.all_in_range(big, n_rows, threads) == want
