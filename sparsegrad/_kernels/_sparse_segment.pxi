@@ -49,9 +49,10 @@ cdef enum:
     COMBINER_MEAN = 1
     COMBINER_SQRTN = 2
 
-# How many entries ahead the table row is prefetched (into every cache level:
-# Zipf-distributed ids come back to the same rows), and at most how many of
-# its 64-byte cache lines.
+# How many entries ahead the table row is prefetched, and at most how many of
+# its 64-byte cache lines.  The prefetch goes to the L2 cache and below
+# (locality 2, prefetcht1): the L2 keeps more misses in flight than the L1's
+# fill buffers, and Zipf-distributed ids come back to rows still cached.
 cdef enum:
     PREFETCH_AHEAD = 16
     PREFETCH_LINES = 8
