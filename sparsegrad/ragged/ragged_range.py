@@ -185,12 +185,13 @@ def ragged_range(starts, limits, deltas, Tsplits=np.int64):
     dtype = range_dtype(operands[0].dtype)
     n_rows = sizes.pop() if sizes else 1
     s, lim, d = (np.ascontiguousarray(a.reshape(-1)) for a in operands)
-    splits = np.empty(n_rows + 1, tsplits)
+    splits = buffers.empty((n_rows + 1,), tsplits)
     if any(a.shape[0] == 0 for a in (s, lim, d)):   # nrows 0
         splits[0] = 0
         return splits, np.empty(0, dtype)
     n_threads = get_num_threads()
-    row_sizes = np.empty(n_rows, np.int64)
+    # recycled memory: fresh buffers of this size cost a page fault per 4 KiB
+    row_sizes = buffers.empty((n_rows,), np.int64)
     max_size = int(np.iinfo(tsplits).max)
     _ragged.range_sizes(s, lim, d, row_sizes, max_size, n_threads)
     bad, cause = _ragged.range_splits(row_sizes, splits)
