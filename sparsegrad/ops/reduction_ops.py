@@ -71,7 +71,16 @@ def unbroadcast(grad, shape):
 # -- reductions ------------------------------------------------------------------------
 
 
+#: ``type -> {op_name: function(x, axis, keepdims)}``: reductions of types
+#: defined above this layer (RaggedTensor registers its own), as TensorFlow
+#: dispatches ``tf.reduce_sum`` on a RaggedTensor.
+DISPATCH = {}
+
+
 def _reduce(np_fn, x, axis, keepdims, op_type, op_name):
+    handlers = DISPATCH.get(type(x))
+    if handlers is not None:
+        return handlers[op_name](x, axis, keepdims)
     x = as_tensor(x, name="input_tensor")
     axes = normalize_axis(axis, x._value.ndim, op_name)
     value = x._value
@@ -118,11 +127,20 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
     InvalidArgumentError
         If an axis is out of range or repeated.
 
+    Notes
+    -----
+    A :class:`~sparsegrad.RaggedTensor` goes to
+    :func:`sparsegrad.ragged.reduce_sum` (with this function's default, all
+    axes), as ``tf.reduce_sum`` does; so do the other reductions.
+
     Examples
     --------
     >>> import sparsegrad as sg
     >>> sg.reduce_sum([[1.0, 2.0], [3.0, 4.0]], axis=0).numpy()
     array([4., 6.])
+    >>> rt = sg.ragged.constant([[1.0, 2.0], [], [3.0]])
+    >>> sg.reduce_sum(rt, axis=1).numpy()
+    array([3., 0., 3.], dtype=float32)
     """
     return _reduce(np.sum, input_tensor, axis, keepdims, "Sum", "reduce_sum")
 

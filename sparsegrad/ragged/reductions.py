@@ -212,3 +212,12 @@ reduce_mean = _documented(
     array([2.66666667,        nan, 3.        ])""",
     dtype="float64 for integer values (true division), else their dtype.",
 )
+
+
+# sparsegrad.reduce_sum / mean / max / min of a RaggedTensor come here, as
+# tf.reduce_sum does (with their default axis, None: every axis).
+reduction_ops.DISPATCH[RaggedTensor] = {
+    f"reduce_{kind}": (lambda x, axis, keepdims, kind=kind:
+                       _reduce(kind, x, axis, keepdims, f"reduce_{kind}"))
+    for kind in ("sum", "mean", "max", "min")
+}

@@ -153,3 +153,22 @@ def test_errors():
         R.reduce_sum(rt, axis="1")
     with pytest.raises(TypeError, match="expected a RaggedTensor"):
         R.reduce_max(np.ones((2, 2)))
+
+
+def test_top_level_reductions_dispatch_like_tensorflow():
+    rt = R.constant([[0, 1, 2, 3], [4], [], [5, 6], [7], [8, 9]])
+    # tf.reduce_sum(rt) reduces every axis by default; axis=1 each row
+    assert sg.reduce_sum(rt).numpy() == 45
+    np.testing.assert_array_equal(sg.reduce_sum(rt, axis=1).numpy(),
+                                  [6, 4, 0, 11, 7, 17])
+    np.testing.assert_array_equal(sg.reduce_max(rt, axis=1).numpy(),
+                                  GOLDEN_2["max"][2])
+    np.testing.assert_array_equal(sg.reduce_min(rt, axis=0).numpy(),
+                                  GOLDEN_2["min"][1])
+    np.testing.assert_allclose(sg.reduce_mean(rt, axis=1, keepdims=True).numpy(),
+                               np.array(GOLDEN_2["mean"][2])[:, None])
+    v = sg.Variable([1.0, 2.0, 3.0])
+    with sg.GradientTape() as tape:
+        out = sg.reduce_max(R.RaggedTensor.from_row_splits(v, [0, 2, 2, 3]), axis=1)
+    g = tape.gradient(out, v, output_gradients=np.array([1.0, 10.0, 100.0]))
+    np.testing.assert_array_equal(g.numpy(), [0, 1, 100])
