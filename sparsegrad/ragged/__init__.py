@@ -12,7 +12,17 @@ from .ragged_factory_ops import constant, is_ragged, map_flat_values
 from .ragged_math_ops import range
 from .ragged_range import ragged_range
 from .ragged_tensor import RaggedTensor
-from .reductions import reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum
+from .reductions import (
+    reduce_all,
+    reduce_any,
+    reduce_max,
+    reduce_mean,
+    reduce_min,
+    reduce_prod,
+    reduce_std,
+    reduce_sum,
+    reduce_variance,
+)
 
 __all__ = [
     "RaggedTensor",
@@ -26,5 +36,9 @@ __all__ = [
     "reduce_min",
     "reduce_max",
     "reduce_mean",
+    "reduce_variance",
+    "reduce_std",
+    "reduce_any",
+    "reduce_all",
 ]
 publish(__name__, globals(), __all__)

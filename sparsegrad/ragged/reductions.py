@@ -1,4 +1,5 @@
-"""Reductions of a RaggedTensor: ``reduce_sum / prod / min / max / mean``.
+"""Reductions of a RaggedTensor: ``reduce_sum / prod / min / max / mean``,
+``reduce_variance / std`` and ``reduce_any / all``.
 
 Over the ragged axis (``axis=1``) row ``i`` of the result reduces the values
 of row ``i``; the work is the unsorted segment reduction of
@@ -15,10 +16,20 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..framework.tensor import wrap
-from ..ops import array_ops, math_ops, reduction_ops, segment_ops
+from ..ops import array_ops, math_ops, reduction_ops, segment_ops, unary_ops
 from .ragged_tensor import RaggedTensor
 
-__all__ = ["reduce_sum", "reduce_prod", "reduce_min", "reduce_max", "reduce_mean"]
+__all__ = [
+    "reduce_sum",
+    "reduce_prod",
+    "reduce_min",
+    "reduce_max",
+    "reduce_mean",
+    "reduce_variance",
+    "reduce_std",
+    "reduce_any",
+    "reduce_all",
+]
 
 _SEGMENT = {
     "sum": segment_ops.unsorted_segment_sum,
@@ -165,9 +176,57 @@ _DOC = """{verb} the values of each row of a RaggedTensor (or along `axis`).
     """
 
 
-def _documented(kind, verb, empty, example, dtype="The dtype of the values."):
+def _used(rt, what):
+    """The values the rows of `rt` cover (validate=False may leave more)."""
+    if not isinstance(rt, RaggedTensor):
+        raise TypeError(
+            f"{what}: expected a RaggedTensor, got {type(rt).__name__}"
+        )
+    values = rt.values
+    n_used = int(rt.row_splits[-1])
+    return values if values.shape[0] == n_used else values[:n_used]
+
+
+def _moment(kind, rt, axis, keepdims):
+    """TensorFlow's ragged variance: ``max(mean(x**2) - mean(x)**2, 0)``
+    (clipped, so that equal values give exactly 0); std is its square root."""
+    what = f"reduce_{kind}"
+    values = _used(rt, what)
+    if values.dtype.kind != "f":
+        raise TypeError(
+            f"{what}: the values must be floating-point, got dtype {values.dtype}"
+        )
+    rt = rt.with_values(values)
+    mean = _reduce("mean", rt, axis, keepdims, what)
+    mean_sq = _reduce("mean", rt * rt, axis, keepdims, what)
+    ragged = isinstance(mean, RaggedTensor)
+    m, m2 = (mean.values, mean_sq.values) if ragged else (mean, mean_sq)
+    var = math_ops.maximum(m2 - m * m, np.zeros((), m.dtype))
+    if kind == "std":
+        var = unary_ops.sqrt(var)
+    return mean.with_values(var) if ragged else var
+
+
+def _logical(kind, rt, axis, keepdims):
+    """TensorFlow's ragged any / all: the bools as int32, a sum (any) or a
+    product (all), then compared with 0: an empty row is False / True."""
+    what = f"reduce_{kind}"
+    values = _used(rt, what)
+    if values.dtype != np.bool_:
+        raise TypeError(f"{what}: the values must be bool, got dtype {values.dtype}")
+    ints = rt.with_values(array_ops.cast(values, np.int32))
+    out = _reduce("sum" if kind == "any" else "prod", ints, axis, keepdims, what)
+    if isinstance(out, RaggedTensor):
+        return out.with_values(math_ops.not_equal(out.values, 0))
+    return math_ops.not_equal(out, 0)
+
+
+def _documented(kind, verb, empty, example, dtype="The dtype of the values.",
+                impl=None):
     def reduce(rt, axis=1, keepdims=False, name=None):
         del name
+        if impl is not None:
+            return impl(kind, rt, axis, keepdims)
         return _reduce(kind, rt, axis, keepdims, f"reduce_{kind}")
 
     reduce.__name__ = reduce.__qualname__ = f"reduce_{kind}"
@@ -211,6 +270,43 @@ reduce_mean = _documented(
     >>> sg.ragged.reduce_mean(rt).numpy()
     array([2.66666667,        nan, 3.        ])""",
     dtype="float64 for integer values (true division), else their dtype.",
+)
+
+reduce_variance = _documented(
+    "variance", "Take the variance of",
+    "Computed as ``max(mean(x**2) - mean(x)**2, 0)``, as TensorFlow does\n"
+    "    (equal values give exactly 0); an empty row gives NaN.  The values\n"
+    "    must be floating-point (TypeError otherwise).",
+    """>>> rt = sg.ragged.constant([[3.0, 1.0, 4.0], [], [2.0, 2.0]])
+    >>> sg.ragged.reduce_variance(rt).numpy()
+    array([1.5555553,       nan, 0.       ], dtype=float32)""",
+    impl=_moment,
+)
+reduce_std = _documented(
+    "std", "Take the standard deviation of",
+    "The square root of :func:`reduce_variance`; an empty row gives NaN.",
+    """>>> rt = sg.ragged.constant([[1.0, 3.0], [], [2.0]])
+    >>> sg.ragged.reduce_std(rt).numpy()
+    array([ 1., nan,  0.], dtype=float32)""",
+    impl=_moment,
+)
+reduce_any = _documented(
+    "any", "Take the logical or of",
+    "The values must be bool (TypeError otherwise); an empty row gives\n"
+    "    False.  Not differentiable.",
+    """>>> rt = sg.ragged.constant([[True, False], [], [False]])
+    >>> sg.ragged.reduce_any(rt).numpy()
+    array([ True, False, False])""",
+    dtype="bool.", impl=_logical,
+)
+reduce_all = _documented(
+    "all", "Take the logical and of",
+    "The values must be bool (TypeError otherwise); an empty row gives\n"
+    "    True.  Not differentiable.",
+    """>>> rt = sg.ragged.constant([[True, False], [], [True]])
+    >>> sg.ragged.reduce_all(rt).numpy()
+    array([False,  True,  True])""",
+    dtype="bool.", impl=_logical,
 )
 
 

@@ -172,3 +172,70 @@ def test_top_level_reductions_dispatch_like_tensorflow():
         out = sg.reduce_max(R.RaggedTensor.from_row_splits(v, [0, 2, 2, 3]), axis=1)
     g = tape.gradient(out, v, output_gradients=np.array([1.0, 10.0, 100.0]))
     np.testing.assert_array_equal(g.numpy(), [0, 1, 100])
+
+
+# -- variance, std, any, all ----------------------------------------------------
+
+
+def test_any_all_golden():
+    rt = R.constant([[True, True], [True, True, False, True], [False, True]])
+    np.testing.assert_array_equal(R.reduce_any(rt, axis=0).numpy(),
+                                  [True, True, False, True])
+    np.testing.assert_array_equal(R.reduce_any(rt, axis=1).numpy(), [True] * 3)
+    np.testing.assert_array_equal(R.reduce_all(rt, axis=0).numpy(),
+                                  [False, True, False, True])
+    np.testing.assert_array_equal(R.reduce_all(rt, axis=1).numpy(),
+                                  [True, False, False])
+    empty = R.constant([[True], [], [False]])
+    np.testing.assert_array_equal(R.reduce_any(empty).numpy(), [True, False, False])
+    np.testing.assert_array_equal(R.reduce_all(empty).numpy(), [True, True, False])
+    assert R.reduce_any(empty, axis=None).numpy() == np.True_
+    assert R.reduce_all(empty, axis=None, keepdims=True).shape == (1, 1)
+
+
+def test_variance_std_golden():
+    var = R.reduce_variance(R.constant([[3, 1, 4], [1, 1], [9], [2, 1]],
+                                       dtype=np.float64), axis=0)
+    np.testing.assert_allclose(var.numpy(), [9.6875, 0, 0])
+    std = R.reduce_std(R.constant([[3, 1, 4], [3, 1], [2], [2, 1]],
+                                  dtype=np.float64), axis=0)
+    np.testing.assert_allclose(std.numpy(), [0.5, 0, 0])
+    # equal float32 values: mean(x**2) - mean(x)**2 clipped to exactly 0
+    same = R.constant([[0.214441] * 7])
+    assert R.reduce_variance(same).numpy()[0] == 0
+    assert R.reduce_std(same).numpy()[0] == 0
+    rows = R.constant([[1.0, 2.0], [], [5.0]])
+    got = R.reduce_variance(rows).numpy()
+    assert got[0] == 0.25 and np.isnan(got[1]) and got[2] == 0
+    assert R.reduce_std(rows, keepdims=True).shape == (3, 1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(lengths=st.lists(st.integers(1, 6), min_size=1, max_size=10),
+       seed=st.integers(0, 2**31))
+def test_variance_against_numpy(lengths, seed):
+    rng = np.random.default_rng(seed)
+    splits = np.concatenate([[0], np.cumsum(lengths)])
+    values = rng.uniform(-3, 3, int(splits[-1]))
+    rt = R.RaggedTensor.from_row_splits(values, splits)
+    rows = [values[splits[i]:splits[i + 1]] for i in range(len(lengths))]
+    np.testing.assert_allclose(R.reduce_variance(rt).numpy(),
+                               [np.var(r) for r in rows], atol=1e-12)
+    np.testing.assert_allclose(R.reduce_std(rt).numpy(),
+                               [np.std(r) for r in rows], atol=1e-6)
+
+
+def test_variance_gradient(rng):
+    values = rng.uniform(0.5, 2.0, size=9)
+    check_gradients(
+        lambda x: R.reduce_variance(R.RaggedTensor.from_row_splits(x, [0, 3, 4, 9])),
+        [values])
+
+
+def test_variance_any_errors():
+    with pytest.raises(TypeError, match="floating-point"):
+        R.reduce_variance(R.constant([[1, 2]]))
+    with pytest.raises(TypeError, match="bool"):
+        R.reduce_any(R.constant([[1.0, 2.0]]))
+    with pytest.raises(TypeError, match="expected a RaggedTensor"):
+        R.reduce_all(np.ones(3, bool))
