@@ -8,11 +8,12 @@
 """
 
 from ..framework.public import publish
+from . import reductions
 from .ragged_factory_ops import constant, is_ragged, map_flat_values
 from .ragged_math_ops import range
 from .ragged_range import ragged_range
 from .ragged_tensor import RaggedTensor
-from .reductions import (
+from .reductions import (  # noqa: F401 (listed through reductions.__all__)
     reduce_all,
     reduce_any,
     reduce_max,
@@ -31,14 +32,6 @@ __all__ = [
     "constant",
     "map_flat_values",
     "is_ragged",
-    "reduce_sum",
-    "reduce_prod",
-    "reduce_min",
-    "reduce_max",
-    "reduce_mean",
-    "reduce_variance",
-    "reduce_std",
-    "reduce_any",
-    "reduce_all",
+    *reductions.__all__,
 ]
 publish(__name__, globals(), __all__)
