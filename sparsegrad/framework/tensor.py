@@ -236,15 +236,23 @@ class Tensor:
             yield operators.strided_slice(self, i)
 
     def __lt__(self, other):
+        if type(other) in DEFERRING_TYPES:
+            return NotImplemented
         return operators.less(self, other)
 
     def __le__(self, other):
+        if type(other) in DEFERRING_TYPES:
+            return NotImplemented
         return operators.less_equal(self, other)
 
     def __gt__(self, other):
+        if type(other) in DEFERRING_TYPES:
+            return NotImplemented
         return operators.greater(self, other)
 
     def __ge__(self, other):
+        if type(other) in DEFERRING_TYPES:
+            return NotImplemented
         return operators.greater_equal(self, other)
 
     # == and != keep identity semantics so Tensors stay hashable; use

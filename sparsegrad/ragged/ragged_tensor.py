@@ -889,6 +889,13 @@ class RaggedTensor:
     __rtruediv__ = _binary_operator(math_ops.divide, "divide", reverse=True)
     __pow__ = _binary_operator(math_ops.pow, "pow")
     __rpow__ = _binary_operator(math_ops.pow, "pow", reverse=True)
+    # Comparisons give a bool RaggedTensor with the same rows; == and != keep
+    # identity semantics, as for Tensor (use sparsegrad.ragged.map_flat_values
+    # with sparsegrad.equal).
+    __lt__ = _binary_operator(math_ops.less, "less")
+    __le__ = _binary_operator(math_ops.less_equal, "less_equal")
+    __gt__ = _binary_operator(math_ops.greater, "greater")
+    __ge__ = _binary_operator(math_ops.greater_equal, "greater_equal")
 
     def __neg__(self):
         return self.with_values(unary_ops.negative(self._used_values()))

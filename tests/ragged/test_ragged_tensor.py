@@ -325,3 +325,18 @@ def test_tensor_and_variable_on_the_left_defer_to_ragged():
     with sg.GradientTape() as tape:
         loss = sg.reduce_sum((v * rt + v).values)
     assert float(tape.gradient(loss, v)) == 9.0
+
+
+def test_comparisons_give_bool_ragged_tensors():
+    rt = sg.ragged.constant([[1.0, 2.0], [], [3.0]])
+    other = sg.ragged.constant([[0.0, 5.0], [], [3.0]])
+    assert (rt > 1.5).to_list() == [[False, True], [], [True]]
+    assert (rt <= 2).to_list() == [[True, True], [], [False]]
+    assert (2 < rt).to_list() == [[False, False], [], [True]]  # noqa: SIM300
+    assert (np.float32(2) >= rt).to_list() == [[True, True], [], [False]]
+    assert (sg.constant(np.float32(2)) < rt).to_list() == [[False, False], [], [True]]
+    assert (rt < other).to_list() == [[False, True], [], [False]]
+    assert (rt >= other).dtype == np.bool_
+    assert rt == rt and rt != other  # identity, as for Tensor
+    with pytest.raises(sg.errors.InvalidArgumentError):
+        rt < sg.ragged.constant([[1.0], [2.0, 3.0], []])  # noqa: B015
