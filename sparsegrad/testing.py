@@ -1,4 +1,5 @@
-"""Testing helpers: a finite-difference gradient checker and IndexedSlices asserts.
+"""Testing helpers: a finite-difference gradient checker, and asserts for
+IndexedSlices and RaggedTensor.
 
 :func:`check_gradients` compares what the tape computes with central finite
 differences in float64, to first or second order (as autograd's
@@ -13,8 +14,14 @@ from .autodiff.tape import GradientTape
 from .framework.indexed_slices import IndexedSlices
 from .framework.tensor import convert_to_tensor, wrap
 from .ops.array_ops import densify
+from .ragged.ragged_tensor import RaggedTensor
 
-__all__ = ["assert_indexed_slices_equal", "check_gradients", "numerical_gradients"]
+__all__ = [
+    "assert_indexed_slices_equal",
+    "assert_ragged_equal",
+    "check_gradients",
+    "numerical_gradients",
+]
 
 
 def _dense_array(g):
@@ -221,3 +228,54 @@ def assert_indexed_slices_equal(actual, expected, rtol=1e-7, atol=0.0):
     if act.shape != exp.shape:
         raise AssertionError(f"dense shapes differ: {act.shape} != {exp.shape}")
     np.testing.assert_allclose(act, exp, rtol=rtol, atol=atol)
+
+
+def assert_ragged_equal(actual, expected, rtol=1e-7, atol=0.0):
+    """Assert `actual` is a RaggedTensor with the rows of `expected`.
+
+    The row lengths must be equal exactly and the values to the tolerances
+    (NaN equals NaN); the row splits' dtype is not compared.
+
+    Parameters
+    ----------
+    actual : RaggedTensor
+    expected : RaggedTensor or nested list
+        A nested list is read with :func:`sparsegrad.ragged.constant`'s rule
+        (rows of the outer list).
+    rtol, atol : float
+        Tolerances of the values.
+
+    Returns
+    -------
+    None
+        The two are equal.
+
+    Raises
+    ------
+    AssertionError
+        If `actual` is not a RaggedTensor, the row lengths differ, or the
+        values differ.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> from sparsegrad.testing import assert_ragged_equal
+    >>> rt = sg.ragged.range([2, 0, 1])
+    >>> assert_ragged_equal(rt, [[0, 1], [], [0]])
+    """
+    if not isinstance(actual, RaggedTensor):
+        raise AssertionError(f"expected a RaggedTensor, got {type(actual).__name__}")
+    if isinstance(expected, RaggedTensor):
+        lengths = np.asarray(expected.row_lengths())
+        values = expected.values.numpy()[: int(expected.row_splits[-1])]
+    else:
+        rows = [np.asarray(r) for r in expected]
+        lengths = np.array([len(r) for r in rows], dtype=np.int64)
+        values = np.concatenate(rows) if rows else np.empty(0)
+    got_lengths = np.asarray(actual.row_lengths())
+    if got_lengths.shape != lengths.shape or np.any(got_lengths != lengths):
+        raise AssertionError(
+            f"row lengths differ: {got_lengths.tolist()} != {lengths.tolist()}"
+        )
+    got = actual.values.numpy()[: int(actual.row_splits[-1])]
+    np.testing.assert_allclose(got, values, rtol=rtol, atol=atol, equal_nan=True)

@@ -340,3 +340,18 @@ def test_comparisons_give_bool_ragged_tensors():
     assert rt == rt and rt != other  # identity, as for Tensor
     with pytest.raises(sg.errors.InvalidArgumentError):
         rt < sg.ragged.constant([[1.0], [2.0, 3.0], []])  # noqa: B015
+
+
+def test_assert_ragged_equal():
+    from sparsegrad.testing import assert_ragged_equal
+
+    rt = sg.ragged.constant([[1.0, 2.0], [], [np.nan]])
+    assert_ragged_equal(rt, [[1.0, 2.0], [], [np.nan]])
+    assert_ragged_equal(rt, sg.ragged.constant([[1.0, 2.0], [], [np.nan]]))
+    assert_ragged_equal(rt, [[1.0, 2.0 + 1e-9], [], [np.nan]], rtol=1e-6)
+    with pytest.raises(AssertionError, match="row lengths differ"):
+        assert_ragged_equal(rt, [[1.0], [2.0], [np.nan]])
+    with pytest.raises(AssertionError):
+        assert_ragged_equal(rt, [[1.0, 2.5], [], [np.nan]])
+    with pytest.raises(AssertionError, match="expected a RaggedTensor"):
+        assert_ragged_equal(np.ones(3), [[1.0]])
