@@ -242,13 +242,15 @@ def assert_ragged_equal(actual, expected, rtol=1e-7, atol=0.0):
     expected : RaggedTensor or nested list
         A nested list is read with :func:`sparsegrad.ragged.constant`'s rule
         (rows of the outer list).
-    rtol, atol : float
-        Tolerances of the values.
+    rtol : float, default=1e-7
+        Relative tolerance of the values.
+    atol : float, default=0.0
+        Absolute tolerance of the values.
 
     Returns
     -------
     None
-        The two are equal.
+        Returns only when every row matches.
 
     Raises
     ------
