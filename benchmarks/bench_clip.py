@@ -184,6 +184,35 @@ def torch_worker(repeat):
     print(json.dumps(out))
 
 
+def benchmark_arguments(doc, workers, repeat=15, rounds=False):
+    """Parse the command line shared by the benchmarks that time their peers
+    in processes of their own: ``--repeat``, ``--tf-python``, optionally
+    ``--rounds``, and a hidden ``--<name>-worker`` flag per worker name."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=repeat)
+    parser.add_argument(
+        "--tf-python",
+        default=sys.executable,
+        help="interpreter with TensorFlow (runs the TF half; default: this one)",
+    )
+    if rounds:
+        parser.add_argument("--rounds", type=int, default=3,
+                            help="turns each library takes (medians over rounds)")
+    for name in workers:
+        parser.add_argument(f"--{name}-worker", action="store_true",
+                            help=argparse.SUPPRESS)
+    return parser.parse_args()
+
+
+def sparsegrad_worker(timers, repeat):
+    """The ``--sparsegrad-worker`` process: sparsegrad on every thread, the
+    median time of each of `timers` (name -> function) printed as JSON."""
+    import sparsegrad as sg
+
+    sg.set_num_threads(os.cpu_count())
+    print(json.dumps({k: _median_time(f, repeat) for k, f in timers.items()}))
+
+
 def run_worker(python, flag, repeat, script=__file__):
     """The worker's JSON as a dict, or (None, reason); `script` is the
     benchmark file whose worker runs (this one by default)."""
@@ -229,16 +258,7 @@ def time_global_norm():
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=15)
-    parser.add_argument(
-        "--tf-python",
-        default=sys.executable,
-        help="interpreter with TensorFlow (runs the TF half; default: this one)",
-    )
-    parser.add_argument("--tf-worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = benchmark_arguments(__doc__, ("tf", "torch"))
     if args.tf_worker:
         tf_worker(args.repeat)
         return

@@ -39,14 +39,18 @@ Run: ``python benchmarks/bench_embedding_bag.py --tf-python /tmp/tfenv/bin/pytho
 The ``time_*`` functions are collectable by asv.
 """
 
-import argparse
 import json
 import os
 import sys
 import warnings
 
 import numpy as np
-from bench_clip import machine_and_bandwidth, run_worker
+from bench_clip import (
+    benchmark_arguments,
+    machine_and_bandwidth,
+    run_worker,
+    sparsegrad_worker,
+)
 from bench_training_ops import _median_time
 
 N_ROWS, WIDTH, N_BAGS, BAG, ZIPF_A = 1_000_000, 64, 16_384, 20, 1.1
@@ -183,20 +187,7 @@ def _median_of_rounds(outs):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=15)
-    parser.add_argument(
-        "--tf-python",
-        default=sys.executable,
-        help="interpreter with TensorFlow (runs the TF half; default: this one)",
-    )
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="turns each library takes (medians over rounds)")
-    parser.add_argument("--tf-worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--sparsegrad-worker", action="store_true",
-                        help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = benchmark_arguments(__doc__, ("tf", "torch", "sparsegrad"), rounds=True)
     if args.tf_worker:
         tf_worker(args.repeat)
         return
@@ -204,11 +195,7 @@ def main():
         torch_worker(args.repeat)
         return
     if args.sparsegrad_worker:
-        import sparsegrad as sg
-
-        sg.set_num_threads(os.cpu_count())
-        print(json.dumps({"forward": _median_time(time_forward, args.repeat),
-                          "step": _median_time(time_step, args.repeat)}))
+        sparsegrad_worker({"forward": time_forward, "step": time_step}, args.repeat)
         return
 
     bandwidth = machine_and_bandwidth(args.repeat)

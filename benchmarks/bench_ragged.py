@@ -27,13 +27,17 @@ Run: ``python benchmarks/bench_ragged.py --tf-python /tmp/tfenv/bin/python``.
 The ``time_*`` functions are collectable by asv.
 """
 
-import argparse
 import json
 import os
 import sys
 
 import numpy as np
-from bench_clip import machine_and_bandwidth, run_worker
+from bench_clip import (
+    benchmark_arguments,
+    machine_and_bandwidth,
+    run_worker,
+    sparsegrad_worker,
+)
 from bench_training_ops import _median_time
 
 N_ROWS = 200_000
@@ -126,28 +130,13 @@ def numpy_range(starts, limits, deltas):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=15)
-    parser.add_argument(
-        "--tf-python",
-        default=sys.executable,
-        help="interpreter with TensorFlow (runs the TF half; default: this one)",
-    )
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="turns each library takes (medians over rounds)")
-    parser.add_argument("--tf-worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--sparsegrad-worker", action="store_true",
-                        help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = benchmark_arguments(__doc__, ("tf", "sparsegrad"), rounds=True)
     if args.tf_worker:
         tf_worker(args.repeat)
         return
     if args.sparsegrad_worker:
-        import sparsegrad as sg
-
-        sg.set_num_threads(os.cpu_count())
-        print(json.dumps({"int32": _median_time(time_range_int32, args.repeat),
-                          "float32": _median_time(time_range_float32, args.repeat)}))
+        sparsegrad_worker({"int32": time_range_int32, "float32": time_range_float32},
+                          args.repeat)
         return
 
     import sparsegrad as sg

@@ -28,13 +28,11 @@ Run: ``python benchmarks/bench_segment.py --tf-python /tmp/tfenv/bin/python``.
 The ``time_*`` functions are collectable by asv.
 """
 
-import argparse
 import json
 import os
-import sys
 
 import numpy as np
-from bench_clip import machine_and_bandwidth, run_worker
+from bench_clip import benchmark_arguments, machine_and_bandwidth, run_worker
 from bench_training_ops import _median_time
 
 N_VALUES = 10_000_000
@@ -153,14 +151,7 @@ def _sg_rows(sg, id_dtype, bandwidth, tf_out, repeat):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=11)
-    parser.add_argument(
-        "--tf-python", default=sys.executable,
-        help="interpreter with TensorFlow (runs the TF half; default: this one)",
-    )
-    parser.add_argument("--tf-worker", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = benchmark_arguments(__doc__, ("tf",), repeat=11)
     if args.tf_worker:
         tf_worker(args.repeat)
         return
