@@ -1,4 +1,10 @@
-"""Command line: ``python -m sparsegrad info``."""
+"""Command line: ``sparsegrad info | demo | bench`` (or ``python -m sparsegrad ...``).
+
+``demo`` and ``bench`` live in :mod:`sparsegrad.demo.cli` and
+:mod:`sparsegrad.bench.cli`; each of those modules has ``add_arguments(parser)``
+and ``run(args) -> int`` (the exit status), and imports its heavy dependencies
+only inside ``run``.
+"""
 
 import argparse
 import platform
@@ -50,13 +56,27 @@ def info(out=None):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m sparsegrad")
+    from .bench import cli as bench_cli
+    from .demo import cli as demo_cli
+
+    parser = argparse.ArgumentParser(prog="sparsegrad")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("info", help="show the build and runtime configuration")
+    demo = commands.add_parser(
+        "demo", help=demo_cli.HELP, description=demo_cli.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    demo_cli.add_arguments(demo)
+    bench = commands.add_parser(
+        "bench", help=bench_cli.HELP, description=bench_cli.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    bench_cli.add_arguments(bench)
     args = parser.parse_args(argv)
     if args.command == "info":
         info()
-    return 0
+        return 0
+    if args.command == "demo":
+        return demo_cli.run(args)
+    return bench_cli.run(args)
 
 
 if __name__ == "__main__":
