@@ -194,6 +194,9 @@ def _run(args):
                                ("--seed", args.seed, 0)):
         _check_range(value, option, low)
     settings, saved = _settings(args)
+    # What checkpoint.json holds: the data settings and each model's history.
+    # A fresh run starts it empty, so that --save never mixes two runs.
+    state = {"settings": settings, "models": {}}
     epochs = DEFAULT_EPOCHS if args.epochs is None else args.epochs
     save_dir = args.save if args.save is not None else args.resume
     if (save_dir is not None and os.path.exists(save_dir)
@@ -232,11 +235,15 @@ def _run(args):
     with threadpool_limits(limits=args.threads, user_api="blas"):
         for model in _models(names, data, settings["seed"]):
             history = saved.get(model.name, {"epochs": [], "curve": []})
+            state["models"][model.name] = history
             if args.resume is not None and history["epochs"]:
                 try:
-                    train.load_checkpoint(args.resume, model)
+                    found = train.load_checkpoint(args.resume, model)
                 except (OSError, ValueError) as exc:
                     raise UsageError(f"--resume {args.resume}: {exc}") from None
+                if not found:
+                    raise UsageError(f"--resume {args.resume}: the weights of the "
+                                     f"{model.name} model are missing")
                 if len(history["epochs"]) > epochs:
                     raise UsageError(
                         f"--epochs {epochs}: the {model.name} model saved in "
@@ -247,11 +254,14 @@ def _run(args):
             def on_epoch(epoch, model=model, history=history):
                 history["epochs"][-1]["peak_memory"] = train.peak_memory()
                 if save_dir is not None:
-                    train.save_checkpoint(save_dir, model, history, settings)
+                    train.save_checkpoint(save_dir, model, state)
 
+            before = len(history["epochs"])
             train.fit(model, data, epochs=epochs, batch_size=settings["batch_size"],
                       history=history, progress=not args.no_progress,
                       on_epoch=on_epoch)
+            if save_dir is not None and len(history["epochs"]) == before:
+                train.save_checkpoint(save_dir, model, state)   # e.g. to a new DIR
             done = history["epochs"]
             seconds = sum(e["seconds"] for e in done)
             memory = [e["peak_memory"] for e in done if "peak_memory" in e]

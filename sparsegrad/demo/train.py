@@ -124,14 +124,15 @@ def _replace_atomically(path, write):
     os.replace(tmp, path)
 
 
-def save_checkpoint(directory, model, history, settings):
-    """Write `model`'s weights, optimizer state and `history` under `directory`.
+def save_checkpoint(directory, model, state):
+    """Write `model`'s weights and optimizer state and the run's `state` to `directory`.
 
     Files: ``<name>.weights.npz`` (the variables by name),
     ``<name>.optimizer.npz`` (:meth:`~sparsegrad.optimizers.Optimizer.save_state`)
-    and ``checkpoint.json`` (the run's `settings` and every model's history).
-    Each file is replaced whole, so an interrupted save leaves the previous
-    checkpoint readable.
+    and ``checkpoint.json``, the `state` of the run: ``{"settings": {...},
+    "models": {name: history}}`` (the data settings, and the history of every
+    model saved so far).  Each file is replaced whole, so an interrupted save
+    leaves the previous checkpoint readable.
     """
     os.makedirs(directory, exist_ok=True)
     weights = {v.name: v.numpy() for v in model.variables}
@@ -139,12 +140,9 @@ def save_checkpoint(directory, model, history, settings):
                         lambda f: np.savez(f, **weights))
     _replace_atomically(os.path.join(directory, f"{model.name}.optimizer.npz"),
                         model.optimizer.save_state)
-    index = os.path.join(directory, "checkpoint.json")
-    state = read_index(directory) if os.path.exists(index) else {}
-    state["settings"] = settings
-    state.setdefault("models", {})[model.name] = history
     text = json.dumps(state, indent=1).encode()
-    _replace_atomically(index, lambda f: f.write(text))
+    _replace_atomically(os.path.join(directory, "checkpoint.json"),
+                        lambda f: f.write(text))
 
 
 def read_index(directory):
