@@ -328,6 +328,8 @@ def load_svmlight(path, *, test_fraction=0.2, seed=0):
         X, labels = load_svmlight_file(path, dtype=np.float32)
     except (ValueError, UnicodeDecodeError, RuntimeError) as exc:
         reason = " ".join(str(exc).split()) or type(exc).__name__
+        if len(reason) > 100:
+            reason = reason[:97] + "..."
         raise DataFileError(f"{path}: not an svmlight/libsvm file ({reason})") from None
     n_rows = X.shape[0]
     if n_rows < 2:
