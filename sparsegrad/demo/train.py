@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import time
+import zipfile
 
 import numpy as np
 
@@ -168,26 +169,30 @@ def read_index(directory):
 
 
 def load_checkpoint(directory, model):
-    """Restore `model` (weights and optimizer) from `directory`; False if it has none.
+    """Restore `model`'s weights and optimizer state from `directory`.
 
     Raises
     ------
+    OSError
+        If a file cannot be read.
     ValueError
         If the saved weights do not fit the model (another data set or
         architecture) or the optimizer state does not load.
     """
     path = os.path.join(directory, f"{model.name}.weights.npz")
-    if not os.path.exists(path):
-        return False
-    with np.load(path, allow_pickle=False) as saved:
-        for var in model.variables:
-            if var.name not in saved or saved[var.name].shape != var.shape:
-                raise ValueError(
-                    f"{path} does not hold {var.name} of shape {var.shape}")
-            var.assign(saved[var.name])
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            weights = {name: saved[name] for name in saved.files}
+    except (ValueError, EOFError, zipfile.BadZipFile):
+        raise ValueError(f"{path} is not a weights file written by --save") from None
+    for var in model.variables:
+        value = weights.get(var.name)
+        if value is None or value.shape != var.shape or value.dtype != var.dtype:
+            raise ValueError(f"{path} does not hold {var.name} of shape {var.shape}")
+    for var in model.variables:
+        var.assign(weights[var.name])
     model.optimizer.load_state(os.path.join(directory, f"{model.name}.optimizer.npz"),
                                var_list=model.variables)
-    return True
 
 
 # -- memory ---------------------------------------------------------------------

@@ -100,6 +100,9 @@ def test_resume_errors(demo, tmp_path):
     (weightless / "checkpoint.json").write_text((saved / "checkpoint.json").read_text())
     cases.append((("--resume", str(weightless)),
                   f"--resume {weightless}: the weights of the ftrl model are missing"))
+    (saved / "ftrl.weights.npz").write_bytes(b"PK\x03\x04 truncated")
+    cases.append((("--resume", str(saved)),
+                  f"--resume {saved}: {saved / 'ftrl.weights.npz'} is not a weights"))
     for argv, message in cases:
         status, _, err = demo(*argv)
         assert status == 2
