@@ -252,7 +252,7 @@ def _run(args):
         _check_plot(args.plot)
 
     import numpy as np
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 
     import sparsegrad as sg
 
