@@ -39,6 +39,8 @@ cdef Py_ssize_t CHUNK = 1 << 12
 cdef enum:
     F32 = 0
     F64 = 1
+    # Columns of a repeated row that _group_squares sums at a time.
+    GROUP_COLUMNS = 64
 
 
 cdef struct Block:
@@ -78,17 +80,28 @@ cdef inline double _group_squares(
     Py_ssize_t stop, Py_ssize_t width,
 ) noexcept nogil:
     # Squares of the sum of rows order[first:stop] of values, each column
-    # summed in order from zero in the values' dtype.
+    # summed in order from zero in the values' dtype, the squares added in
+    # column order.  The columns are summed GROUP_COLUMNS at a time, row by
+    # row (each row read once, contiguously, and the inner loop vectorises);
+    # each column's sum has the bits of a column-by-column loop.
     cdef double total = 0
-    cdef floating s
-    cdef Py_ssize_t j, k
+    cdef floating sums[GROUP_COLUMNS]
+    cdef const floating *row
+    cdef Py_ssize_t j, j0, m, k
     if stop - first == 1:
         return _squares(values + order[first] * width, width)
-    for j in range(width):
-        s = 0
+    j0 = 0
+    while j0 < width:
+        m = min(<Py_ssize_t> GROUP_COLUMNS, width - j0)
+        for j in range(m):
+            sums[j] = 0
         for k in range(first, stop):
-            s = s + values[order[k] * width + j]
-        total += <double> s * s
+            row = values + order[k] * width + j0
+            for j in range(m):
+                sums[j] = sums[j] + row[j]
+        for j in range(m):
+            total += <double> sums[j] * sums[j]
+        j0 = j0 + m
     return total
 
 
