@@ -230,7 +230,8 @@ def setup_tensorflow(quick):
         grads, _ = tf.clip_by_global_norm(grads, CLIP_NORM)
         step_count["t"] += 1
         t = step_count["t"]
-        p1, p2 = tf.constant(beta1 ** t, tf.float32), tf.constant(beta2 ** t, tf.float32)
+        p1 = tf.constant(beta1 ** t, tf.float32)
+        p2 = tf.constant(beta2 ** t, tf.float32)
         alpha = lr * tf.sqrt(1 - p2) / (1 - p1)
         lazy_adam(table, *slots[0], grads[0], alpha)
         for var, (m, v), g in zip(variables[1:], slots[1:], grads[1:]):
