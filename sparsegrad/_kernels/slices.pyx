@@ -15,6 +15,8 @@ count.
   indices in order and handles the rows of its class.
 * dedupe: a stable LSD radix argsort groups equal indices (keeping their original
   order), then each group is summed by one thread.
+* gather_rows: a copy, row by row (any dtype, as bytes); each output row is
+  written by one thread.
 """
 
 from cython cimport floating
@@ -28,6 +30,26 @@ from ._typedefs cimport index_t
 
 # Radix digit width of the argsort.
 cdef int RADIX_BITS = 11
+# Rows per prange chunk of gather_rows, and how many rows ahead it prefetches
+# (the rows of a large table are random in memory: the copy waits on memory,
+# not on bandwidth, unless later rows are asked for early).
+cdef Py_ssize_t GATHER_CHUNK = 1 << 10
+cdef Py_ssize_t GATHER_PREFETCH = 16
+
+cdef extern from *:
+    """
+    static inline void sparsegrad_prefetch_read(const void *p, Py_ssize_t nbytes) {
+    #if defined(__GNUC__) || defined(__clang__)
+        const char *c = (const char *)p;
+        Py_ssize_t off;
+        if (nbytes > 256) nbytes = 256;
+        for (off = 0; off < nbytes; off += 64) __builtin_prefetch(c + off, 0, 3);
+    #else
+        (void)p; (void)nbytes;
+    #endif
+    }
+    """
+    void sparsegrad_prefetch_read(const void* p, Py_ssize_t nbytes) noexcept nogil
 
 
 def all_in_range(
@@ -197,3 +219,26 @@ def gather_group_sum(
             row = order[k]
             for j in range(row_width):
                 out[g, j] += values[row, j]
+
+
+def gather_rows(
+    const unsigned char[:, ::1] table,  # IN  (n_rows, row_bytes), rows as bytes
+    const index_t[::1] indices,         # IN  (n,), each in [0, n_rows)
+    unsigned char[:, ::1] out,          # OUT (n, row_bytes)
+    int n_threads,
+):
+    """``out[k] = table[indices[k]]``: fixed chunks of rows in a prange, the
+    rows GATHER_PREFETCH ahead asked for early."""
+    cdef Py_ssize_t n = indices.shape[0], row_bytes = table.shape[1]
+    cdef Py_ssize_t n_chunks = (n + GATHER_CHUNK - 1) // GATHER_CHUNK
+    cdef Py_ssize_t c, k, stop
+    cdef int threads = threads_for(n * row_bytes // 4, n_threads)
+    if row_bytes == 0 or n == 0:
+        return
+    for c in prange(n_chunks, nogil=True, schedule="static", num_threads=threads):
+        stop = min(c * GATHER_CHUNK + GATHER_CHUNK, n)
+        for k in range(c * GATHER_CHUNK, stop):
+            if k + GATHER_PREFETCH < stop:
+                sparsegrad_prefetch_read(&table[indices[k + GATHER_PREFETCH], 0],
+                                         row_bytes)
+            memcpy(&out[k, 0], &table[indices[k], 0], row_bytes)

@@ -23,6 +23,7 @@ __all__ = [
     "check_in_range",
     "scatter_add",
     "scatter_update",
+    "gather_rows",
     "deduplicate",
     "sorted_segment_splits",
     "unaliased",
@@ -255,6 +256,50 @@ def scatter_update(out, indices, values, name="indices"):
         # Keep the last occurrence of each index, then one plain assignment.
         reversed_unique, position = np.unique(indices[::-1], return_index=True)
         out[reversed_unique] = values[::-1][position]
+    return out
+
+
+# Below this many gathered bytes, NumPy's take (one thread) is as fast.
+_GATHER_MIN_BYTES = 1 << 18
+
+
+def gather_rows(table, indices):
+    """``table[indices]`` along axis 0, for a C-contiguous `table` of any dtype.
+
+    Large gathers (the rows of an embedding table) copy the rows on the
+    kernel threads, asking for later rows early; small ones take
+    ``np.take``.  The indices must be in ``[0, len(table))`` (checked by the
+    caller).
+
+    Parameters
+    ----------
+    table : ndarray of shape (n_rows, ...), C-contiguous
+    indices : ndarray of int32 or int64, any shape
+
+    Returns
+    -------
+    ndarray of shape ``indices.shape + table.shape[1:]``, the dtype of `table`
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsegrad.framework import sparse_rows
+    >>> sparse_rows.gather_rows(np.arange(6.0).reshape(3, 2), np.array([2, 0]))
+    array([[4., 5.],
+           [0., 1.]])
+    """
+    row_bytes = table.dtype.itemsize
+    for n in table.shape[1:]:
+        row_bytes *= n
+    if indices.size * row_bytes < _GATHER_MIN_BYTES or table.dtype.hasobject:
+        return np.take(table, indices, axis=0)
+    out = buffers.empty(indices.shape + table.shape[1:], table.dtype)
+    flat = indices.reshape(-1)
+    if not flat.flags.c_contiguous:
+        flat = np.ascontiguousarray(flat)
+    _slices.gather_rows(table.reshape(table.shape[0], -1).view(np.uint8), flat,
+                        out.reshape(flat.shape[0], -1).view(np.uint8),
+                        get_num_threads())
     return out
 
 

@@ -141,7 +141,11 @@ def sum_of_squares(grads):
     grads : list
         ndarrays (dense), ``(values, indices, n_rows)`` tuples (rows of a
         variable with `n_rows` rows: they count as the tensor they represent,
-        repeated indices summed first) or None (skipped).
+        repeated indices summed first) or None (skipped).  A tuple may carry
+        a fourth item, the ``(unique, order, starts)`` that
+        :func:`sparsegrad.framework.sparse_rows.group_rows` gave for its
+        indices, so that a caller who needs those groups again (the lazy
+        optimizers' update kernels) groups the indices once.
 
     Returns
     -------
@@ -160,8 +164,14 @@ def sum_of_squares(grads):
         if g is None:
             continue
         if isinstance(g, tuple):
-            values, indices, n_rows = g
-            entries.append(_squares_entry(values, _groups_of(indices, n_rows - 1)))
+            values, indices, n_rows = g[:3]
+            if len(g) > 3:
+                _, order, starts = g[3]
+                groups = ((order, starts) if starts.shape[0] - 1 < indices.shape[0]
+                          else None)
+            else:
+                groups = _groups_of(indices, n_rows - 1)
+            entries.append(_squares_entry(values, groups))
         else:
             entries.append(_squares_entry(g, None))
     return _clip.sum_of_squares_list(entries, get_num_threads())

@@ -208,8 +208,11 @@ def _batched_gather(p, idx, axis, b):
 
 def _take(array, indices, axis):
     """``np.take`` without its copy of a non-contiguous `array` (which would
-    cost O(array) for a strided or broadcast table)."""
+    cost O(array) for a strided or broadcast table); rows of a contiguous
+    table on the kernel threads."""
     if array.flags.c_contiguous:
+        if axis == 0:
+            return sparse_rows.gather_rows(array, indices)
         return np.take(array, indices, axis=axis)
     return np.asarray(array[(slice(None),) * axis + (indices,)])
 

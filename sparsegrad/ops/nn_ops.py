@@ -127,7 +127,19 @@ def _relu_backprop(grad, output):
     """``grad * (output > 0)``, recorded as a "ReluGrad" op."""
     grad = as_tensor(grad, name="grad")
     g = grad._value
-    result = np.where(output._value > 0, g, g.dtype.type(0))
+    mask = output._value > 0
+    if g.dtype.kind == "f" and g.dtype.itemsize in (2, 4, 8) and g.ndim \
+            and mask.shape == g.shape:
+        # The bits of g where the mask is set, else +0: an AND with an
+        # all-ones or all-zeros word (np.where branches on each element, and
+        # a relu mask is random: ten times slower).
+        word = np.dtype(f"i{g.dtype.itemsize}")
+        keep = mask.view(np.int8).astype(word)
+        np.negative(keep, out=keep)
+        result = np.bitwise_and(np.ascontiguousarray(g).view(word), keep,
+                                out=keep).view(g.dtype)
+    else:
+        result = np.where(mask, g, g.dtype.type(0))
     out = wrap(np.asarray(result, dtype=g.dtype))
     record_operation("ReluGrad", (grad, output), (out,))
     return out

@@ -12,7 +12,8 @@ def _ops(prefix):
     return {
         name[len(prefix):]
         for name in dir(K)
-        if name.startswith(prefix) and not name.endswith("_by_row")
+        if name.startswith(prefix)
+        and not name.endswith(("_by_row", "_grouped"))
     }
 
 

@@ -424,3 +424,27 @@ def test_activation_argument_errors():
         sg.nn.l2_loss([1, 2])
     with pytest.raises(InvalidArgumentError, match="relu: features"):
         sg.nn.relu(np.array([True]))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_relu_gradient_bits_are_np_where(dtype):
+    # The upstream gradient where the output is positive, bit for bit (NaN,
+    # -0.0 and negative values included), +0.0 elsewhere; a strided upstream
+    # gradient and a scalar too.
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(64, 33)).astype(dtype)
+    x[0, :4] = [np.nan, 0.0, -0.0, np.inf]
+    u = rng.normal(size=(33, 64)).astype(dtype).T      # not contiguous
+    u[1, :3] = [np.nan, -0.0, -np.inf]
+    u[2, :] = -0.0
+    xv = sg.Variable(x)
+    with sg.GradientTape() as tape:
+        y = sg.nn.relu(xv)
+    g = np.asarray(tape.gradient(y, xv, output_gradients=u))
+    want = np.where(np.maximum(x, 0) > 0, u, dtype(0))
+    word = f"u{np.dtype(dtype).itemsize}"
+    np.testing.assert_array_equal(g.view(word), want.view(word))
+    s = sg.Variable(dtype(2.0))
+    with sg.GradientTape() as tape:
+        y = sg.nn.relu(s)
+    assert tape.gradient(y, s, output_gradients=dtype(-3.0)).numpy() == dtype(-3.0)

@@ -252,6 +252,8 @@ class Optimizer:
     _config_keys = ()
     #: The global-clip scale of the gradient being prepared (1: none).
     _grad_scale = 1.0
+    # (indices, their group_rows) of the sparse gradient being prepared.
+    _grad_groups = None
 
     def __init__(self, learning_rate, name, clipnorm=None, clipvalue=None,
                  global_clipnorm=None):
@@ -507,13 +509,15 @@ class Optimizer:
             out.append((g.values._value, g.indices._value) if sparse else g._value)
         return out
 
-    def _global_clip_scales(self, grads, variables):
+    def _global_clip_scales(self, grads, variables, groups):
         """Stage 1b, global_clipnorm: the scale of each gradient,
         TensorFlow's ``clip_by_global_norm`` formula in the variables' dtype
-        (float64 when they differ), rounded to each variable's dtype."""
+        (float64 when they differ), rounded to each variable's dtype.
+        `groups` holds :func:`~sparsegrad.framework.sparse_rows.group_rows`
+        of each sparse gradient's indices (None for a dense one)."""
         total = clip_ops.sum_of_squares([
-            (g[0], g[1], var.shape[0]) if isinstance(g, tuple) else g
-            for g, var in zip(grads, variables)])
+            (g[0], g[1], var.shape[0], grouped) if isinstance(g, tuple) else g
+            for g, var, grouped in zip(grads, variables, groups)])
         dtypes = {var.dtype for var in variables}
         dtype = dtypes.pop() if len(dtypes) == 1 else np.dtype(np.float64)
         scale = clip_ops.global_norm_scale(
@@ -583,8 +587,15 @@ class Optimizer:
             self._validate_learning_rate_in(lr, dtype)
         grads = [g for g, _ in pairs]
         scales = [1.0] * len(pairs)
+        groups = [None] * len(pairs)
         if self.global_clipnorm is not None:
-            scales = self._global_clip_scales(grads, [var for _, var in pairs])
+            # The indices of each sparse gradient are grouped once: for the
+            # norm of the tensor it represents, and again by the update
+            # kernel, which coalesces on these groups.
+            groups = [sparse_rows.group_rows(g[1], var.shape[0] - 1)
+                      if isinstance(g, tuple) else None for g, var in pairs]
+            scales = self._global_clip_scales(grads, [var for _, var in pairs],
+                                              groups)
         elif self.clipnorm is not None or self.clipvalue is not None:
             grads = self._clip(grads, [var.shape for _, var in pairs])
         # Prepare every update before running any: slots of new variables are
@@ -592,18 +603,21 @@ class Optimizer:
         new_slots = {}
         updates = []
         try:
-            for grad, scale, (_, var) in zip(grads, scales, pairs):
+            for grad, scale, grouped, (_, var) in zip(grads, scales, groups, pairs):
                 entry = self._slots.get(var._uid)
                 if entry is None:
                     entry = new_slots[var._uid] = (var, self._create_slots(var))
                 self._grad_scale = scale
                 if isinstance(grad, tuple):
+                    if grouped is not None:
+                        self._grad_groups = (grad[1], grouped)
                     updates += self._prepare_sparse(grad[0], grad[1], var, entry[1],
                                                     lr)
                 else:
                     updates += self._prepare_dense(grad, var, entry[1], lr)
         finally:
             self._grad_scale = 1.0
+            self._grad_groups = None
         self._slots.update(new_slots)
         for update in updates:
             update()
@@ -654,9 +668,13 @@ class Optimizer:
         hyper-parameter checks run, in var's dtype.  Returns the callable
         that runs the kernel (sparse ops coalesce repeated indices); the
         kernel multiplies the gradient by the pending global-clip scale as it
-        reads it."""
+        reads it, and coalesces on the pending groups of `indices` where
+        stage 1 made them."""
+        groups = None
+        if self._grad_groups is not None and self._grad_groups[0] is indices:
+            groups = self._grad_groups[1]
         return spec.prepare_trusted(var, slots, grad, indices, hyper,
-                                    grad_scale=self._grad_scale).run
+                                    grad_scale=self._grad_scale, groups=groups).run
 
     def minimize(self, loss, var_list, tape=None):
         """Compute the gradient of `loss` and apply it.

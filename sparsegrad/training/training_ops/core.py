@@ -741,7 +741,8 @@ class Spec:
         return Prepared(self, call.var, list(call.slots.values()),
                         call.variables, grad, indices, self.kernel_hyper(call.hyper))
 
-    def prepare_trusted(self, var, slots, grad, indices, args, *, grad_scale=1.0):
+    def prepare_trusted(self, var, slots, grad, indices, args, *, grad_scale=1.0,
+                        groups=None):
         """Prepare a call from an optimizer, on arrays it has checked.
 
         Only the hyper-parameter steps run, on `args`; nothing else is
@@ -768,6 +769,13 @@ class Spec:
             coalescing sums the scaled rows).  A Python float that the caller
             has already rounded to var's dtype (e.g.
             ``float(np.float32(s))``); not checked.
+        groups : tuple of ndarray, optional
+            Sparse ops: ``(unique, order, starts)``, what
+            :func:`sparsegrad.framework.sparse_rows.group_rows` gave for
+            `indices` (the caller grouped them already, e.g. for a global
+            norm): a coalesced update then runs on these groups, row by
+            ascending row, instead of grouping the indices again.  The same
+            bits either way.  Not checked.
 
         Returns
         -------
@@ -802,7 +810,7 @@ class Spec:
                 self._hp_cache[key] = hp
         grad, indices = _kernel_arrays(grad, indices, dtype)
         return Prepared(self, array, [s._value for s in slots], [var, *slots], grad,
-                        indices, hp, grad_scale)
+                        indices, hp, grad_scale, groups)
 
     def kernel_hyper(self, hyper):
         """The kernel's ``hp`` array: the hyper-parameters `hyper` (by name)
@@ -847,13 +855,15 @@ class Prepared:
         The factor the kernels apply to each gradient element as they read
         it, exactly representable in var's dtype (see
         :meth:`Spec.prepare_trusted`).
+    groups : tuple of ndarray, optional
+        Sparse ops: the groups of `indices` (see :meth:`Spec.prepare_trusted`).
     """
 
     __slots__ = ("spec", "var", "slots", "variables", "grad", "indices", "hp",
-                 "grad_scale")
+                 "grad_scale", "groups")
 
     def __init__(self, spec, var, slots, variables, grad, indices, hp,
-                 grad_scale=1.0):
+                 grad_scale=1.0, groups=None):
         self.spec = spec
         self.var = var
         self.slots = slots
@@ -862,6 +872,7 @@ class Prepared:
         self.indices = indices
         self.hp = hp
         self.grad_scale = grad_scale
+        self.groups = groups
 
     def _call(self, use_locking, kernel, *args):
         """Run `kernel`, holding the locks of var and the slots if asked."""
@@ -917,7 +928,16 @@ class Prepared:
         if grad.ndim != 2:
             grad = grad.reshape(n, -1)
         width = grad.shape[1]
-        if n >= _BY_ROW_MAX_N:
+        if coalesce and self.groups is not None:
+            # Grouped by the caller: one update per distinct row, the rows in
+            # ascending order (memory in order: narrow rows share cache lines
+            # and pages with their neighbours).
+            unique, order, starts = self.groups
+            if unique.dtype != _INT64:
+                unique = unique.astype(_INT64)
+            self._call(use_locking, getattr(k, self.spec.driver + "_grouped"), *rows,
+                       grad, unique, order, starts, self.hp, scale, n_threads)
+        elif n >= _BY_ROW_MAX_N:
             # Beyond the by-row kernels' int32 links: sum the duplicates first
             # (in order, from zero: the same bits), then one update per row.
             # The sums must be those of the scaled rows: scaled, the
