@@ -44,4 +44,5 @@ intersphinx_mapping = {}
 html_theme = "furo"
 html_title = f"sparsegrad {release}"
 html_static_path = ["_static"]
+templates_path = ["_templates"]
 exclude_patterns = ["_build"]
