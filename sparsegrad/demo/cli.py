@@ -1,0 +1,262 @@
+"""Train two click-through-rate models with sparsegrad and compare them.
+
+Without --data, a synthetic data set is generated (deterministic from --seed):
+26 categorical fields with Zipf-distributed values hashed into 2**20 buckets,
+clicks drawn from a hidden logistic model with a few pairwise field crosses.
+80% of the examples train, 20% are held out.
+
+Models (--model):
+  ftrl       logistic regression on the hashed one-hot features (a CSR
+             matrix, through sg.sparse.sparse_dense_matmul), trained with
+             FTRL-Proximal (sg.optimizers.Ftrl)
+  embedding  an 8-wide embedding per field from one shared 2**20-row table
+             (sg.nn.embedding_lookup), concatenated, then a 64-32 ReLU MLP,
+             plus a linear term over the same buckets; lazy Adam
+             (sg.optimizers.Adam(lazy=True)) with sg.clip_by_global_norm.
+             With --data (no fields), the row's features form one weighted
+             bag: sg.nn.embedding_lookup_sparse on the CSR rows with
+             combiner="sum" (the sum of value * embedding over the stored
+             entries), then the same MLP and linear term.
+
+Each epoch prints the held-out log-loss and AUC; the end is a table of both
+models, a constant predictor (the train-set click rate) as the baseline,
+examples per second and peak resident memory.  Needs the demo extra:
+pip install "sparsegrad[demo]" (tqdm, scikit-learn, matplotlib).
+
+--save DIR writes the weights and optimizer state after every epoch;
+--resume DIR continues from there to --epochs, with the same result as an
+uninterrupted run.
+"""
+
+import os
+import sys
+import time
+
+HELP = "train FTRL and embedding CTR models on synthetic or svmlight data"
+
+# Defaults of the run; --resume takes them from the checkpoint instead.
+DEFAULTS = {"examples": 500_000, "seed": 0, "batch_size": 512, "data": None}
+DEFAULT_EPOCHS = 2
+DEFAULT_THREADS = 1
+
+
+class UsageError(Exception):
+    """A bad option value or file; the message is printed as one line."""
+
+
+def add_arguments(parser):
+    """Add the options of ``sparsegrad demo`` to the argparse `parser`."""
+    parser.add_argument(
+        "--examples", type=int, metavar="N",
+        help=f"synthetic examples, train and test (default {DEFAULTS['examples']:,})")
+    parser.add_argument(
+        "--epochs", type=int, default=None, metavar="N",
+        help=f"epochs to train each model to (default {DEFAULT_EPOCHS}; with "
+             "--resume, the total including the saved ones)")
+    parser.add_argument(
+        "--batch-size", type=int, metavar="N",
+        help=f"examples per training step (default {DEFAULTS['batch_size']})")
+    parser.add_argument(
+        "--model", choices=("ftrl", "embedding", "both"), default="both",
+        help="which model to train (default both)")
+    parser.add_argument(
+        "--threads", type=int, default=DEFAULT_THREADS, metavar="N",
+        help=f"threads of the kernels and of BLAS (sg.set_num_threads; default "
+             f"{DEFAULT_THREADS}: the steps are small, so one thread is usually "
+             "fastest; results are the same for any count)")
+    parser.add_argument(
+        "--seed", type=int, metavar="N",
+        help=f"seed of the synthetic data, the initial weights and the "
+             f"svmlight split (default {DEFAULTS['seed']})")
+    parser.add_argument(
+        "--data", metavar="FILE",
+        help="train on this svmlight/libsvm file (labels -1/+1 or 0/1; rows "
+             "shuffled with --seed, 20%% held out) instead of synthetic data")
+    parser.add_argument(
+        "--save", metavar="DIR",
+        help="save weights and optimizer state to DIR after every epoch")
+    parser.add_argument(
+        "--resume", metavar="DIR",
+        help="continue the run saved in DIR (saving there again unless --save "
+             "names another directory)")
+    parser.add_argument(
+        "--plot", metavar="FILE",
+        help="save a chart of the loss and AUC curves (e.g. curves.png)")
+    parser.add_argument(
+        "--no-progress", action="store_true", help="no progress bar")
+
+
+def run(args):
+    """Run the demo for the parsed `args`; returns the exit status (2 on bad input)."""
+    try:
+        return _run(args)
+    except UsageError as exc:
+        print(f"sparsegrad demo: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _check_range(value, option, low):
+    if value is not None and value < low:
+        raise UsageError(f"{option} must be >= {low}, got {value}")
+
+
+def _settings(args):
+    """The data settings of the run: the defaults, or the checkpoint's with --resume."""
+    given = {"examples": args.examples, "seed": args.seed,
+             "batch_size": args.batch_size,
+             "data": None if args.data is None else os.path.abspath(args.data)}
+    if args.data is not None and args.examples is not None:
+        raise UsageError("--examples sets the size of the synthetic data; "
+                         "it cannot be combined with --data")
+    if args.resume is None:
+        settings = dict(DEFAULTS)
+        if args.data is not None:
+            settings["examples"] = None
+        settings.update({k: v for k, v in given.items() if v is not None})
+        return settings, {}
+    from .train import read_index
+
+    try:
+        state = read_index(args.resume)
+    except FileNotFoundError:
+        raise UsageError(f"--resume {args.resume}: no checkpoint.json there "
+                         "(write one with --save)") from None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--resume {args.resume}: {exc}") from None
+    settings = state["settings"]
+    for key, value in given.items():
+        if value is not None and value != settings.get(key):
+            option = "--" + key.replace("_", "-")
+            raise UsageError(f"{option} {value} differs from {settings.get(key)}, "
+                             f"the value of the run saved in {args.resume}")
+    return settings, state["models"]
+
+
+def _check_plot(path):
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise UsageError(f"--plot {path}: directory {directory} does not exist")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    extension = os.path.splitext(path)[1].lstrip(".").lower()
+    formats = Figure().canvas.get_supported_filetypes()
+    if extension not in formats:
+        raise UsageError(f"--plot {path}: unknown image format {extension!r} "
+                         f"(use one of {', '.join(sorted(formats))})")
+
+
+def _load_data(settings):
+    from . import data as demo_data
+
+    if settings["data"] is None:
+        try:
+            return demo_data.make_ctr_dataset(settings["examples"],
+                                              seed=settings["seed"])
+        except ValueError as exc:
+            raise UsageError(f"--examples {settings['examples']}: {exc}") from None
+    try:
+        return demo_data.load_svmlight(settings["data"], seed=settings["seed"])
+    except (OSError, ValueError) as exc:
+        message = str(exc)
+        if not message.startswith(settings["data"]):
+            message = f"{settings['data']}: {message}"
+        raise UsageError(f"--data {message}") from None
+
+
+def _models(names, data, seed):
+    from .models import EmbeddingMLP, FtrlLogistic
+
+    for name in names:
+        if name == "ftrl":
+            yield FtrlLogistic(data.n_buckets)
+        else:
+            yield EmbeddingMLP(data.n_buckets, data.n_fields, seed=seed)
+
+
+def _run(args):
+    for option, value, low in (("--examples", args.examples, 2),
+                               ("--epochs", args.epochs, 1),
+                               ("--batch-size", args.batch_size, 1),
+                               ("--threads", args.threads, 1),
+                               ("--seed", args.seed, 0)):
+        _check_range(value, option, low)
+    settings, saved = _settings(args)
+    epochs = DEFAULT_EPOCHS if args.epochs is None else args.epochs
+    save_dir = args.save if args.save is not None else args.resume
+    if (save_dir is not None and os.path.exists(save_dir)
+            and not os.path.isdir(save_dir)):
+        raise UsageError(f"--save {save_dir}: exists and is not a directory")
+    if args.plot is not None:
+        _check_plot(args.plot)
+
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    import sparsegrad as sg
+
+    from . import train
+
+    sg.set_num_threads(args.threads)
+    start = time.perf_counter()
+    data = _load_data(settings)
+    n_train, n_test = data.train.y.shape[0], data.test.y.shape[0]
+    click_rate = float(np.mean(data.train.y))
+    if settings["data"] is None:
+        source = (f"synthetic CTR data (seed {settings['seed']}): {data.n_fields} "
+                  f"fields hashed into {data.n_buckets:,} buckets")
+    else:
+        source = f"{settings['data']}: {data.n_buckets:,} features"
+    print(f"{source}; {n_train:,} train / {n_test:,} test examples, click rate "
+          f"{click_rate:.3f} (loaded in {time.perf_counter() - start:.1f} s)",
+          flush=True)
+
+    constant = np.full(n_test, click_rate)
+    baseline = {"log_loss": train.log_loss(data.test.y, constant),
+                "auc": train.roc_auc(data.test.y, constant)}
+    rows = [{"model": f"constant (click rate {click_rate:.3f})", **baseline}]
+    names = ["ftrl", "embedding"] if args.model == "both" else [args.model]
+    histories, titles = {}, {}
+    with threadpool_limits(limits=args.threads, user_api="blas"):
+        for model in _models(names, data, settings["seed"]):
+            history = saved.get(model.name, {"epochs": [], "curve": []})
+            if args.resume is not None and history["epochs"]:
+                try:
+                    train.load_checkpoint(args.resume, model)
+                except (OSError, ValueError) as exc:
+                    raise UsageError(f"--resume {args.resume}: {exc}") from None
+                if len(history["epochs"]) > epochs:
+                    raise UsageError(
+                        f"--epochs {epochs}: the {model.name} model saved in "
+                        f"{args.resume} has trained {len(history['epochs'])} epochs "
+                        "already")
+            train.reset_peak_memory()
+
+            def on_epoch(epoch, model=model, history=history):
+                history["epochs"][-1]["peak_memory"] = train.peak_memory()
+                if save_dir is not None:
+                    train.save_checkpoint(save_dir, model, history, settings)
+
+            train.fit(model, data, epochs=epochs, batch_size=settings["batch_size"],
+                      history=history, progress=not args.no_progress,
+                      on_epoch=on_epoch)
+            done = history["epochs"]
+            seconds = sum(e["seconds"] for e in done)
+            memory = [e["peak_memory"] for e in done if "peak_memory" in e]
+            rows.append({"model": model.title, "log_loss": done[-1]["test_log_loss"],
+                         "auc": done[-1]["test_auc"],
+                         "examples_per_s": sum(e["examples"] for e in done) / seconds
+                         if seconds else None,
+                         "peak_memory": max(memory) if memory else None})
+            histories[model.name], titles[model.name] = history, model.title
+            del model
+
+    print()
+    print(train.format_table(rows))
+    print(f"\ntotal {time.perf_counter() - start:.1f} s, {args.threads} thread(s)")
+    if args.plot is not None:
+        train.plot_curves(args.plot, histories, titles, baseline)
+        print(f"curves written to {args.plot}")
+    return 0
