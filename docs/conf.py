@@ -23,6 +23,7 @@ extensions = [
     "sphinx.ext.doctest",
     "sphinx.ext.mathjax",
     "sphinx.ext.intersphinx",
+    "matplotlib.sphinxext.plot_directive",
     "coverage_check",
 ]
 
@@ -39,6 +40,15 @@ suppress_warnings = ["ref.python"]
 
 # Run the docstring examples of the API pages with the doctest builder.
 doctest_global_setup = "import numpy as np\nimport sparsegrad as sg"
+
+# The tutorials are written as ``.. plot::`` directives in doctest format: the
+# html build runs them and draws their figures, and the doctest builder checks
+# their outputs (the directive turns the source into doctest blocks).
+plot_include_source = True
+plot_html_show_source_link = False
+plot_html_show_formats = False
+plot_formats = [("png", 100)]
+plot_rcparams = {"figure.dpi": 100}
 
 intersphinx_mapping = {}
 html_theme = "furo"
