@@ -44,8 +44,18 @@ class UsageError(Exception):
     """A bad option value or file; the message is printed as one line."""
 
 
+def _one_line_error(message):
+    print(f"sparsegrad demo: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def add_arguments(parser):
-    """Add the options of ``sparsegrad demo`` to the argparse `parser`."""
+    """Add the options of ``sparsegrad demo`` to the argparse `parser`.
+
+    A value argparse rejects (``--epochs two``) is reported in one line, as
+    the checks of :func:`run` are, with exit status 2.
+    """
+    parser.error = _one_line_error
     parser.add_argument(
         "--examples", type=int, metavar="N",
         help=f"synthetic examples, train and test (default {DEFAULTS['examples']:,})")

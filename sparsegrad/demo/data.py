@@ -43,9 +43,9 @@ WEIGHT_SCALE = 0.35
 CROSSES = ((0, 1), (4, 7), (5, 13), (10, 12), (17, 18), (24, 14))
 # Strength of each cross: its term is CROSS_SCALE * u[f, a] * u[g, b] with
 # standard normal latent factors u.
-CROSS_SCALE = 1.0
-# Bias of the hidden logit; sets the click rate (about 0.25).
-BIAS = -1.4
+CROSS_SCALE = 0.8
+# Mean click probability: the bias of the hidden logit is solved for it.
+CLICK_RATE = 0.25
 
 _MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -136,6 +136,22 @@ def _zipf_cdf(cardinality):
     return cdf / cdf[-1]
 
 
+def _sigmoid(x):
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+def _bias_for_rate(logit, rate):
+    """The b with ``mean(sigmoid(logit + b)) == rate``, by Newton's method."""
+    b = np.log(rate / (1.0 - rate)) - float(np.median(logit))
+    for _ in range(20):
+        p = _sigmoid(logit + b)
+        step = (float(p.mean()) - rate) / max(float(np.mean(p * (1.0 - p))), 1e-12)
+        b -= step
+        if abs(step) < 1e-9:
+            break
+    return b
+
+
 def _one_hot_csr(ids, n_buckets):
     n_rows, n_fields = ids.shape
     indptr = np.arange(0, n_rows * n_fields + 1, n_fields, dtype=np.int64)
@@ -153,10 +169,11 @@ def make_ctr_dataset(n_examples=500_000, *, n_fields=26, n_buckets=2**20, seed=0
     Field ``f`` takes ``FIELD_CARDINALITIES[f % 26]`` distinct values with
     Zipf-distributed frequencies (exponent ``ZIPF_EXPONENT``); the pair
     (field, value) is hashed into a bucket in ``[0, n_buckets)``.  The click
-    probability is ``sigmoid(BIAS + sum_f w[f, v_f] + sum_(f, g) CROSS_SCALE *
+    probability is ``sigmoid(b + sum_f w[f, v_f] + sum_(f, g) CROSS_SCALE *
     u[f, v_f] * u[g, v_g])`` over the field pairs of ``CROSSES``, with hidden
-    normal weights `w` (standard deviation ``WEIGHT_SCALE``) and standard
-    normal latent factors `u`; the label is drawn from it.  The first
+    normal weights `w` (standard deviation ``WEIGHT_SCALE``), standard normal
+    latent factors `u`, and the bias `b` that makes the mean probability
+    ``CLICK_RATE``; the label is drawn from it.  The first
     ``n_examples - round(n_examples * test_fraction)`` examples are the train
     split, the rest the test split (the examples are independent).
 
@@ -223,7 +240,7 @@ def make_ctr_dataset(n_examples=500_000, *, n_fields=26, n_buckets=2**20, seed=0
     factors = {f: model_rng.standard_normal(cardinalities[f]) for f in crossed}
 
     ids = np.empty((n_examples, n_fields), dtype=np.int64)
-    logit = np.full(n_examples, BIAS)
+    logit = np.zeros(n_examples)
     values = {}
     for f, cardinality in enumerate(cardinalities):
         value = np.searchsorted(_zipf_cdf(cardinality), sample_rng.random(n_examples),
@@ -235,7 +252,8 @@ def make_ctr_dataset(n_examples=500_000, *, n_fields=26, n_buckets=2**20, seed=0
             values[f] = value
     for f, g in crosses:
         logit += CROSS_SCALE * factors[f][values[f]] * factors[g][values[g]]
-    click = sample_rng.random(n_examples) < 1.0 / (1.0 + np.exp(-logit))
+    logit += _bias_for_rate(logit, CLICK_RATE)
+    click = sample_rng.random(n_examples) < _sigmoid(logit)
     y = click.astype(np.float32)
 
     def split(rows):

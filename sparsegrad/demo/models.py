@@ -52,7 +52,7 @@ class FtrlLogistic:
     ----------
     n_buckets : int
         Number of feature columns.
-    learning_rate : float, default=0.3
+    learning_rate : float, default=1.0
     l1 : float, default=1e-5
         FTRL's L1 strength (drives the weights of rare buckets to exactly 0).
     l2 : float, default=1e-5
@@ -76,7 +76,7 @@ class FtrlLogistic:
     title = "FTRL logistic regression"
     clip_norm = None
 
-    def __init__(self, n_buckets, *, learning_rate=0.3, l1=1e-5, l2=1e-5):
+    def __init__(self, n_buckets, *, learning_rate=1.0, l1=1e-5, l2=1e-5):
         self.w = sg.Variable(np.zeros((n_buckets, 1), np.float32), name="w")
         self.b = sg.Variable(np.zeros((1,), np.float32), name="b")
         self.variables = [self.w, self.b]

@@ -267,6 +267,7 @@ def plot_curves(path, histories, titles, baseline=None):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     for k, (name, history) in enumerate(histories.items()):
@@ -284,6 +285,8 @@ def plot_curves(path, histories, titles, baseline=None):
         right.axhline(baseline["auc"], color="gray", ls="--", label="constant")
     left.set(xlabel="epoch", ylabel="log-loss", title="Loss")
     right.set(xlabel="epoch", ylabel="AUC", title="Test AUC")
+    for ax in (left, right):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     left.legend(fontsize="small")
     right.legend(fontsize="small")
     fig.tight_layout()

@@ -1,0 +1,156 @@
+import importlib.util
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sklearn.datasets import dump_svmlight_file
+
+SMALL = ("--examples", "20000", "--epochs", "1", "--batch-size", "256")
+
+
+def test_end_to_end_table_and_plot(demo, table, tmp_path):
+    plot = tmp_path / "curves.png"
+    status, out, err = demo(*SMALL, "--plot", str(plot))
+    assert status == 0, err
+    assert "16,000 train / 4,000 test examples" in out
+    assert "ftrl      epoch 1/1" in out and "embedding epoch 1/1" in out
+    rows = table(out)
+    assert set(rows) == {"constant", "FTRL logistic regression", "embedding + MLP"}
+    constant_loss, constant_auc = rows["constant"]
+    assert constant_auc == 0.5
+    for name in ("FTRL logistic regression", "embedding + MLP"):
+        loss, auc = rows[name]
+        assert auc > 0.6 and loss < constant_loss
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"curves written to {plot}" in out
+
+
+def test_one_model(demo, table):
+    status, out, _ = demo("--examples", "3000", "--epochs", "1", "--model", "ftrl")
+    assert status == 0
+    assert set(table(out)) == {"constant", "FTRL logistic regression"}
+    assert "embedding" not in out
+
+
+def _saved(directory):
+    arrays = {}
+    for name in ("ftrl", "embedding"):
+        for part in ("weights", "optimizer"):
+            with np.load(directory / f"{name}.{part}.npz") as f:
+                arrays.update({f"{name}.{part}/{k}": f[k] for k in f.files})
+    return arrays
+
+
+def test_resume_gives_the_uninterrupted_result(demo, table, tmp_path):
+    common = ("--examples", "6000", "--batch-size", "500", "--seed", "3")
+    straight, first = tmp_path / "straight", tmp_path / "first"
+    status, out_straight, _ = demo(*common, "--epochs", "2", "--save", str(straight))
+    assert status == 0
+    assert demo(*common, "--epochs", "1", "--save", str(first))[0] == 0
+    status, out_resumed, _ = demo("--resume", str(first), "--epochs", "2")
+    assert status == 0
+    # The resumed run trains only epoch 2, from the saved data settings.
+    assert "epoch 1/2" not in out_resumed and "ftrl      epoch 2/2" in out_resumed
+    expected, got = _saved(straight), _saved(first)
+    assert expected.keys() == got.keys()
+    assert any(k.startswith("embedding.optimizer/slot") for k in got)
+    for key, value in expected.items():
+        np.testing.assert_array_equal(got[key], value, err_msg=key)
+    assert table(out_resumed) == table(out_straight)
+
+
+def test_resume_errors(demo, tmp_path):
+    saved = tmp_path / "saved"
+    assert demo("--examples", "2000", "--epochs", "2", "--model", "ftrl",
+                "--save", str(saved))[0] == 0
+    cases = [
+        (("--resume", str(saved), "--seed", "5"),
+         f"--seed 5 differs from 0, the value of the run saved in {saved}"),
+        (("--resume", str(saved), "--epochs", "1"),
+         "--epochs 1: the ftrl model saved in"),
+        (("--resume", str(tmp_path / "none")),
+         f"--resume {tmp_path / 'none'}: no checkpoint.json there"),
+    ]
+    for argv, message in cases:
+        status, _, err = demo(*argv)
+        assert status == 2
+        assert err.startswith(f"sparsegrad demo: error: {message}")
+        assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def _svmlight(path, rng, n=3_000, n_features=300):
+    # Rows of five active features; clicks from a logistic model with one
+    # interaction, labels -1/+1.
+    cols = rng.integers(0, n_features, size=(n, 5))
+    X = np.zeros((n, n_features), np.float32)
+    np.put_along_axis(X, cols, 1.0, axis=1)
+    w = rng.standard_normal(n_features)
+    logit = X @ w - 1.0
+    y = np.where(rng.random(n) < 1 / (1 + np.exp(-logit)), 1, -1)
+    dump_svmlight_file(X, y, str(path))
+
+
+def test_svmlight_data(demo, table, tmp_path, rng):
+    path = tmp_path / "train.svm"
+    _svmlight(path, rng)
+    status, out, err = demo("--data", str(path), "--epochs", "3", "--batch-size", "100")
+    assert status == 0, err
+    assert f"{path}: 300 features; 2,400 train / 600 test examples" in out
+    rows = table(out)
+    assert rows["FTRL logistic regression"][1] > 0.6
+    assert rows["embedding + MLP"][1] > 0.6
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("--batch-size", "0"), "--batch-size must be >= 1, got 0"),
+    (("--examples", "-5"), "--examples must be >= 2, got -5"),
+    (("--epochs", "0"), "--epochs must be >= 1, got 0"),
+    (("--threads", "0"), "--threads must be >= 1, got 0"),
+    (("--seed", "-1"), "--seed must be >= 0, got -1"),
+    (("--examples", "2"), "--examples 2: 2 examples with test_fraction=0.2 leave 0"),
+    (("--epochs", "two"), "argument --epochs: invalid int value: 'two'"),
+    (("--model", "deep"), "argument --model: invalid choice: 'deep'"),
+])
+def test_bad_options(demo, argv, message):
+    status, out, err = demo(*argv)
+    assert status == 2 and out == ""
+    assert err.startswith(f"sparsegrad demo: error: {message}")
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_bad_files(demo, tmp_path):
+    missing = tmp_path / "missing.svm"
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 1:1\nnot svmlight at all\n")
+    labels = tmp_path / "labels.svm"
+    labels.write_text("2 1:1\n0 2:1\n")
+    cases = [
+        (("--data", str(missing)), f"--data {missing}: no such file"),
+        (("--data", str(bad)), f"--data {bad}: not an svmlight/libsvm file"),
+        (("--data", str(labels)), f"--data {labels}: labels must be -1/+1 or 0/1"),
+        (("--data", str(bad), "--examples", "10"),
+         "--examples sets the size of the synthetic data"),
+        (("--plot", str(tmp_path / "no" / "c.png")),
+         f"--plot {tmp_path / 'no' / 'c.png'}: directory"),
+        (("--plot", str(tmp_path / "c.xyz")), f"--plot {tmp_path / 'c.xyz'}: unknown"),
+        (("--save", str(bad)), f"--save {bad}: exists and is not a directory"),
+    ]
+    for argv, message in cases:
+        status, _, err = demo(*argv)
+        assert status == 2, argv
+        assert err.startswith(f"sparsegrad demo: error: {message}"), err
+        assert err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("sparsegrad.bench.cli") is None,
+                    reason="sparsegrad.__main__ needs sparsegrad.bench.cli too")
+def test_command_line_entry(tmp_path):
+    command = [sys.executable, "-m", "sparsegrad", "demo"]
+    bad = subprocess.run(command + ["--batch-size", "0"], capture_output=True,
+                         text=True)
+    assert bad.returncode == 2
+    assert bad.stderr == "sparsegrad demo: error: --batch-size must be >= 1, got 0\n"
+    shown = subprocess.run(command + ["--help"], capture_output=True, text=True,
+                           check=True)
+    assert "--resume DIR" in shown.stdout and "embedding_lookup_sparse" in shown.stdout
