@@ -24,6 +24,7 @@ extensions = [
     "sphinx.ext.mathjax",
     "sphinx.ext.intersphinx",
     "matplotlib.sphinxext.plot_directive",
+    "plot_doctest",
     "coverage_check",
 ]
 
@@ -43,7 +44,8 @@ doctest_global_setup = "import numpy as np\nimport sparsegrad as sg"
 
 # The tutorials are written as ``.. plot::`` directives in doctest format: the
 # html build runs them and draws their figures, and the doctest builder checks
-# their outputs (the directive turns the source into doctest blocks).
+# their outputs (the directive turns the source into doctest blocks; under the
+# doctest builder, ext/plot_doctest.py keeps it from running them first).
 plot_include_source = True
 plot_html_show_source_link = False
 plot_html_show_formats = False
