@@ -34,6 +34,9 @@ autodoc_member_order = "bysource"
 napoleon_numpy_docstring = True
 napoleon_google_docstring = False
 napoleon_use_rtype = False
+# "Attributes" sections as field lists: a NamedTuple documents its fields
+# once, through autodoc, not twice.
+napoleon_use_ivar = True
 nitpicky = False
 # "dtype" and "shape" name attributes of several classes: an ambiguous type
 # reference in a parameter list is not an error.
