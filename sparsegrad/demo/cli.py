@@ -186,6 +186,52 @@ def _models(names, data, seed):
             yield EmbeddingMLP(data.n_buckets, data.n_fields, seed=seed)
 
 
+def _check_resume(directory, saved, names, epochs):
+    """Fail early, before any training, if the saved models cannot continue."""
+    for name in names:
+        done = len(saved.get(name, {}).get("epochs", []))
+        if not done:
+            continue
+        if done > epochs:
+            raise UsageError(f"--epochs {epochs}: the {name} model saved in "
+                             f"{directory} has trained {done} epochs already")
+        for part in ("weights", "optimizer"):
+            if not os.path.exists(os.path.join(directory, f"{name}.{part}.npz")):
+                raise UsageError(f"--resume {directory}: the {part} of the {name} "
+                                 "model are missing")
+
+
+def _train(model, data, args, epochs, history, state, save_dir):
+    """Train one model (resuming it if `history` has epochs); its table row."""
+    from . import train
+
+    if history["epochs"]:
+        try:
+            train.load_checkpoint(args.resume, model)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--resume {args.resume}: {exc}") from None
+    train.reset_peak_memory()
+
+    def on_epoch(epoch):
+        history["epochs"][-1]["peak_memory"] = train.peak_memory()
+        if save_dir is not None:
+            train.save_checkpoint(save_dir, model, state)
+
+    before = len(history["epochs"])
+    train.fit(model, data, epochs=epochs, batch_size=state["settings"]["batch_size"],
+              history=history, progress=not args.no_progress, on_epoch=on_epoch)
+    if save_dir is not None and len(history["epochs"]) == before:
+        train.save_checkpoint(save_dir, model, state)     # resumed into a new DIR
+    done = history["epochs"]
+    seconds = sum(e["seconds"] for e in done)
+    memory = [e["peak_memory"] for e in done if "peak_memory" in e]
+    return {"model": model.title, "log_loss": done[-1]["test_log_loss"],
+            "auc": done[-1]["test_auc"],
+            "examples_per_s": sum(e["examples"] for e in done) / seconds
+            if seconds else None,
+            "peak_memory": max(memory) if memory else None}
+
+
 def _run(args):
     for option, value, low in (("--examples", args.examples, 2),
                                ("--epochs", args.epochs, 1),
@@ -195,6 +241,9 @@ def _run(args):
         _check_range(value, option, low)
     settings, saved = _settings(args)
     epochs = DEFAULT_EPOCHS if args.epochs is None else args.epochs
+    names = ["ftrl", "embedding"] if args.model == "both" else [args.model]
+    if args.resume is not None:
+        _check_resume(args.resume, saved, names, epochs)
     save_dir = args.save if args.save is not None else args.resume
     if (save_dir is not None and os.path.exists(save_dir)
             and not os.path.isdir(save_dir)):
@@ -203,11 +252,12 @@ def _run(args):
         _check_plot(args.plot)
 
     import numpy as np
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 
     import sparsegrad as sg
 
     from . import train
+    from .metrics import log_loss, roc_auc
 
     sg.set_num_threads(args.threads)
     start = time.perf_counter()
@@ -224,44 +274,20 @@ def _run(args):
           flush=True)
 
     constant = np.full(n_test, click_rate)
-    baseline = {"log_loss": train.log_loss(data.test.y, constant),
-                "auc": train.roc_auc(data.test.y, constant)}
+    baseline = {"log_loss": log_loss(data.test.y, constant),
+                "auc": roc_auc(data.test.y, constant)}
     rows = [{"model": f"constant (click rate {click_rate:.3f})", **baseline}]
-    names = ["ftrl", "embedding"] if args.model == "both" else [args.model]
+    # What checkpoint.json holds: the data settings and each model's history.
+    # A fresh run starts it empty, so that --save never mixes two runs.
+    state = {"settings": settings, "models": {}}
     histories, titles = {}, {}
     with threadpool_limits(limits=args.threads, user_api="blas"):
         for model in _models(names, data, settings["seed"]):
             history = saved.get(model.name, {"epochs": [], "curve": []})
-            if args.resume is not None and history["epochs"]:
-                try:
-                    train.load_checkpoint(args.resume, model)
-                except (OSError, ValueError) as exc:
-                    raise UsageError(f"--resume {args.resume}: {exc}") from None
-                if len(history["epochs"]) > epochs:
-                    raise UsageError(
-                        f"--epochs {epochs}: the {model.name} model saved in "
-                        f"{args.resume} has trained {len(history['epochs'])} epochs "
-                        "already")
-            train.reset_peak_memory()
-
-            def on_epoch(epoch, model=model, history=history):
-                history["epochs"][-1]["peak_memory"] = train.peak_memory()
-                if save_dir is not None:
-                    train.save_checkpoint(save_dir, model, history, settings)
-
-            train.fit(model, data, epochs=epochs, batch_size=settings["batch_size"],
-                      history=history, progress=not args.no_progress,
-                      on_epoch=on_epoch)
-            done = history["epochs"]
-            seconds = sum(e["seconds"] for e in done)
-            memory = [e["peak_memory"] for e in done if "peak_memory" in e]
-            rows.append({"model": model.title, "log_loss": done[-1]["test_log_loss"],
-                         "auc": done[-1]["test_auc"],
-                         "examples_per_s": sum(e["examples"] for e in done) / seconds
-                         if seconds else None,
-                         "peak_memory": max(memory) if memory else None})
+            state["models"][model.name] = history
+            rows.append(_train(model, data, args, epochs, history, state, save_dir))
             histories[model.name], titles[model.name] = history, model.title
-            del model
+            del model                        # free the tables before the next one
 
     print()
     print(train.format_table(rows))

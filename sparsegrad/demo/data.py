@@ -51,42 +51,31 @@ _MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 class CTRSplit(NamedTuple):
-    """One split (train or test) of a click-through-rate data set.
+    """One split (train or test) of a click-through-rate data set."""
 
-    Attributes
-    ----------
-    X : scipy.sparse.csr_matrix of shape (n, n_buckets), float32
-        The features.  For the synthetic set: the hashed one-hot encoding,
-        one stored 1.0 per field per row, in field order, so that
-        ``X.indices.reshape(n, n_fields)`` equals `ids` (two fields of a row
-        may share a bucket; the row then holds that column twice).
-    ids : ndarray of shape (n, n_fields), int64, or None
-        The bucket of each field of each row (the synthetic set); None for
-        data read from an svmlight file, which has no fields.
-    y : ndarray of shape (n,), float32
-        The labels, 0.0 (no click) or 1.0 (click).
-    """
-
+    #: scipy.sparse.csr_matrix of shape (n, n_buckets), float32: the features.
+    #: For the synthetic set, the hashed one-hot encoding: one stored 1.0 per
+    #: field per row, in field order, so that ``X.indices.reshape(n, n_fields)``
+    #: equals `ids` (two fields of a row may share a bucket; the row then holds
+    #: that column twice).
     X: sp.csr_matrix
+    #: ndarray of shape (n, n_fields), int64: the bucket of each field of each
+    #: row; None for data read from an svmlight file, which has no fields.
     ids: Optional[np.ndarray]
+    #: ndarray of shape (n,), float32: the labels, 0.0 (no click) or 1.0 (click).
     y: np.ndarray
 
 
 class CTRDataset(NamedTuple):
-    """A click-through-rate data set: a train split, a test split and their sizes.
+    """A click-through-rate data set: a train split, a test split and their sizes."""
 
-    Attributes
-    ----------
-    train, test : CTRSplit
-    n_fields : int or None
-        Number of categorical fields (None for svmlight data).
-    n_buckets : int
-        Number of feature columns (``X.shape[1]`` of both splits).
-    """
-
+    #: CTRSplit: the examples to train on.
     train: CTRSplit
+    #: CTRSplit: the held-out examples.
     test: CTRSplit
+    #: int or None: the number of categorical fields (None for svmlight data).
     n_fields: Optional[int]
+    #: int: the number of feature columns (``X.shape[1]`` of both splits).
     n_buckets: int
 
 
@@ -328,6 +317,8 @@ def load_svmlight(path, *, test_fraction=0.2, seed=0):
         X, labels = load_svmlight_file(path, dtype=np.float32)
     except (ValueError, UnicodeDecodeError, RuntimeError) as exc:
         reason = " ".join(str(exc).split()) or type(exc).__name__
+        if len(reason) > 100:
+            reason = reason[:97] + "..."
         raise DataFileError(f"{path}: not an svmlight/libsvm file ({reason})") from None
     n_rows = X.shape[0]
     if n_rows < 2:

@@ -28,20 +28,14 @@ __all__ = ["Batch", "FtrlLogistic", "EmbeddingMLP", "loss", "train_step"]
 
 
 class Batch(NamedTuple):
-    """A batch of examples.
+    """A batch of examples."""
 
-    Attributes
-    ----------
-    X : scipy.sparse.csr_matrix of shape (n, n_buckets), float32
-        The features.
-    ids : ndarray of shape (n, n_fields), int64, or None
-        The bucket of each field (None for data without fields).
-    y : ndarray of shape (n, 1), float32
-        The labels, 0 or 1.
-    """
-
+    #: scipy.sparse.csr_matrix of shape (n, n_buckets), float32: the features.
     X: sp.csr_matrix
+    #: ndarray of shape (n, n_fields), int64: the bucket of each field (None
+    #: for data without fields).
     ids: Optional[np.ndarray]
+    #: ndarray of shape (n, 1), float32: the labels, 0 or 1.
     y: np.ndarray
 
 

@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import time
+import zipfile
 
 import numpy as np
 
@@ -124,14 +125,15 @@ def _replace_atomically(path, write):
     os.replace(tmp, path)
 
 
-def save_checkpoint(directory, model, history, settings):
-    """Write `model`'s weights, optimizer state and `history` under `directory`.
+def save_checkpoint(directory, model, state):
+    """Write `model`'s weights and optimizer state and the run's `state` to `directory`.
 
     Files: ``<name>.weights.npz`` (the variables by name),
     ``<name>.optimizer.npz`` (:meth:`~sparsegrad.optimizers.Optimizer.save_state`)
-    and ``checkpoint.json`` (the run's `settings` and every model's history).
-    Each file is replaced whole, so an interrupted save leaves the previous
-    checkpoint readable.
+    and ``checkpoint.json``, the `state` of the run: ``{"settings": {...},
+    "models": {name: history}}`` (the data settings, and the history of every
+    model saved so far).  Each file is replaced whole, so an interrupted save
+    leaves the previous checkpoint readable.
     """
     os.makedirs(directory, exist_ok=True)
     weights = {v.name: v.numpy() for v in model.variables}
@@ -139,12 +141,9 @@ def save_checkpoint(directory, model, history, settings):
                         lambda f: np.savez(f, **weights))
     _replace_atomically(os.path.join(directory, f"{model.name}.optimizer.npz"),
                         model.optimizer.save_state)
-    index = os.path.join(directory, "checkpoint.json")
-    state = read_index(directory) if os.path.exists(index) else {}
-    state["settings"] = settings
-    state.setdefault("models", {})[model.name] = history
     text = json.dumps(state, indent=1).encode()
-    _replace_atomically(index, lambda f: f.write(text))
+    _replace_atomically(os.path.join(directory, "checkpoint.json"),
+                        lambda f: f.write(text))
 
 
 def read_index(directory):
@@ -170,26 +169,30 @@ def read_index(directory):
 
 
 def load_checkpoint(directory, model):
-    """Restore `model` (weights and optimizer) from `directory`; False if it has none.
+    """Restore `model`'s weights and optimizer state from `directory`.
 
     Raises
     ------
+    OSError
+        If a file cannot be read.
     ValueError
         If the saved weights do not fit the model (another data set or
         architecture) or the optimizer state does not load.
     """
     path = os.path.join(directory, f"{model.name}.weights.npz")
-    if not os.path.exists(path):
-        return False
-    with np.load(path, allow_pickle=False) as saved:
-        for var in model.variables:
-            if var.name not in saved or saved[var.name].shape != var.shape:
-                raise ValueError(
-                    f"{path} does not hold {var.name} of shape {var.shape}")
-            var.assign(saved[var.name])
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            weights = {name: saved[name] for name in saved.files}
+    except (ValueError, EOFError, zipfile.BadZipFile):
+        raise ValueError(f"{path} is not a weights file written by --save") from None
+    for var in model.variables:
+        value = weights.get(var.name)
+        if value is None or value.shape != var.shape or value.dtype != var.dtype:
+            raise ValueError(f"{path} does not hold {var.name} of shape {var.shape}")
+    for var in model.variables:
+        var.assign(weights[var.name])
     model.optimizer.load_state(os.path.join(directory, f"{model.name}.optimizer.npz"),
                                var_list=model.variables)
-    return True
 
 
 # -- memory ---------------------------------------------------------------------

@@ -1,4 +1,5 @@
 import importlib.util
+import json
 import subprocess
 import sys
 
@@ -60,6 +61,24 @@ def test_resume_gives_the_uninterrupted_result(demo, table, tmp_path):
     assert table(out_resumed) == table(out_straight)
 
 
+def test_save_starts_fresh_and_resume_saves_elsewhere(demo, tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert demo("--examples", "2000", "--epochs", "1", "--save", str(first))[0] == 0
+    # A new run saved to the same directory replaces the old run's index.
+    assert demo("--examples", "3000", "--epochs", "1", "--model", "ftrl",
+                "--save", str(first))[0] == 0
+    index = json.loads((first / "checkpoint.json").read_text())
+    assert index["settings"]["examples"] == 3000
+    assert list(index["models"]) == ["ftrl"]
+    # Resuming a finished run with --save elsewhere copies it there.
+    assert demo("--resume", str(first), "--epochs", "1", "--model", "ftrl",
+                "--save", str(second))[0] == 0
+    assert json.loads((second / "checkpoint.json").read_text()) == index
+    with np.load(first / "ftrl.weights.npz") as a, \
+            np.load(second / "ftrl.weights.npz") as b:
+        np.testing.assert_array_equal(a["w"], b["w"])
+
+
 def test_resume_errors(demo, tmp_path):
     saved = tmp_path / "saved"
     assert demo("--examples", "2000", "--epochs", "2", "--model", "ftrl",
@@ -72,6 +91,18 @@ def test_resume_errors(demo, tmp_path):
         (("--resume", str(tmp_path / "none")),
          f"--resume {tmp_path / 'none'}: no checkpoint.json there"),
     ]
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "checkpoint.json").write_text("{not json")
+    cases.append((("--resume", str(broken)), f"--resume {broken}: "))
+    weightless = tmp_path / "weightless"
+    weightless.mkdir()
+    (weightless / "checkpoint.json").write_text((saved / "checkpoint.json").read_text())
+    cases.append((("--resume", str(weightless)),
+                  f"--resume {weightless}: the weights of the ftrl model are missing"))
+    (saved / "ftrl.weights.npz").write_bytes(b"PK\x03\x04 truncated")
+    cases.append((("--resume", str(saved)),
+                  f"--resume {saved}: {saved / 'ftrl.weights.npz'} is not a weights"))
     for argv, message in cases:
         status, _, err = demo(*argv)
         assert status == 2
