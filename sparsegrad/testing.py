@@ -68,6 +68,17 @@ def numerical_gradients(f, inputs, seeds, delta=1e-6):
     Returns
     -------
     list of ndarray or None
+        One gradient per input (float64), None for a non-floating input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import sparsegrad as sg
+    >>> from sparsegrad.testing import numerical_gradients
+    >>> (g,) = numerical_gradients(lambda x: x * x, [np.array([1.0, 3.0])],
+    ...                            seeds=[np.ones(2)])
+    >>> np.round(g, 6)
+    array([2., 6.])
     """
 
     def scalar(args):

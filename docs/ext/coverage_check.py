@@ -22,6 +22,10 @@ PUBLIC_MODULES = [
     "sparsegrad.optimizers",
     "sparsegrad.optimizers.schedules",
     "sparsegrad.testing",
+    "sparsegrad.demo.data",
+    "sparsegrad.demo.metrics",
+    "sparsegrad.demo.models",
+    "sparsegrad.demo.train",
 ]
 
 SKIP = {"__version__"}

@@ -54,6 +54,22 @@ class LearningRateSchedule:
     ``get_config()``; :meth:`from_config` rebuilds one from its config.  Any
     other callable of one argument works as an optimizer's learning rate too,
     but only schedules survive :meth:`Optimizer.get_config`.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> class Halving(sg.optimizers.schedules.LearningRateSchedule):
+    ...     def __init__(self, initial):
+    ...         self.initial = initial
+    ...     def __call__(self, step):
+    ...         return self.initial / 2 ** step
+    ...     def get_config(self):
+    ...         return {"initial": self.initial}
+    >>> schedule = Halving(0.4)
+    >>> schedule(0), schedule(2)
+    (0.4, 0.1)
+    >>> Halving.from_config(schedule.get_config()) == schedule
+    True
     """
 
     def __call__(self, step):
