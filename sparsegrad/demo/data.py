@@ -16,6 +16,7 @@ alone); a model with per-value embeddings can learn both.
 Both return a :class:`CTRDataset` of two :class:`CTRSplit` (train and test).
 """
 
+import math
 import os
 from typing import NamedTuple, Optional
 
@@ -120,7 +121,9 @@ def _hash_buckets(field, values, n_buckets):
 
 
 def _zipf_cdf(cardinality):
-    weights = np.arange(1, cardinality + 1, dtype=np.float64) ** -ZIPF_EXPONENT
+    # math.pow, one value at a time: NumPy's vectorised float64 power takes
+    # CPU-specific SIMD paths, and the data must be the same on every CPU.
+    weights = np.array([math.pow(k, -ZIPF_EXPONENT) for k in range(1, cardinality + 1)])
     cdf = np.cumsum(weights)
     return cdf / cdf[-1]
 
@@ -130,15 +133,19 @@ def _sigmoid(x):
 
 
 def _bias_for_rate(logit, rate):
-    """The b with ``mean(sigmoid(logit + b)) == rate``, by Newton's method."""
-    b = np.log(rate / (1.0 - rate)) - float(np.median(logit))
+    """The b with ``mean(sigmoid(logit + b)) == rate``, by Newton's method.
+
+    The result is rounded to 1e-9: the iterations go through np.tanh, whose
+    last bits depend on the CPU, and the rounding keeps them out of the data.
+    """
+    b = math.log(rate / (1.0 - rate)) - float(np.median(logit))
     for _ in range(20):
         p = _sigmoid(logit + b)
         step = (float(p.mean()) - rate) / max(float(np.mean(p * (1.0 - p))), 1e-12)
         b -= step
         if abs(step) < 1e-9:
             break
-    return b
+    return round(b, 9)
 
 
 def _one_hot_csr(ids, n_buckets):
@@ -242,7 +249,10 @@ def make_ctr_dataset(n_examples=500_000, *, n_fields=26, n_buckets=2**20, seed=0
     for f, g in crosses:
         logit += CROSS_SCALE * factors[f][values[f]] * factors[g][values[g]]
     logit += _bias_for_rate(logit, CLICK_RATE)
-    click = sample_rng.random(n_examples) < _sigmoid(logit)
+    # A click is a draw of Bernoulli(sigmoid(logit)): logit plus standard
+    # logistic noise is positive with exactly that probability.  (Generator
+    # draws use the C library's log, not NumPy's CPU-specific SIMD loops.)
+    click = logit + sample_rng.logistic(size=n_examples) > 0.0
     y = click.astype(np.float32)
 
     def split(rows):
