@@ -1,4 +1,3 @@
-import importlib.util
 import json
 import subprocess
 import sys
@@ -174,8 +173,6 @@ def test_bad_files(demo, tmp_path):
         assert err.count("\n") == 1 and "Traceback" not in err
 
 
-@pytest.mark.skipif(importlib.util.find_spec("sparsegrad.bench.cli") is None,
-                    reason="sparsegrad.__main__ needs sparsegrad.bench.cli too")
 def test_command_line_entry(tmp_path):
     command = [sys.executable, "-m", "sparsegrad", "demo"]
     bad = subprocess.run(command + ["--batch-size", "0"], capture_output=True,
