@@ -33,7 +33,8 @@ def _positive(text):
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
     return value
@@ -183,3 +184,38 @@ def run(args):
               file=sys.stderr)
         return 1
     return 0
+
+
+def main(argv=None, filters=()):
+    """``sparsegrad bench`` for scripts (``benchmarks/bench_*.py``).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The options (default: ``sys.argv[1:]``).  ``--tf-python PATH``, the
+        option of the scripts that came before this command, is read as
+        ``--python tensorflow=PATH``.
+    filters : sequence of str, optional
+        ``--filter`` patterns used when `argv` gives none.
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
+    parser = argparse.ArgumentParser(
+        prog="sparsegrad bench", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    for i, arg in enumerate(argv):
+        if arg == "--tf-python":
+            argv[i] = "--python"
+            if i + 1 < len(argv):
+                argv[i + 1] = f"tensorflow={argv[i + 1]}"
+        elif arg.startswith("--tf-python="):
+            argv[i] = f"--python=tensorflow={arg.split('=', 1)[1]}"
+    if not any(a == "--filter" or a.startswith("--filter=") for a in argv):
+        for pattern in filters:
+            argv += ["--filter", pattern]
+    return run(parser.parse_args(argv))

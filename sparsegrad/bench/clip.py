@@ -37,9 +37,11 @@ def _dense(quick):
 
 
 def _value_bytes(quick, sparse=True):
-    n = sum(d.nbytes for d in _dense(quick))
+    side = 64 if quick else 1024
+    n = N_DENSE * side * side * 4
     if sparse:
-        n += inputs.sparse_gradient(quick)[1].nbytes
+        _, width, n_ids = inputs.embedding_sizes(quick)
+        n += n_ids * width * 4
     return n
 
 

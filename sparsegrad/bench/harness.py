@@ -18,7 +18,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Optional
 
 from .case import LIBRARIES
 
@@ -229,8 +229,8 @@ class Suite:
         One line per area module that could not be imported.
     """
 
-    entries: List[tuple] = field(default_factory=list)
-    notes: List[str] = field(default_factory=list)
+    entries: list[tuple] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 def module_path(module):
@@ -394,7 +394,7 @@ class Settings:
     warmup: int = 1
     quick: bool = False
     threads: Optional[int] = None
-    pythons: Dict[str, str] = field(default_factory=dict)
+    pythons: dict[str, str] = field(default_factory=dict)
 
 
 def _summary(times):
@@ -505,6 +505,11 @@ def format_seconds(seconds):
     raise AssertionError("unreachable")
 
 
+def _spread(res):
+    """Half the interquartile range, relative to the median."""
+    return f"±{50 * (res['q3'] - res['q1']) / res['median']:.0f}%"
+
+
 _SHORT = {"tensorflow": "tf", "numpy": "np"}
 
 
@@ -521,7 +526,7 @@ def format_table(rows, libraries):
     peers = [lib for lib in libraries if lib != "sparsegrad"]
     header = ["case"]
     if "sparsegrad" in libraries:
-        header.append("sparsegrad")
+        header += ["sparsegrad", "spread"]
     for lib in peers:
         header += [lib, f"{_SHORT.get(lib, lib)}/sg"]
     header += ["floor", "x floor"]
@@ -539,7 +544,9 @@ def format_table(rows, libraries):
                     notes.append(note)
                 cell += f" [{notes.index(note) + 1}]"
             line.append(cell)
-            if lib != "sparsegrad":
+            if lib == "sparsegrad":
+                line.append(_spread(res) if res["status"] == "ok" else "—")
+            else:
                 line.append(_ratio(row["ratios"].get(lib)))
         line += [format_seconds(row["floor"]) if row["floor"] else "—",
                  _ratio(row["x_floor"])]
@@ -552,9 +559,11 @@ def format_table(rows, libraries):
         lines.append("  ".join(f.format(c) for f, c in zip(fmt, line)))
     if peers:
         lines.append("")
-        lines.append("peer/sg: the peer's median over sparsegrad's (above 1: "
-                     "sparsegrad is faster); x floor: sparsegrad's median over "
-                     "the bandwidth floor; —: not run")
+        lines.append("spread: half the interquartile range of sparsegrad's "
+                     "timings over their median; peer/sg: the peer's median "
+                     "over sparsegrad's (above 1: sparsegrad is faster); x "
+                     "floor: sparsegrad's median over the bandwidth floor; —: "
+                     "not run")
     for i, note in enumerate(notes, 1):
         lines.append(f"[{i}] {note}")
     return "\n".join(lines)

@@ -56,8 +56,10 @@ def _segment_inputs(quick, id_dtype, shuffled=False):
 
 def _segment_bytes(id_dtype):
     def floor(quick):
-        ids, data, n_segments = _segment_inputs(quick, id_dtype)
-        return data.nbytes + ids.nbytes + 4 * n_segments
+        import numpy as np
+
+        n_values, n_segments = _segment_sizes(quick)
+        return n_values * (4 + np.dtype(id_dtype).itemsize) + 4 * n_segments
 
     return floor
 
@@ -172,7 +174,8 @@ def _range_bytes(dtype):
 
         starts, _, _, lengths = _range_inputs(quick, dtype)
         itemsize = np.dtype(dtype).itemsize
-        return 3 * starts.nbytes + 8 * (lengths.size + 1) + itemsize * int(lengths.sum())
+        n_values = int(lengths.sum())
+        return 3 * starts.nbytes + 8 * (lengths.size + 1) + itemsize * n_values
 
     return floor
 
@@ -222,27 +225,35 @@ BAG = 20
 BAG_LEARNING_RATE = 0.1
 
 
+def _bag_ids(quick):
+    """The flat ids of the bags and the CSR row pointer."""
+    import numpy as np
+
+    n_rows, _, _ = inputs.embedding_sizes(quick)
+    n_bags = 128 if quick else 16_384
+    ids = inputs.zipf_ids(n_bags * BAG, n_rows, seed=6)
+    return ids, np.arange(0, n_bags * BAG + 1, BAG, dtype=np.int64)
+
+
 def _bag_inputs(quick):
     """The table, the flat ids, the CSR row pointer and the upstream gradient."""
     import numpy as np
 
-    n_rows, width, _ = inputs.embedding_sizes(quick)
-    n_bags = 128 if quick else 16_384
+    ids, indptr = _bag_ids(quick)
     table = inputs.table(quick, scale=0.01)
-    ids = inputs.zipf_ids(n_bags * BAG, n_rows, seed=6)
-    indptr = np.arange(0, n_bags * BAG + 1, BAG, dtype=np.int64)
-    upstream = np.random.default_rng(7).standard_normal((n_bags, width),
-                                                         dtype=np.float32)
+    upstream = np.random.default_rng(7).standard_normal(
+        (indptr.size - 1, table.shape[1]), dtype=np.float32)
     return table, ids, indptr, upstream
 
 
 def _bag_bytes(step):
     def floor(quick):
-        _, ids, indptr, upstream = _bag_inputs(quick)
-        row = upstream.shape[1] * 4
-        n_bytes = ids.size * row + upstream.nbytes
+        ids, indptr = _bag_ids(quick)
+        row = inputs.embedding_sizes(quick)[1] * 4
+        out_bytes = (indptr.size - 1) * row
+        n_bytes = ids.size * row + out_bytes
         if step:
-            n_bytes += upstream.nbytes + 4 * inputs.n_distinct(ids) * row
+            n_bytes += out_bytes + 4 * inputs.n_distinct(ids) * row
         return n_bytes
 
     return floor

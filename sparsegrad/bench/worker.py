@@ -25,9 +25,7 @@ _IMPORT_NAMES = {"sparsegrad": "sparsegrad", "tensorflow": "tensorflow",
 
 def _set_threads(library, module, n_threads):
     """Give `library` (imported as `module`) `n_threads` threads."""
-    if library == "sparsegrad":
-        module.set_num_threads(n_threads)
-    elif library == "torch":
+    if library in ("sparsegrad", "torch"):
         module.set_num_threads(n_threads)
     elif library == "tensorflow":
         module.config.threading.set_intra_op_parallelism_threads(n_threads)
