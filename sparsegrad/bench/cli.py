@@ -29,15 +29,23 @@ def _python_option(text):
     return library, path
 
 
-def _positive(text):
+def _count(text, least):
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"expected at least {least}, got {value}")
     return value
+
+
+def _positive(text):
+    return _count(text, 1)
+
+
+def _non_negative(text):
+    return _count(text, 0)
 
 
 def add_arguments(parser):
@@ -57,7 +65,7 @@ def add_arguments(parser):
                              "1 with --quick)")
     parser.add_argument("--repeat", type=_positive, default=None,
                         help="timed calls per turn (default 9, 3 with --quick)")
-    parser.add_argument("--warmup", type=int, default=1,
+    parser.add_argument("--warmup", type=_non_negative, default=1,
                         help="untimed calls before the timed ones (default 1)")
     parser.add_argument("--threads", type=_positive, default=None,
                         help="threads each library uses (default: every processor)")
@@ -150,8 +158,9 @@ def run(args):
 
     progress = _Progress(sys.stderr)
     progress("measuring the copy bandwidth")
-    argv = ["--bandwidth", "--threads", str(settings.threads)]
-    bandwidth = harness.run_worker(argv + (["--quick"] if args.quick else []))
+    # the all-core copy uses every processor, whatever --threads says
+    bandwidth = harness.run_worker(
+        ["--bandwidth", "--quick"] if args.quick else ["--bandwidth"])
     if bandwidth["status"] != "ok":
         progress.done()
         print(f"sparsegrad bench: the bandwidth measurement failed: "

@@ -172,9 +172,15 @@ def test_bad_libraries_and_python_options(capsys):
     assert "unknown ['jax']" in capsys.readouterr().err
     assert bench(["--python", "tensorflow=/no/such/python"]) == 2
     assert "not an executable file" in capsys.readouterr().err
-    with pytest.raises(SystemExit) as exc:
-        bench(["--python", "tensorflow"])
-    assert exc.value.code == 2
+    for bad in (["--python", "tensorflow"], ["--repeat", "0"], ["--warmup", "-1"],
+                ["--rounds", "two"]):
+        with pytest.raises(SystemExit) as exc:
+            bench(bad)
+        assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--python takes LIBRARY=PATH, got 'tensorflow'" in err
+    assert "expected at least 1, got 0" in err and "expected at least 0, got -1" in err
+    assert "expected a whole number, got 'two'" in err
 
 
 def test_select_and_format_helpers():
@@ -191,3 +197,18 @@ def test_select_and_format_helpers():
     assert harness.format_seconds(0.25) == "250 ms"
     assert harness.format_seconds(None) == "—"
     assert LIBRARIES[0] == "sparsegrad"
+
+
+def test_script_entry_point_defaults_and_legacy_option(capsys):
+    assert cli.main(["--list"], filters=["autodiff/tape_chain"]) == 0
+    names = [line.split()[0] for line in capsys.readouterr().out.splitlines()
+             if not line.startswith("note:")]
+    assert names == ["autodiff/tape_chain"]
+    # a --filter of the caller's own replaces the script's
+    assert cli.main(["--list", "--filter", "clip/global_norm"],
+                    filters=["autodiff/"]) == 0
+    assert capsys.readouterr().out.startswith("clip/global_norm ")
+    # --tf-python PATH is read as --python tensorflow=PATH (checked, then refused)
+    assert cli.main(["--tf-python", "/no/such/python"], filters=["clip/"]) == 2
+    assert "--python tensorflow=/no/such/python: not an executable" in \
+        capsys.readouterr().err
