@@ -16,9 +16,9 @@
   ``embedding(..., sparse=False)``, NumPy ``np.zeros`` + ``np.add.at``; the
   cost a sparse gradient avoids.
 
-The floor of the sparse gradient: the looked-up rows read once and the
-gradient rows written once; of the dense one, the whole table's gradient
-written once.
+The floor of the sparse gradient: the looked-up rows and the ids read once
+(the gradient of a sum, a row of ones per id, need not be written out); of
+the dense one, the whole table's gradient written once as well.
 """
 
 from . import inputs
@@ -166,8 +166,10 @@ def _dense_numpy(quick):
 
 
 def _sparse_bytes(quick):
+    # the looked-up rows and the ids read once; the gradient of a sum is a
+    # row of ones per id, which need not be written out
     ids, values, _ = inputs.sparse_gradient(quick)
-    return 2 * values.nbytes + ids.nbytes
+    return values.nbytes + ids.nbytes
 
 
 def _dense_bytes(quick):

@@ -184,15 +184,21 @@ def measure_bandwidth(n_threads=None, n_bytes=BANDWIDTH_BYTES, repeat=5):
 def machine_line(machine, bandwidth):
     """The header of the table: the machine, the threads and the bandwidth."""
     versions = ", ".join(f"{k} {v}" for k, v in machine["versions"].items())
+    env = " ".join(f"{k}={v}" for k, v in machine.get("environment", {}).items())
     return (
         f"machine: {machine['cpu']} ({machine['arch']}), {machine['cores']} "
         f"processors, load {machine['load']:.2f}; threads per library "
         f"{machine['threads']} (sparsegrad OpenMP {machine['openmp']}); Python "
-        f"{machine['python']}; {versions}\n"
+        f"{machine['python']}; {versions}"
+        f"{'; ' + env if env else ''}\n"
         f"bandwidth: np.copyto {bandwidth['single'] / 1e9:.2f} GB/s, on "
         f"{bandwidth['threads']} threads {bandwidth['all_cores'] / 1e9:.2f} GB/s; "
         f"the floor uses {bandwidth['bandwidth'] / 1e9:.2f} GB/s"
     )
+
+
+# Environment variables that change how the libraries' threads behave.
+_THREAD_VARIABLES = ("OMP_", "GOMP_", "KMP_", "MKL_", "OPENBLAS_", "TF_NUM_")
 
 
 def describe_machine(threads):
@@ -210,6 +216,8 @@ def describe_machine(threads):
         "openmp": sg.openmp_enabled(),
         "python": platform.python_version(),
         "versions": {"sparsegrad": sg.__version__, "numpy": np.__version__},
+        "environment": {k: v for k, v in sorted(os.environ.items())
+                        if k.startswith(_THREAD_VARIABLES)},
     }
 
 
