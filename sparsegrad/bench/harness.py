@@ -195,6 +195,10 @@ def machine_line(machine, bandwidth):
         f"bandwidth: np.copyto {bandwidth['single'] / 1e9:.2f} GB/s, on "
         f"{bandwidth['threads']} threads {bandwidth['all_cores'] / 1e9:.2f} GB/s; "
         f"the floor uses {bandwidth['bandwidth'] / 1e9:.2f} GB/s"
+        + ("" if "measurements" not in bandwidth else
+           " (the better of the measurements before and after the cases: "
+           + ", ".join(f"{m['bandwidth'] / 1e9:.2f}" for m in bandwidth["measurements"])
+           + " GB/s)")
     )
 
 
@@ -470,8 +474,6 @@ def run_cases(entries, settings, bandwidth, progress=None):
             else:
                 results[lib] = {"status": "ok", "version": versions.get(lib),
                                 "times": gathered[lib], **_summary(gathered[lib])}
-        floor_bytes = case.floor_bytes(settings.quick) if case.floor_bytes else None
-        floor = floor_bytes / bandwidth if floor_bytes else None
         ours = results.get("sparsegrad", {})
         ours_t = ours.get("median") if ours.get("status") == "ok" else None
         ratios = {
@@ -483,13 +485,25 @@ def run_cases(entries, settings, bandwidth, progress=None):
             "name": case.name,
             "module": module,
             "description": case.description,
-            "floor_bytes": floor_bytes,
-            "floor": floor,
+            "floor_bytes": (case.floor_bytes(settings.quick) if case.floor_bytes
+                            else None),
             "results": results,
             "ratios": ratios,
-            "x_floor": ours_t / floor if (ours_t and floor) else None,
         })
+    set_floors(rows, bandwidth)
     return rows
+
+
+def set_floors(rows, bandwidth):
+    """Set each row's ``floor`` (seconds: its ``floor_bytes`` over `bandwidth`)
+    and ``x_floor`` (sparsegrad's median over the floor), or None for both
+    where the row has no floor or no sparsegrad timing."""
+    for row in rows:
+        floor = row["floor_bytes"] / bandwidth if row["floor_bytes"] else None
+        ours = row["results"].get("sparsegrad", {})
+        ours_t = ours.get("median") if ours.get("status") == "ok" else None
+        row["floor"] = floor
+        row["x_floor"] = ours_t / floor if (ours_t and floor) else None
 
 
 # ---------------------------------------------------------------------------

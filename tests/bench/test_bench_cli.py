@@ -32,6 +32,8 @@ def test_quick_run_writes_consistent_json(tmp_path, capsys):
     bandwidth = data["bandwidth"]
     assert bandwidth["bandwidth"] == max(bandwidth["single"], bandwidth["all_cores"])
     assert bandwidth["bandwidth"] > 0
+    before, after = bandwidth["measurements"]
+    assert bandwidth["bandwidth"] == max(before["bandwidth"], after["bandwidth"])
     (case,) = data["cases"]
     assert case["name"] == "slices/deduplicate"
     from sparsegrad.bench import slices
