@@ -130,12 +130,13 @@ def run(args):
 
     libraries = LIBRARIES
     if args.libraries:
-        libraries = tuple(x.strip() for x in args.libraries.split(",") if x.strip())
-        unknown = [x for x in libraries if x not in LIBRARIES]
-        if unknown or not libraries:
+        wanted = [x.strip() for x in args.libraries.split(",") if x.strip()]
+        unknown = [x for x in wanted if x not in LIBRARIES]
+        if unknown or not wanted:
             print(f"sparsegrad bench: --libraries {args.libraries!r}: unknown "
                   f"{unknown}; choose from {', '.join(LIBRARIES)}", file=sys.stderr)
             return 2
+        libraries = tuple(x for x in LIBRARIES if x in wanted)  # table order
     pythons = dict(args.python)
     for library, path in pythons.items():
         if library not in LIBRARIES:
