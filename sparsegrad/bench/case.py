@@ -7,7 +7,7 @@ process of its own, so no two libraries (nor their OpenMP runtimes) share one.
 """
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Optional
+from typing import Callable, Optional
 
 # The libraries a case may be timed with, in the order the table shows them.
 LIBRARIES = ("sparsegrad", "tensorflow", "torch", "numpy")
@@ -37,5 +37,5 @@ class Case:
 
     name: str
     description: str
-    setups: Dict[str, Callable] = field(default_factory=dict)
+    setups: dict[str, Callable] = field(default_factory=dict)
     floor_bytes: Optional[Callable] = None

@@ -1,0 +1,11 @@
+"""``sparsegrad bench``: a benchmark suite shipped with the package.
+
+One module per area (:mod:`~sparsegrad.bench.slices`,
+:mod:`~sparsegrad.bench.training_ops`, :mod:`~sparsegrad.bench.clip`,
+:mod:`~sparsegrad.bench.segment`, :mod:`~sparsegrad.bench.autodiff`,
+:mod:`~sparsegrad.bench.end_to_end`) lists its :class:`~sparsegrad.bench.case.Case`
+objects in ``CASES``; :mod:`~sparsegrad.bench.harness` times them, each
+(case, library) pair in a process of its own (:mod:`~sparsegrad.bench.worker`),
+and :mod:`~sparsegrad.bench.cli` is the command line.  Nothing in the library
+imports this package.
+"""

@@ -1,0 +1,406 @@
+"""Segment reductions, ragged.range and the embedding bag (issue 11).
+
+* ``segment/segment_sum_int32`` and ``_int64``: ``sg.math.segment_sum`` of
+  10,000,000 float32 values into 200,000 sorted segments (ids uniform, then
+  sorted) against ``tf.math.segment_sum`` and ``np.add.reduceat`` with the
+  segment offsets given (no id pass, no checks, empty segments not filled).
+* ``segment/unsorted_segment_sum_sorted`` and ``_shuffled``:
+  ``sg.math.unsorted_segment_sum`` on the same int32 ids, as they are and
+  shuffled together with the data, against ``tf.math.unsorted_segment_sum``,
+  PyTorch ``index_add_`` and NumPy ``np.add.at`` (shuffled only).
+* ``segment/ragged_range_int32`` and ``_float32``: ``sg.ragged.range`` over
+  200,000 rows of lengths uniform in 0..99 (about 10 million values, int64
+  row splits) against ``tf.ragged.range`` and, for int32, NumPy ``repeat`` +
+  ``cumsum``.
+* ``segment/embedding_bag_forward``: ``sg.nn.embedding_lookup_sparse(combiner
+  ="sum")`` of 16,384 bags of 20 Zipf(1.1) ids (a CSR matrix) on a 1,000,000
+  x 64 float32 table, against ``torch.nn.EmbeddingBag(mode="sum")`` and
+  ``tf.nn.embedding_lookup_sparse``.
+* ``segment/embedding_bag_step``: the same forward, the gradient for a fixed
+  upstream gradient and a sparse Adagrad step (learning rate 0.1), against
+  ``EmbeddingBag(sparse=True)`` + ``torch.optim.Adagrad`` and a TensorFlow
+  ``tf.function`` with ``tf.compat.v1.train.AdagradOptimizer``.
+
+Floors: segment sums read the values and the ids and write the output;
+``ragged.range`` reads its three inputs and writes the splits and values; the
+bag forward reads every looked-up row and writes the output, and the step
+adds reading the upstream gradient and reading and writing the table and
+accumulator rows of every distinct id (random rows are bound by latency more
+than bandwidth, so this floor is optimistic).
+"""
+
+from . import inputs
+from .case import Case
+
+# ---------------------------------------------------------------------------
+# Segment sums.
+
+
+def _segment_sizes(quick):
+    return (10_000, 200) if quick else (10_000_000, 200_000)
+
+
+def _segment_inputs(quick, id_dtype, shuffled=False):
+    """Sorted ids and float32 data (or the same pairs shuffled together)."""
+    import numpy as np
+
+    n_values, n_segments = _segment_sizes(quick)
+    rng = np.random.default_rng(4)
+    ids = np.sort(rng.integers(0, n_segments, n_values)).astype(id_dtype)
+    data = rng.standard_normal(n_values, dtype=np.float32)
+    if shuffled:
+        perm = rng.permutation(n_values)
+        ids, data = ids[perm], data[perm]
+    return ids, data, n_segments
+
+
+def _segment_bytes(id_dtype):
+    def floor(quick):
+        import numpy as np
+
+        n_values, n_segments = _segment_sizes(quick)
+        return n_values * (4 + np.dtype(id_dtype).itemsize) + 4 * n_segments
+
+    return floor
+
+
+def _segment_sum_sparsegrad(id_dtype):
+    def setup(quick):
+        import sparsegrad as sg
+
+        ids, data, _ = _segment_inputs(quick, id_dtype)
+        return lambda: sg.math.segment_sum(data, ids)
+
+    return setup
+
+
+def _segment_sum_tensorflow(id_dtype):
+    def setup(quick):
+        import tensorflow as tf
+
+        ids, data, _ = _segment_inputs(quick, id_dtype)
+        t_ids, t_data = tf.constant(ids), tf.constant(data)
+        return lambda: tf.math.segment_sum(t_data, t_ids)
+
+    return setup
+
+
+def _segment_sum_numpy(id_dtype):
+    def setup(quick):
+        import numpy as np
+
+        ids, data, _ = _segment_inputs(quick, id_dtype)
+        offsets = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+        return lambda: np.add.reduceat(data, offsets)
+
+    return setup
+
+
+def _unsorted_sparsegrad(shuffled):
+    def setup(quick):
+        import numpy as np
+
+        import sparsegrad as sg
+
+        ids, data, n = _segment_inputs(quick, np.int32, shuffled)
+        return lambda: sg.math.unsorted_segment_sum(data, ids, n)
+
+    return setup
+
+
+def _unsorted_tensorflow(shuffled):
+    def setup(quick):
+        import numpy as np
+        import tensorflow as tf
+
+        ids, data, n = _segment_inputs(quick, np.int32, shuffled)
+        t_ids, t_data = tf.constant(ids), tf.constant(data)
+        return lambda: tf.math.unsorted_segment_sum(t_data, t_ids, n)
+
+    return setup
+
+
+def _unsorted_torch(shuffled):
+    def setup(quick):
+        import numpy as np
+        import torch
+
+        ids, data, n = _segment_inputs(quick, np.int32, shuffled)
+        t_ids, t_data = torch.from_numpy(ids.astype(np.int64)), torch.from_numpy(data)
+        return lambda: torch.zeros(n).index_add_(0, t_ids, t_data)
+
+    return setup
+
+
+def _unsorted_numpy(quick):
+    import numpy as np
+
+    ids, data, n = _segment_inputs(quick, np.int32, shuffled=True)
+
+    def run():
+        out = np.zeros(n, np.float32)
+        np.add.at(out, ids, data)
+        return out
+
+    return run
+
+
+# ---------------------------------------------------------------------------
+# ragged.range.
+
+
+def _range_inputs(quick, dtype):
+    """starts, limits, deltas of rows with lengths uniform in 0..99."""
+    import numpy as np
+
+    n_rows = 2_000 if quick else 200_000
+    rng = np.random.default_rng(5)
+    lengths = rng.integers(0, 100, n_rows)
+    starts = rng.integers(-1000, 1000, n_rows)
+    deltas = rng.integers(1, 4, n_rows) * rng.choice([-1, 1], n_rows)
+    if np.dtype(dtype).kind == "f":
+        starts = starts + rng.uniform(0, 1, n_rows)
+        deltas = deltas * 0.25
+        # limits half a step before the end, so float lengths are not borderline
+        limits = np.where(lengths == 0, starts, starts + (lengths - 0.5) * deltas)
+    else:
+        limits = starts + lengths * deltas
+    return starts.astype(dtype), limits.astype(dtype), deltas.astype(dtype), lengths
+
+
+def _range_bytes(dtype):
+    def floor(quick):
+        import numpy as np
+
+        starts, _, _, lengths = _range_inputs(quick, dtype)
+        itemsize = np.dtype(dtype).itemsize
+        n_values = int(lengths.sum())
+        return 3 * starts.nbytes + 8 * (lengths.size + 1) + itemsize * n_values
+
+    return floor
+
+
+def _range_sparsegrad(dtype):
+    def setup(quick):
+        import sparsegrad as sg
+
+        starts, limits, deltas, _ = _range_inputs(quick, dtype)
+        return lambda: sg.ragged.range(starts, limits, deltas)
+
+    return setup
+
+
+def _range_tensorflow(dtype):
+    def setup(quick):
+        import tensorflow as tf
+
+        starts, limits, deltas, _ = _range_inputs(quick, dtype)
+        s, lim, d = tf.constant(starts), tf.constant(limits), tf.constant(deltas)
+        return lambda: tf.ragged.range(s, lim, d, row_splits_dtype=tf.int64)
+
+    return setup
+
+
+def _range_numpy(quick):
+    import numpy as np
+
+    starts, limits, deltas, _ = _range_inputs(quick, "int32")
+
+    def run():
+        # start + k * delta in each row (what repeated addition gives for ints)
+        lengths = np.maximum(-(-(limits - starts) // deltas), 0).astype(np.int64)
+        splits = np.zeros(lengths.size + 1, np.int64)
+        np.cumsum(lengths, out=splits[1:])
+        rows = np.repeat(np.arange(lengths.size), lengths)
+        k = np.arange(splits[-1]) - splits[rows]
+        return splits, (starts[rows] + k * deltas[rows]).astype(starts.dtype)
+
+    return run
+
+
+# ---------------------------------------------------------------------------
+# The embedding bag.
+
+BAG = 20
+BAG_LEARNING_RATE = 0.1
+
+
+def _bag_ids(quick):
+    """The flat ids of the bags and the CSR row pointer."""
+    import numpy as np
+
+    n_rows, _, _ = inputs.embedding_sizes(quick)
+    n_bags = 128 if quick else 16_384
+    ids = inputs.zipf_ids(n_bags * BAG, n_rows, seed=6)
+    return ids, np.arange(0, n_bags * BAG + 1, BAG, dtype=np.int64)
+
+
+def _bag_inputs(quick):
+    """The table, the flat ids, the CSR row pointer and the upstream gradient."""
+    import numpy as np
+
+    ids, indptr = _bag_ids(quick)
+    table = inputs.table(quick, scale=0.01)
+    upstream = np.random.default_rng(7).standard_normal(
+        (indptr.size - 1, table.shape[1]), dtype=np.float32)
+    return table, ids, indptr, upstream
+
+
+def _bag_bytes(step):
+    def floor(quick):
+        ids, indptr = _bag_ids(quick)
+        row = inputs.embedding_sizes(quick)[1] * 4
+        out_bytes = (indptr.size - 1) * row
+        n_bytes = ids.size * row + out_bytes
+        if step:
+            n_bytes += out_bytes + 4 * inputs.n_distinct(ids) * row
+        return n_bytes
+
+    return floor
+
+
+def _bag_sparsegrad(step):
+    def setup(quick):
+        import numpy as np
+        import scipy.sparse
+
+        import sparsegrad as sg
+
+        table, ids, indptr, upstream = _bag_inputs(quick)
+        var = sg.Variable(table)
+        csr = scipy.sparse.csr_array(
+            (np.ones(ids.size, np.float32), ids.astype(np.int32), indptr),
+            shape=(indptr.size - 1, table.shape[0]))
+        if not step:
+            return lambda: sg.nn.embedding_lookup_sparse(var, csr, combiner="sum")
+        opt = sg.optimizers.Adagrad(BAG_LEARNING_RATE)
+
+        def run():
+            with sg.GradientTape() as tape:
+                out = sg.nn.embedding_lookup_sparse(var, csr, combiner="sum")
+            grad = tape.gradient(out, var, output_gradients=upstream)
+            opt.apply_gradients([(grad, var)])
+
+        return run
+
+    return setup
+
+
+def _bag_torch(step):
+    def setup(quick):
+        import warnings
+
+        import torch
+
+        table, ids, indptr, upstream = _bag_inputs(quick)
+        t_ids = torch.from_numpy(ids)
+        offsets = torch.from_numpy(indptr[:-1].copy())
+        up = torch.from_numpy(upstream)
+        bag = torch.nn.EmbeddingBag(*table.shape, mode="sum", sparse=True)
+        with torch.no_grad():
+            bag.weight.copy_(torch.from_numpy(table))
+        warnings.filterwarnings("ignore", message="Sparse invariant checks")
+        if not step:
+            def forward():
+                with torch.no_grad():
+                    return bag(t_ids, offsets)
+
+            return forward
+        opt = torch.optim.Adagrad(bag.parameters(), lr=BAG_LEARNING_RATE)
+
+        def run():
+            opt.zero_grad(set_to_none=True)
+            bag(t_ids, offsets).backward(up)
+            opt.step()
+
+        return run
+
+    return setup
+
+
+def _bag_tensorflow(step):
+    def setup(quick):
+        import numpy as np
+        import tensorflow as tf
+
+        table, ids, indptr, upstream = _bag_inputs(quick)
+        n_bags = indptr.size - 1
+        rows = np.repeat(np.arange(n_bags), BAG)
+        cols = np.tile(np.arange(BAG), n_bags)
+        sp_ids = tf.SparseTensor(np.stack([rows, cols], 1), ids, (n_bags, BAG))
+        var = tf.Variable(table)
+        if not step:
+            return lambda: tf.nn.embedding_lookup_sparse(var, sp_ids, None,
+                                                         combiner="sum")
+        up = tf.constant(upstream)
+        opt = tf.compat.v1.train.AdagradOptimizer(BAG_LEARNING_RATE)
+
+        @tf.function
+        def run():
+            with tf.GradientTape() as tape:
+                out = tf.nn.embedding_lookup_sparse(var, sp_ids, None, combiner="sum")
+            grad = tape.gradient(out, var, output_gradients=up)
+            opt.apply_gradients([(grad, var)])
+
+        return run
+
+    return setup
+
+
+CASES = [
+    Case(
+        f"segment/segment_sum_{dtype}",
+        f"10,000,000 float32 values into 200,000 sorted segments, {dtype} ids "
+        "(NumPy: reduceat with the offsets given)",
+        {"sparsegrad": _segment_sum_sparsegrad(dtype),
+         "tensorflow": _segment_sum_tensorflow(dtype),
+         "numpy": _segment_sum_numpy(dtype)},
+        _segment_bytes(dtype),
+    )
+    for dtype in ("int32", "int64")
+] + [
+    Case(
+        "segment/unsorted_segment_sum_sorted",
+        "unsorted_segment_sum of the same values on the sorted int32 ids",
+        {"sparsegrad": _unsorted_sparsegrad(False),
+         "tensorflow": _unsorted_tensorflow(False),
+         "torch": _unsorted_torch(False)},
+        _segment_bytes("int32"),
+    ),
+    Case(
+        "segment/unsorted_segment_sum_shuffled",
+        "unsorted_segment_sum with the values and int32 ids shuffled together "
+        "(torch: index_add_; NumPy: np.add.at)",
+        {"sparsegrad": _unsorted_sparsegrad(True),
+         "tensorflow": _unsorted_tensorflow(True),
+         "torch": _unsorted_torch(True), "numpy": _unsorted_numpy},
+        _segment_bytes("int32"),
+    ),
+] + [
+    Case(
+        f"segment/ragged_range_{dtype}",
+        f"ragged.range of 200,000 rows of 0..99 {dtype} values, int64 splits"
+        + (" (NumPy: repeat + cumsum)" if dtype == "int32" else ""),
+        {"sparsegrad": _range_sparsegrad(dtype), "tensorflow": _range_tensorflow(dtype),
+         **({"numpy": _range_numpy} if dtype == "int32" else {})},
+        _range_bytes(dtype),
+    )
+    for dtype in ("int32", "float32")
+] + [
+    Case(
+        "segment/embedding_bag_forward",
+        "sum of 16,384 bags of 20 Zipf(1.1) ids on a 1,000,000 x 64 float32 "
+        "table (torch: EmbeddingBag; tf: embedding_lookup_sparse)",
+        {"sparsegrad": _bag_sparsegrad(False), "tensorflow": _bag_tensorflow(False),
+         "torch": _bag_torch(False)},
+        _bag_bytes(False),
+    ),
+    Case(
+        "segment/embedding_bag_step",
+        "the bag forward, its gradient and a sparse Adagrad step "
+        "(tf: in a tf.function)",
+        {"sparsegrad": _bag_sparsegrad(True), "tensorflow": _bag_tensorflow(True),
+         "torch": _bag_torch(True)},
+        _bag_bytes(True),
+    ),
+]

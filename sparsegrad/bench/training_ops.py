@@ -1,0 +1,265 @@
+"""Training ops and optimizer steps (issue 4).
+
+The embedding gradient of :mod:`sparsegrad.bench.inputs` (16,384 Zipf(1.1)
+ids into a 1,000,000 x 64 float32 table):
+
+* ``training_ops/sparse_apply_adagrad_v2`` and ``training_ops/sparse_apply_ftrl``:
+  the raw sparse kernels against TensorFlow's ``ResourceSparseApplyAdagradV2``
+  and ``ResourceSparseApplyFtrl`` called eagerly on the same data.
+* ``training_ops/adam_lazy_step``: ``optimizers.Adam(lazy=True).apply_gradients``
+  (only the touched rows of the table, ``m`` and ``v``) against
+  ``torch.optim.SparseAdam`` with the gradient as a sparse COO tensor.
+* ``training_ops/adagrad_step``: ``optimizers.Adagrad`` against
+  ``torch.optim.Adagrad`` on the same sparse gradient.
+
+Optimizer setups take ten steps before they return: PyTorch's first steps are
+several times slower than its steady state, which is what training sees.
+
+* ``training_ops/apply_adam``: dense ``apply_adam`` on 10,000,000 float32
+  parameters against ``torch.optim.Adam(foreach=True).step()``, TensorFlow's
+  ``ResourceApplyAdam`` and the update written with NumPy ufuncs in place.
+
+The floor of an update: each touched row (or element) of the variable and of
+every slot read and written once, the gradient and the ids read once.
+"""
+
+from . import inputs
+from .case import Case
+
+LEARNING_RATE = 0.01
+N_DENSE, N_DENSE_QUICK = 10_000_000, 10_000
+WARMUP_STEPS = 10
+
+
+def _sparse_state(quick):
+    import numpy as np
+
+    ids, grad, _ = inputs.sparse_gradient(quick)
+    var = inputs.table(quick)
+    return ids, grad, var, np.full_like(var, 0.1), np.zeros_like(var)
+
+
+def _adagrad_sparsegrad(quick):
+    from sparsegrad import training_ops
+
+    ids, grad, var, accum, _ = _sparse_state(quick)
+    return lambda: training_ops.sparse_apply_adagrad_v2(
+        var, accum, LEARNING_RATE, 1e-7, grad, ids)
+
+
+def _ftrl_sparsegrad(quick):
+    from sparsegrad import training_ops
+
+    ids, grad, var, accum, linear = _sparse_state(quick)
+    return lambda: training_ops.sparse_apply_ftrl(
+        var, accum, linear, grad, ids, LEARNING_RATE, 0.01, 0.01, -0.5)
+
+
+def _tf_sparse_state(quick):
+    import tensorflow as tf
+
+    ids, grad, var, accum, linear = _sparse_state(quick)
+    return (tf.constant(ids), tf.constant(grad), tf.Variable(var),
+            tf.Variable(accum), tf.Variable(linear))
+
+
+def _adagrad_tensorflow(quick):
+    import tensorflow as tf
+
+    ids, grad, var, accum, _ = _tf_sparse_state(quick)
+    lr, eps = tf.constant(LEARNING_RATE), tf.constant(1e-7)
+    return lambda: tf.raw_ops.ResourceSparseApplyAdagradV2(
+        var=var.handle, accum=accum.handle, lr=lr, epsilon=eps, grad=grad,
+        indices=ids)
+
+
+def _ftrl_tensorflow(quick):
+    import tensorflow as tf
+
+    ids, grad, var, accum, linear = _tf_sparse_state(quick)
+    lr, l1, l2 = (tf.constant(x) for x in (LEARNING_RATE, 0.01, 0.01))
+    power = tf.constant(-0.5)
+    return lambda: tf.raw_ops.ResourceSparseApplyFtrl(
+        var=var.handle, accum=accum.handle, linear=linear.handle, grad=grad,
+        indices=ids, lr=lr, l1=l1, l2=l2, lr_power=power)
+
+
+# ---------------------------------------------------------------------------
+# Dense Adam.
+
+
+def _dense_state(quick):
+    import numpy as np
+
+    n = N_DENSE_QUICK if quick else N_DENSE
+    rng = np.random.default_rng(1)
+    var = rng.standard_normal(n, dtype=np.float32)
+    grad = rng.standard_normal(n, dtype=np.float32)
+    return var, np.zeros(n, np.float32), np.zeros(n, np.float32), grad
+
+
+def _adam_sparsegrad(quick):
+    from sparsegrad import training_ops
+
+    var, m, v, grad = _dense_state(quick)
+    step = [0]
+
+    def run():
+        step[0] += 1
+        t = step[0]
+        training_ops.apply_adam(var, m, v, 0.9**t, 0.999**t, 1e-3, 0.9, 0.999,
+                                1e-7, grad)
+
+    return run
+
+
+def _adam_torch(quick):
+    import torch
+
+    var, _, _, grad = _dense_state(quick)
+    param = torch.nn.Parameter(torch.from_numpy(var))
+    param.grad = torch.from_numpy(grad)
+    opt = torch.optim.Adam([param], lr=1e-3, eps=1e-7, foreach=True)
+    return opt.step
+
+
+def _adam_tensorflow(quick):
+    import tensorflow as tf
+
+    var, m, v, grad = _dense_state(quick)
+    var, m, v = tf.Variable(var), tf.Variable(m), tf.Variable(v)
+    grad = tf.constant(grad)
+    consts = {k: tf.constant(x) for k, x in
+              (("lr", 1e-3), ("beta1", 0.9), ("beta2", 0.999), ("epsilon", 1e-7))}
+    step = [0]
+
+    def run():
+        step[0] += 1
+        t = step[0]
+        tf.raw_ops.ResourceApplyAdam(
+            var=var.handle, m=m.handle, v=v.handle,
+            beta1_power=tf.constant(0.9**t), beta2_power=tf.constant(0.999**t),
+            grad=grad, **consts)
+
+    return run
+
+
+def _adam_numpy(quick):
+    import numpy as np
+
+    var, m, v, grad = _dense_state(quick)
+    scratch = np.empty_like(var)
+    step = [0]
+
+    def run():
+        step[0] += 1
+        t = step[0]
+        lr = 1e-3 * np.sqrt(1 - 0.999**t) / (1 - 0.9**t)
+        # m += (1 - beta1) * (g - m); v += (1 - beta2) * (g * g - v)
+        np.subtract(grad, m, out=scratch)
+        np.multiply(scratch, np.float32(0.1), out=scratch)
+        np.add(m, scratch, out=m)
+        np.multiply(grad, grad, out=scratch)
+        np.subtract(scratch, v, out=scratch)
+        np.multiply(scratch, np.float32(0.001), out=scratch)
+        np.add(v, scratch, out=v)
+        # var -= lr * m / (sqrt(v) + eps)
+        np.sqrt(v, out=scratch)
+        np.add(scratch, np.float32(1e-7), out=scratch)
+        np.divide(m, scratch, out=scratch)
+        np.multiply(scratch, np.float32(lr), out=scratch)
+        np.subtract(var, scratch, out=var)
+
+    return run
+
+
+def _adam_bytes(quick):
+    n = N_DENSE_QUICK if quick else N_DENSE
+    return 2 * 3 * n * 4 + n * 4
+
+
+# ---------------------------------------------------------------------------
+# Optimizer steps on the sparse gradient.
+
+
+def _warmed(step):
+    for _ in range(WARMUP_STEPS):
+        step()
+    return step
+
+
+def _optimizer_sparsegrad(make):
+    def setup(quick):
+        import sparsegrad as sg
+
+        ids, values, shape = inputs.sparse_gradient(quick, scale=1e-2)
+        table = sg.Variable(inputs.table(quick, scale=1e-2))
+        grad = sg.IndexedSlices(values, ids, dense_shape=shape)
+        opt = make(sg)
+        opt.build([table])
+        return _warmed(lambda: opt.apply_gradients([(grad, table)]))
+
+    return setup
+
+
+def _optimizer_torch(make):
+    def setup(quick):
+        import torch
+
+        ids, values, shape = inputs.sparse_gradient(quick, scale=1e-2)
+        param = torch.nn.Parameter(torch.from_numpy(inputs.table(quick, scale=1e-2)))
+        opt = make(torch, param)
+        t_ids, t_values = torch.from_numpy(ids).reshape(1, -1), torch.from_numpy(values)
+
+        def step():
+            param.grad = torch.sparse_coo_tensor(t_ids, t_values, shape)
+            opt.step()
+
+        return _warmed(step)
+
+    return setup
+
+
+CASES = [
+    Case(
+        "training_ops/sparse_apply_adagrad_v2",
+        "raw sparse Adagrad kernel: 16,384 Zipf(1.1) ids x 64 float32 into a "
+        "1,000,000 x 64 table",
+        {"sparsegrad": _adagrad_sparsegrad, "tensorflow": _adagrad_tensorflow},
+        lambda quick: inputs.sparse_update_bytes(quick, 2),
+    ),
+    Case(
+        "training_ops/sparse_apply_ftrl",
+        "raw sparse FTRL kernel (l1 = l2 = 0.01, power -0.5) on the same gradient",
+        {"sparsegrad": _ftrl_sparsegrad, "tensorflow": _ftrl_tensorflow},
+        lambda quick: inputs.sparse_update_bytes(quick, 3),
+    ),
+    Case(
+        "training_ops/apply_adam",
+        "dense Adam update of 10,000,000 float32 parameters (torch: "
+        "Adam(foreach=True).step(); NumPy: in-place ufuncs)",
+        {"sparsegrad": _adam_sparsegrad, "tensorflow": _adam_tensorflow,
+         "torch": _adam_torch, "numpy": _adam_numpy},
+        _adam_bytes,
+    ),
+    Case(
+        "training_ops/adam_lazy_step",
+        "Adam(lazy=True).apply_gradients on the sparse gradient vs "
+        "torch.optim.SparseAdam, after 10 steps",
+        {"sparsegrad": _optimizer_sparsegrad(
+            lambda sg: sg.optimizers.Adam(1e-3, lazy=True)),
+         "torch": _optimizer_torch(
+            lambda torch, p: torch.optim.SparseAdam([p], lr=1e-3))},
+        lambda quick: inputs.sparse_update_bytes(quick, 3),
+    ),
+    Case(
+        "training_ops/adagrad_step",
+        "Adagrad.apply_gradients on the sparse gradient vs torch.optim.Adagrad "
+        "(sparse COO grad), after 10 steps",
+        {"sparsegrad": _optimizer_sparsegrad(
+            lambda sg: sg.optimizers.Adagrad(LEARNING_RATE)),
+         "torch": _optimizer_torch(
+            lambda torch, p: torch.optim.Adagrad([p], lr=LEARNING_RATE))},
+        lambda quick: inputs.sparse_update_bytes(quick, 2),
+    ),
+]

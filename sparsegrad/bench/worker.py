@@ -1,0 +1,118 @@
+"""One benchmark measurement in a process of its own.
+
+``python -m sparsegrad.bench.worker MODULE CASE LIBRARY --repeat N [--warmup W]
+[--quick] [--threads T]`` imports ``LIBRARY``, gives it ``T`` threads, calls the
+case's ``setup(quick)``, warms the returned callable up, times ``N`` calls and
+prints one line of JSON: ``{"status": "ok", "times": [...], "version": ...}``.
+A library that is not installed gives ``{"status": "missing", "reason": ...}``
+and exit status 3.  ``python -m sparsegrad.bench.worker --bandwidth`` measures
+the copy bandwidth instead.  :mod:`sparsegrad.bench.harness` starts these
+processes; nothing else should need to.
+"""
+
+import argparse
+import importlib
+import json
+import os
+import sys
+
+from .harness import MISSING_STATUS, measure_bandwidth, module_path, time_calls
+
+# The module to import to find out whether a library is there, and its version.
+_IMPORT_NAMES = {"sparsegrad": "sparsegrad", "tensorflow": "tensorflow",
+                 "torch": "torch", "numpy": "numpy"}
+
+
+def _set_threads(library, module, n_threads):
+    """Give `library` (imported as `module`) `n_threads` threads."""
+    if library in ("sparsegrad", "torch"):
+        module.set_num_threads(n_threads)
+    elif library == "tensorflow":
+        module.config.threading.set_intra_op_parallelism_threads(n_threads)
+        module.config.threading.set_inter_op_parallelism_threads(n_threads)
+
+
+def measure(module, case_name, library, repeat, warmup=1, quick=False,
+            n_threads=None):
+    """Time one case with one library in this process.
+
+    Parameters
+    ----------
+    module : str
+        The area module (``"clip"``) or an importable module name holding
+        ``CASES``.
+    case_name : str
+        The case's name.
+    library : str
+        A key of the case's ``setups``.
+    repeat, warmup : int
+        Timed calls, and untimed calls made first.
+    quick : bool
+        Passed to the setup (the reduced size).
+    n_threads : int, optional
+        Threads for the library (default: every processor).
+
+    Returns
+    -------
+    dict
+        ``status`` ``"ok"``, ``times`` (seconds per call) and ``version``;
+        or ``status`` ``"missing"`` and a ``reason`` when the library cannot
+        be imported.
+
+    Raises
+    ------
+    KeyError
+        If the module has no case `case_name`, or the case no setup for
+        `library`.
+    """
+    n_threads = n_threads or os.cpu_count() or 1
+    cases = {c.name: c for c in importlib.import_module(module_path(module)).CASES}
+    if case_name not in cases:
+        raise KeyError(f"no case {case_name!r} in {module!r}; it has "
+                       f"{sorted(cases)}")
+    case = cases[case_name]
+    if library not in case.setups:
+        raise KeyError(f"case {case_name!r} has no setup for library {library!r}; "
+                       f"it has {sorted(case.setups)}")
+    try:
+        lib = importlib.import_module(_IMPORT_NAMES.get(library, library))
+    except ImportError:
+        return {"status": "missing", "reason": f"{library} not installed"}
+    _set_threads(library, lib, n_threads)
+    try:
+        fn = case.setups[library](quick)
+    except ImportError as exc:
+        return {"status": "missing", "reason": f"{library}: {exc}"}
+    times = time_calls(fn, repeat, warmup)
+    return {"status": "ok", "times": times,
+            "version": getattr(lib, "__version__", None)}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m sparsegrad.bench.worker",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("module", nargs="?")
+    parser.add_argument("case", nargs="?")
+    parser.add_argument("library", nargs="?")
+    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--bandwidth", action="store_true",
+                        help="measure the copy bandwidth instead of a case")
+    args = parser.parse_args(argv)
+    if args.bandwidth:
+        kwargs = {"n_bytes": 16 << 20, "repeat": 3} if args.quick else {}
+        print(json.dumps({"status": "ok",
+                          **measure_bandwidth(args.threads, **kwargs)}))
+        return 0
+    if not (args.module and args.case and args.library):
+        parser.error("MODULE, CASE and LIBRARY are required (or --bandwidth)")
+    out = measure(args.module, args.case, args.library, args.repeat,
+                  args.warmup, args.quick, args.threads)
+    print(json.dumps(out))
+    return 0 if out["status"] == "ok" else MISSING_STATUS
+
+
+if __name__ == "__main__":
+    sys.exit(main())
