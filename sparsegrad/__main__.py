@@ -30,6 +30,18 @@ def _kernels_built():
     return names
 
 
+def _openmp_line():
+    import os
+
+    import sparsegrad
+    from sparsegrad import _kernels
+
+    if not sparsegrad.openmp_enabled():
+        return "no (serial kernels)"
+    whose = "sparsegrad's default" if _kernels.OMP_WAIT_POLICY_DEFAULTED else "yours"
+    return f"yes, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')} ({whose})"
+
+
 def info(out=None):
     """Print the version, OpenMP, threads, kernels and GPU status."""
     out = sys.stdout if out is None else out
@@ -46,7 +58,7 @@ def info(out=None):
         f"python     {platform.python_version()} ({platform.machine()})",
         f"numpy      {numpy.__version__}",
         f"scipy      {scipy.__version__}",
-        f"openmp     {'yes' if sparsegrad.openmp_enabled() else 'no (serial kernels)'}",
+        f"openmp     {_openmp_line()}",
         f"threads    {sparsegrad.get_num_threads()} "
         f"(processors seen by OpenMP: {parallel.num_procs()})",
         f"kernels    {', '.join(_kernels_built())}",

@@ -221,9 +221,15 @@ def describe_machine(threads):
         "openmp": sg.openmp_enabled(),
         "python": platform.python_version(),
         "versions": {"sparsegrad": sg.__version__, "numpy": np.__version__},
-        "environment": {k: v for k, v in sorted(os.environ.items())
+        "environment": {k: v for k, v in sorted(_user_environment().items())
                         if k.startswith(_THREAD_VARIABLES)},
     }
+
+
+def _user_environment():
+    env = dict(os.environ)
+    own_environment(env)
+    return env
 
 
 # ---------------------------------------------------------------------------
@@ -356,13 +362,27 @@ def select(entries, patterns):
 # Running workers.
 
 
+def own_environment(env):
+    """Take sparsegrad's default ``OMP_WAIT_POLICY`` out of `env` (a mapping,
+    changed in place) where the user did not set it, so that a peer library
+    loads its OpenMP runtime with its own default, as it would in a process
+    without sparsegrad."""
+    from sparsegrad import _kernels
+
+    if _kernels.OMP_WAIT_POLICY_DEFAULTED:
+        env.pop("OMP_WAIT_POLICY", None)
+
+
 def worker_env():
     """The environment of a worker: this one, with the directory that holds
     this sparsegrad first on ``PYTHONPATH``, so that the worker (under this
-    interpreter or another) imports the same package as this process."""
+    interpreter or another) imports the same package as this process, and
+    without the ``OMP_WAIT_POLICY`` that importing sparsegrad sets when the
+    user has not (see :func:`own_environment`)."""
     import sparsegrad
 
     env = dict(os.environ)
+    own_environment(env)
     root = os.path.dirname(os.path.dirname(os.path.abspath(sparsegrad.__file__)))
     parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in parts if p != root])

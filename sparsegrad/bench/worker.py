@@ -16,7 +16,13 @@ import json
 import os
 import sys
 
-from .harness import MISSING_STATUS, measure_bandwidth, module_path, time_calls
+from .harness import (
+    MISSING_STATUS,
+    measure_bandwidth,
+    module_path,
+    own_environment,
+    time_calls,
+)
 
 # The module to import to find out whether a library is there, and its version.
 _IMPORT_NAMES = {"sparsegrad": "sparsegrad", "tensorflow": "tensorflow",
@@ -74,6 +80,8 @@ def measure(module, case_name, library, repeat, warmup=1, quick=False,
     if library not in case.setups:
         raise KeyError(f"case {case_name!r} has no setup for library {library!r}; "
                        f"it has {sorted(case.setups)}")
+    if library != "sparsegrad":
+        own_environment(os.environ)   # before the peer loads its OpenMP runtime
     try:
         lib = importlib.import_module(_IMPORT_NAMES.get(library, library))
     except ImportError:

@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 
+from sparsegrad import _kernels
 from sparsegrad.bench import cli, harness, worker
 from sparsegrad.bench.case import LIBRARIES
 
@@ -214,3 +215,13 @@ def test_script_entry_point_defaults_and_legacy_option(capsys):
     assert cli.main(["--tf-python", "/no/such/python"], filters=["clip/"]) == 2
     assert "--python tensorflow=/no/such/python: not an executable" in \
         capsys.readouterr().err
+
+
+def test_peers_get_their_own_openmp_wait_policy(monkeypatch):
+    # Importing sparsegrad sets OMP_WAIT_POLICY=PASSIVE when the user did not;
+    # a peer's worker must load its OpenMP runtime without that choice.
+    monkeypatch.setattr(_kernels, "OMP_WAIT_POLICY_DEFAULTED", True)
+    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")
+    assert "OMP_WAIT_POLICY" not in harness.worker_env()
+    monkeypatch.setattr(_kernels, "OMP_WAIT_POLICY_DEFAULTED", False)
+    assert harness.worker_env()["OMP_WAIT_POLICY"] == "PASSIVE"

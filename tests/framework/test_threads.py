@@ -113,3 +113,17 @@ def test_threadpoolctl_cannot_raise_the_count_beyond_the_limit():
         sg.training_ops.sparse_apply_gradient_descent(v, 1.0, np.ones((3, 2)),
                                                       [1, 1, 5])
     np.testing.assert_array_equal(v[:, 0], [0, -2, 0, 0, 0, -1, 0, 0])
+
+
+def test_openmp_threads_sleep_between_kernels_unless_the_user_says():
+    code = ("import os, sparsegrad; from sparsegrad import _kernels; "
+            "print(os.environ.get('OMP_WAIT_POLICY'), "
+            "_kernels.OMP_WAIT_POLICY_DEFAULTED)")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, env=env, check=True, cwd=os.path.expanduser("~"))
+    assert out.stdout.split() == ["PASSIVE", "True"]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, env=dict(env, OMP_WAIT_POLICY="ACTIVE"),
+                         check=True, cwd=os.path.expanduser("~"))
+    assert out.stdout.split() == ["ACTIVE", "False"]
