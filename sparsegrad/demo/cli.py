@@ -37,7 +37,6 @@ HELP = "train FTRL and embedding CTR models on synthetic or svmlight data"
 # Defaults of the run; --resume takes them from the checkpoint instead.
 DEFAULTS = {"examples": 500_000, "seed": 0, "batch_size": 512, "data": None}
 DEFAULT_EPOCHS = 2
-DEFAULT_THREADS = 1
 
 
 class UsageError(Exception):
@@ -70,10 +69,10 @@ def add_arguments(parser):
         "--model", choices=("ftrl", "embedding", "both"), default="both",
         help="which model to train (default both)")
     parser.add_argument(
-        "--threads", type=int, default=DEFAULT_THREADS, metavar="N",
-        help=f"threads of the kernels and of BLAS (sg.set_num_threads; default "
-             f"{DEFAULT_THREADS}: the steps are small, so one thread is usually "
-             "fastest; results are the same for any count)")
+        "--threads", type=int, default=None, metavar="N",
+        help="threads of the kernels and of BLAS (sg.set_num_threads; default: "
+             "sparsegrad's own count, SPARSEGRAD_NUM_THREADS or every core); "
+             "the results are the same for any count")
     parser.add_argument(
         "--seed", type=int, metavar="N",
         help=f"seed of the synthetic data, the initial weights and the "
@@ -259,7 +258,11 @@ def _run(args):
     from . import train
     from .metrics import log_loss, roc_auc
 
-    sg.set_num_threads(args.threads)
+    if args.threads is not None:
+        try:
+            sg.set_num_threads(args.threads)
+        except ValueError as exc:
+            raise UsageError(f"--threads {args.threads}: {exc}") from None
     start = time.perf_counter()
     data = _load_data(settings)
     n_train, n_test = data.train.y.shape[0], data.test.y.shape[0]
@@ -291,7 +294,8 @@ def _run(args):
 
     print()
     print(train.format_table(rows))
-    print(f"\ntotal {time.perf_counter() - start:.1f} s, {args.threads} thread(s)")
+    print(f"\ntotal {time.perf_counter() - start:.1f} s, "
+          f"{sg.get_num_threads()} thread(s)")
     if args.plot is not None:
         train.plot_curves(args.plot, histories, titles, baseline)
         print(f"curves written to {args.plot}")

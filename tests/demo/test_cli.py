@@ -165,6 +165,7 @@ def test_bad_files(demo, tmp_path):
          f"--plot {tmp_path / 'no' / 'c.png'}: directory"),
         (("--plot", str(tmp_path / "c.xyz")), f"--plot {tmp_path / 'c.xyz'}: unknown"),
         (("--save", str(bad)), f"--save {bad}: exists and is not a directory"),
+        (("--threads", "100000"), "--threads 100000: n must be at most"),
     ]
     for argv, message in cases:
         status, _, err = demo(*argv)
