@@ -42,6 +42,18 @@ def _openmp_line():
     return f"yes, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')} ({whose})"
 
 
+def _blas_line():
+    import os
+
+    from sparsegrad.framework import threads
+
+    if threads.BLAS_SHARING_POOL:
+        names = ", ".join(os.path.basename(p) for p in threads.BLAS_SHARING_POOL)
+        return f"OpenBLAS runs its threaded calls on sparsegrad's pool ({names})"
+    return "BLAS keeps its own threads (SPARSEGRAD_SHARE_BLAS_THREADS=0, or no " \
+        "OpenBLAS with a threads callback loaded)"
+
+
 def info(out=None):
     """Print the version, OpenMP, threads, kernels and GPU status."""
     out = sys.stdout if out is None else out
@@ -62,6 +74,7 @@ def info(out=None):
         f"threads    {sparsegrad.get_num_threads()} "
         f"(processors seen by OpenMP: {parallel.num_procs()})",
         f"kernels    {', '.join(_kernels_built())}",
+        f"blas       {_blas_line()}",
         f"gpu        {'yes' if usable else 'no'}: {gpu}",
     ]
     print("\n".join(lines), file=out)

@@ -6,6 +6,7 @@ its ``threadpool_limits`` lowers the count inside its block.  Results never
 depend on the count: every kernel gives the same bits for any value.
 """
 
+import ctypes
 import os
 import warnings
 
@@ -132,3 +133,68 @@ def _init_from_environment():
 
 
 _init_from_environment()
+
+
+# ---------------------------------------------------------------------------
+# NumPy's OpenBLAS on the kernels' OpenMP pool.
+
+# Names of OpenBLAS's "run my jobs with your threads" setter, as the plain
+# library and the builds bundled in NumPy and SciPy wheels export it.
+_BLAS_CALLBACK_SETTERS = (
+    "openblas_set_threads_callback_function",
+    "scipy_openblas_set_threads_callback_function64_",
+    "scipy_openblas_set_threads_callback_function",
+)
+_blas_setters = []
+
+
+def _loaded_openblas_paths():
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "openblas" in line}
+    except OSError:
+        return []
+    return sorted(p for p in paths if p.startswith("/"))
+
+
+def _share_blas_threads():
+    """Give the OpenBLAS libraries loaded now (NumPy's, and SciPy's when it is
+    loaded) the kernels' OpenMP pool for their threaded calls, unless
+    ``SPARSEGRAD_SHARE_BLAS_THREADS=0``.  Returns the libraries' paths.
+
+    OpenBLAS keeps its job split, so products give the same bits; its own
+    threads stay asleep.  In the child of a fork the libraries get their own
+    threads back, and the kernels run on one thread (see
+    ``_parallel.mark_forked_child``)."""
+    flag = os.environ.get("SPARSEGRAD_SHARE_BLAS_THREADS", "1").strip().lower()
+    if flag in ("0", "false", "no", "off"):
+        return []
+    if not _parallel.OPENMP_ENABLED:
+        return []
+    shared = []
+    for path in _loaded_openblas_paths():
+        try:
+            library = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in _BLAS_CALLBACK_SETTERS:
+            setter = getattr(library, name, None)
+            if setter is not None:
+                setter.argtypes = [ctypes.c_void_p]
+                setter.restype = None
+                setter(ctypes.c_void_p(_parallel.blas_callback_address()))
+                _blas_setters.append(setter)
+                shared.append(path)
+                break
+    return shared
+
+
+def _after_fork_in_child():
+    _parallel.mark_forked_child()
+    for setter in _blas_setters:
+        setter(None)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+BLAS_SHARING_POOL = _share_blas_threads()

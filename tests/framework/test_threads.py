@@ -1,11 +1,14 @@
 import os
 import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
 
 import sparsegrad as sg
+from sparsegrad._kernels import parallel as _parallel
+from sparsegrad.framework import threads
 
 
 def test_set_and_get():
@@ -127,3 +130,61 @@ def test_openmp_threads_sleep_between_kernels_unless_the_user_says():
                          text=True, env=dict(env, OMP_WAIT_POLICY="ACTIVE"),
                          check=True, cwd=os.path.expanduser("~"))
     assert out.stdout.split() == ["ACTIVE", "False"]
+
+
+needs_shared_blas = pytest.mark.skipif(
+    not threads.BLAS_SHARING_POOL,
+    reason="NumPy's BLAS is not an OpenBLAS with a threads callback")
+
+
+@needs_shared_blas
+def test_numpy_products_run_on_the_kernel_pool_with_the_same_bits():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2048, 416)).astype(np.float32)
+    b = rng.standard_normal((416, 64)).astype(np.float32)
+    before = _parallel.blas_callback_calls()
+    shared = (a @ b, a.T @ (a @ b))
+    assert _parallel.blas_callback_calls() > before   # threaded calls came to us
+    for setter in threads._blas_setters:
+        setter(None)
+    try:
+        own = (a @ b, a.T @ (a @ b))
+    finally:
+        for setter in threads._blas_setters:
+            setter(_parallel.blas_callback_address())
+    for x, y in zip(shared, own):
+        assert np.array_equal(x, y)
+
+
+def test_blas_sharing_can_be_turned_off():
+    code = "from sparsegrad.framework import threads; print(threads.BLAS_SHARING_POOL)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, check=True, cwd=os.path.expanduser("~"),
+                         env=dict(os.environ, SPARSEGRAD_SHARE_BLAS_THREADS="0"))
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork")
+def test_forked_child_runs_kernels_and_products():
+    # GNU OpenMP cannot start threads in a forked child once the parent used
+    # them: the child must run the kernels on one thread, and NumPy's products
+    # on OpenBLAS's own threads, instead of hanging.
+    code = textwrap.dedent("""
+        import os, numpy as np, sparsegrad as sg
+        x = np.ones((2000, 2000), np.float32)
+        def kernels():
+            s = sg.IndexedSlices(np.ones((300000, 16), np.float32),
+                                 np.arange(300000) % 1000, (1000, 16))
+            return float(s.deduplicate().values.numpy().sum())
+        parent = (kernels(), float((x @ x)[0, 0]))
+        pid = os.fork()
+        if pid == 0:
+            ok = (kernels(), float((x @ x)[0, 0])) == parent
+            os._exit(0 if ok and sg.get_num_threads() == 1 else 1)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status), parent)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, check=True, timeout=60,
+                         cwd=os.path.expanduser("~"))
+    assert out.stdout.split()[0] == "0", out.stdout + out.stderr
