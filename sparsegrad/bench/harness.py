@@ -399,9 +399,14 @@ def run_worker(argv, python=sys.executable, timeout=None):
         ``{"status": "error", "reason": ...}`` (its last line of stderr).
     """
     cmd = [python, "-m", f"{__package__}.worker", *argv]
+    env = worker_env()
+    # ``python -m`` puts the working directory first on sys.path: run in the
+    # directory that holds this sparsegrad, so that a source tree in the
+    # caller's directory (without built kernels) cannot shadow it.
+    cwd = env["PYTHONPATH"].split(os.pathsep)[0]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False,
-                              env=worker_env(), timeout=timeout)
+                              env=env, cwd=cwd, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return {"status": "error", "reason": f"{type(exc).__name__}: {exc}"}
     lines = proc.stdout.strip().splitlines()

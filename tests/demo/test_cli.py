@@ -176,10 +176,11 @@ def test_bad_files(demo, tmp_path):
 
 def test_command_line_entry(tmp_path):
     command = [sys.executable, "-m", "sparsegrad", "demo"]
+    # outside the source tree, whose sparsegrad has no built kernels
     bad = subprocess.run(command + ["--batch-size", "0"], capture_output=True,
-                         text=True)
+                         text=True, cwd=tmp_path)
     assert bad.returncode == 2
     assert bad.stderr == "sparsegrad demo: error: --batch-size must be >= 1, got 0\n"
     shown = subprocess.run(command + ["--help"], capture_output=True, text=True,
-                           check=True)
+                           check=True, cwd=tmp_path)
     assert "--resume DIR" in shown.stdout and "embedding_lookup_sparse" in shown.stdout
