@@ -1,4 +1,6 @@
-"""Backend dispatch: NumPy arrays go to ``_kernels``, CuPy arrays to ``_cuda``.
+"""Backend dispatch: NumPy arrays go to ``_kernels``.  There are no CuPy
+kernels yet; a CuPy array is recognised (:func:`is_cupy_array`) so that the
+elementwise helpers can hand it to CuPy itself.
 
 CuPy is never imported at package import; it is looked at only when an argument
 is a CuPy array, or when :func:`cupy_status` is asked.

@@ -226,6 +226,12 @@ class Variable:
             raise TypeError("len() of a 0-d Variable")
         return self._value.shape[0]
 
+    def __float__(self):
+        return float(self._value)
+
+    def __int__(self):
+        return int(self._value)
+
     def __repr__(self):
         body = np.array2string(self._value, separator=", ")
         return (

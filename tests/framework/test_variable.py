@@ -179,3 +179,11 @@ def test_dtype_conversion_on_creation():
     v = sg.Variable([1.7, -2.2], dtype=np.float32)
     assert v.dtype == np.float32
     np.testing.assert_array_equal(v.numpy(), np.array([1.7, -2.2], np.float32))
+
+
+def test_scalar_conversions_like_tensor():
+    v = sg.Variable(np.float32(2.5))
+    assert float(v) == 2.5 and int(v) == 2
+    assert int(sg.Variable(np.int64(7))) == 7
+    with pytest.raises(TypeError):
+        float(sg.Variable(np.ones(3, np.float32)))
