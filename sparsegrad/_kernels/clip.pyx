@@ -31,6 +31,7 @@ from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
 
 from ._openmp cimport threads_for
+from ._prefetch cimport sparsegrad_prefetch_read
 
 # Elements per block of a sum of squares, and per chunk of the elementwise
 # kernels: fixed, so that no result depends on the thread count.
@@ -45,21 +46,6 @@ cdef enum:
 
 # How many grouped rows ahead _group_squares asks for a row.
 cdef Py_ssize_t ROW_PREFETCH = 16
-
-cdef extern from *:
-    """
-    static inline void sparsegrad_prefetch_read(const void *p, Py_ssize_t nbytes) {
-    #if defined(__GNUC__) || defined(__clang__)
-        const char *c = (const char *)p;
-        Py_ssize_t off;
-        if (nbytes > 256) nbytes = 256;
-        for (off = 0; off < nbytes; off += 64) __builtin_prefetch(c + off, 0, 3);
-    #else
-        (void)p; (void)nbytes;
-    #endif
-    }
-    """
-    void sparsegrad_prefetch_read(const void* p, Py_ssize_t nbytes) noexcept nogil
 
 
 cdef struct Block:

@@ -26,6 +26,7 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
 from ._openmp cimport threads_for
+from ._prefetch cimport sparsegrad_prefetch_read
 from ._typedefs cimport index_t
 
 # Radix digit width of the argsort.
@@ -35,21 +36,6 @@ cdef int RADIX_BITS = 11
 # not on bandwidth, unless later rows are asked for early).
 cdef Py_ssize_t GATHER_CHUNK = 1 << 10
 cdef Py_ssize_t GATHER_PREFETCH = 16
-
-cdef extern from *:
-    """
-    static inline void sparsegrad_prefetch_read(const void *p, Py_ssize_t nbytes) {
-    #if defined(__GNUC__) || defined(__clang__)
-        const char *c = (const char *)p;
-        Py_ssize_t off;
-        if (nbytes > 256) nbytes = 256;
-        for (off = 0; off < nbytes; off += 64) __builtin_prefetch(c + off, 0, 3);
-    #else
-        (void)p; (void)nbytes;
-    #endif
-    }
-    """
-    void sparsegrad_prefetch_read(const void* p, Py_ssize_t nbytes) noexcept nogil
 
 
 def all_in_range(
