@@ -1,0 +1,105 @@
+"""CUDA twins of the Cython kernels, compiled at run time by CuPy.
+
+Each ``<family>.cu`` here holds the raw kernels of one Cython module of
+``sparsegrad._kernels`` and ``<family>.py`` their launchers, with the same
+function names and the same Python-side signatures (``n_threads`` is accepted
+and ignored: a GPU launch takes its own shape).  The framework routes by array
+type (:mod:`sparsegrad.framework.backend`): a cupy array runs these, a numpy
+array the Cython ones.
+
+Rules every kernel follows
+--------------------------
+* Every kernel is ``extern "C" __global__``; one per value type, named with a
+  ``_f32`` / ``_f64`` suffix (``#define``-d from one body in the ``.cu``).
+  The launchers pass every scalar argument as a NumPy scalar of the exact
+  C type (``np.int64`` for ``long long``, ``np.float32`` for ``float``, ...).
+* Arithmetic rounds as on the CPU: modules compile with ``--fmad=false`` (no
+  contraction into FMA), IEEE division and square root, and each expression
+  keeps the parenthesisation of the Cython kernel it mirrors.  Add, multiply,
+  divide and ``sqrt`` then give the CPU's bits; ``exp``, ``log`` and ``pow``
+  (CUDA's libdevice against glibc) may differ in the last bits.
+* No warp intrinsics and no dynamic shared memory: blocks cooperate through
+  fixed-size ``__shared__`` arrays and ``__syncthreads()`` only (what
+  ``tests/gpu`` can emulate on a CPU).
+* A kernel never checks: the Python layer validates every index before a
+  kernel writes, exactly as for the Cython kernels.
+* Results never depend on the launch shape or on scheduling: no float
+  ``atomicAdd``; a reduction uses a fixed partition and a fixed-order sum.
+
+CuPy is imported on first use only, never at package import.
+"""
+
+import os
+import threading
+
+__all__ = ["BLOCK", "OPTIONS", "source_dir", "source", "function", "launch",
+           "blocks_for", "cupy", "clear_cache"]
+
+#: Threads per block of every launch (kernels size their shared arrays by it).
+BLOCK = 256
+#: The most blocks a grid-stride launch asks for.
+MAX_BLOCKS = 65535
+#: NVRTC options of every module (see the module docstring).
+OPTIONS = ("--std=c++17", "--fmad=false", "--prec-div=true", "--prec-sqrt=true",
+           "-DSPARSEGRAD_BLOCK=256")
+
+_modules = {}
+_lock = threading.Lock()
+
+
+def cupy():
+    """The ``cupy`` module (imported on first use)."""
+    import cupy as cp
+
+    return cp
+
+
+def source_dir():
+    """The folder that holds the ``.cu`` sources and ``common.cuh``."""
+    return os.path.dirname(os.path.abspath(__file__))
+
+
+def source(family):
+    """The CUDA source text of ``<family>.cu``."""
+    with open(os.path.join(source_dir(), family + ".cu"), encoding="utf-8") as f:
+        return f.read()
+
+
+def clear_cache():
+    """Forget the compiled modules (tests swap the ``cupy`` module)."""
+    with _lock:
+        _modules.clear()
+
+
+def function(family, name):
+    """The raw kernel `name` of ``<family>.cu``, compiled once per process
+    (CuPy also caches the binary on disk)."""
+    cp = cupy()
+    key = (id(cp), family)
+    module = _modules.get(key)
+    if module is None:
+        with _lock:
+            module = _modules.get(key)
+            if module is None:
+                module = cp.RawModule(
+                    code=source(family),
+                    options=OPTIONS + ("-I" + source_dir(),))
+                _modules[key] = module
+    return module.get_function(name)
+
+
+def blocks_for(n, per_block=BLOCK):
+    """Blocks of a grid-stride launch over `n` items, `per_block` a block."""
+    return max(1, min(MAX_BLOCKS, -(-int(n) // per_block)))
+
+
+def launch(family, name, n_blocks, args):
+    """Launch kernel `name` of ``<family>.cu`` on `n_blocks` blocks of
+    :data:`BLOCK` threads with `args` (arrays and exact-typed NumPy scalars)
+    on the current stream."""
+    function(family, name)((int(n_blocks),), (BLOCK,), tuple(args))
+
+
+def suffix(dtype):
+    """The kernel-name suffix of value type `dtype`: ``f32`` or ``f64``."""
+    return {"float32": "f32", "float64": "f64"}[str(dtype)]
