@@ -6,10 +6,10 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from ...errors import InvalidArgumentError
-from ...framework import sparse_rows
+from ...framework import backend, sparse_rows
 from ...framework.variable import Variable
 from ..training_ops import adam as adam_ops
-from .base import Optimizer, check_number
+from .base import Optimizer, check_number, group_rows
 
 __all__ = ["Adam", "AdamState", "AdamW", "Adamax", "AdamaxState"]
 
@@ -135,7 +135,9 @@ class Adam(Optimizer):
     def _prepare_sparse(self, values, indices, var, state, lr):
         if not self.lazy:
             # TensorFlow's semantics: every row's moments decay (O(table)).
-            dense = np.zeros(var.shape, var.dtype)
+            # (zeros on var's device; scatter_add routes cupy arrays to the
+            # GPU kernels of sparsegrad._cuda.slices)
+            dense = backend.get_array_module(var._value).zeros(var.shape, var.dtype)
             sparse_rows.scatter_add(dense, indices, self._take_grad_scale(values))
             return self._adam_dense(dense, var, state, lr)
         return [self._op(adam_ops.SPARSE_APPLY_ADAM, var, (state.m, state.v), values,
@@ -198,7 +200,7 @@ class AdamW(Adam):
     def _decay_rows(self, var, indices, lr):
         if self.weight_decay == 0 or indices.shape[0] == 0:
             return
-        rows = sparse_rows.group_rows(indices, var.shape[0] - 1)[0]
+        rows = group_rows(indices, var.shape[0] - 1)[0]
         buf = var._value
         old = buf[rows]
         decay = old * self._hyper(self.weight_decay, var.dtype)

@@ -32,9 +32,10 @@ import zlib
 
 import numpy as np
 
+from ..._cuda import sort as cuda_sort
 from ...autodiff.tape import GradientTape
 from ...errors import InvalidArgumentError, NotFoundError
-from ...framework import sparse_rows
+from ...framework import backend, sparse_rows
 from ...framework.dtypes import FLOAT_DTYPES
 from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import Tensor
@@ -46,6 +47,32 @@ from . import schedules as _schedules
 __all__ = ["Optimizer"]
 
 _STATE_FORMAT = "sparsegrad.optimizer_state/1"
+
+
+def group_rows(indices, max_index):
+    """:func:`sparsegrad.framework.sparse_rows.group_rows` for numpy indices,
+    :func:`sparsegrad._cuda.sort.group_rows` (on the device, the same
+    groups) for cupy ones."""
+    if backend.is_cupy_array(indices):
+        return cuda_sort.group_rows(indices)
+    return sparse_rows.group_rows(indices, max_index)
+
+
+def slot_variable(value, name):
+    """A non-trainable Variable holding the array `value` itself (numpy or
+    cupy: slots live on their variable's device)."""
+    if not backend.is_cupy_array(value):
+        return Variable(value, trainable=False, name=name)
+    # Variable() copies through NumPy; a device slot is made on the host as
+    # a 0-d placeholder of its dtype and then given the device array.
+    variable = Variable(np.zeros((), value.dtype), trainable=False, name=name)
+    variable._value = value
+    return variable
+
+
+def _host(array):
+    """A numpy copy of a cupy array; a numpy array as it is."""
+    return array.get() if backend.is_cupy_array(array) else array
 
 
 def check_number(value, name, *, low=None, high=None, low_open=False, high_open=False):
@@ -313,8 +340,9 @@ class Optimizer:
 
     @staticmethod
     def _hyper(value, dtype):
-        """A hyper-parameter as a 0-d array of the variable's dtype."""
-        return np.asarray(value, dtype=dtype)
+        """A hyper-parameter as a NumPy scalar of the variable's dtype (which
+        numpy and cupy arrays both take as an operand)."""
+        return np.dtype(dtype).type(value)
 
     # -- slots and variables ---------------------------------------------------
 
@@ -331,10 +359,9 @@ class Optimizer:
     def _slot_variable(self, var, slot_name, fill=0.0, shape=None):
         """A slot Variable of `var`'s dtype filled with `fill`."""
         shape = var.shape if shape is None else shape
-        return Variable(
-            np.full(shape, fill, dtype=var.dtype), trainable=False,
-            name=f"{var.name}/{slot_name}",
-        )
+        xp = backend.get_array_module(var._value)
+        return slot_variable(xp.full(shape, fill, dtype=var.dtype),
+                             f"{var.name}/{slot_name}")
 
     def _create_slots(self, var):
         raise NotImplementedError
@@ -444,8 +471,11 @@ class Optimizer:
                 )
             dense_shape = grad._dense_shape
             indices = grad._indices._value
+            # A numpy gradient of a cupy variable, or the reverse: ValueError
+            # (nothing is copied between host and device).
+            xp = backend.get_array_module(target, values, indices)
             if dense_shape is None:
-                sparse_rows.check_in_range(indices, shape[0], "indices")
+                core.check_in_range(indices, shape[0], "indices")
             elif dense_shape != shape:
                 raise InvalidArgumentError(
                     f"var and grad do not have the same shape: IndexedSlices "
@@ -455,12 +485,12 @@ class Optimizer:
             # else: an IndexedSlices with a dense_shape holds indices in
             # [0, dense_shape[0]) (checked when it was made).
             if values.dtype != target.dtype or not values.flags.c_contiguous:
-                values = np.ascontiguousarray(values, dtype=target.dtype)
+                values = xp.ascontiguousarray(values.astype(target.dtype, copy=False))
             return self._unaliased(values, var), indices
         if isinstance(grad, (Variable, Tensor)):
             grad = grad._value
         try:
-            array = np.asarray(grad)
+            array = grad if backend.is_cupy_array(grad) else np.asarray(grad)
         except (TypeError, ValueError) as exc:
             raise InvalidArgumentError(
                 f"the gradient of {var.name!r} is not convertible to an array: {exc}"
@@ -475,18 +505,25 @@ class Optimizer:
                 f"var and grad do not have the same shape: variable {var.name!r} "
                 f"has shape {var.shape}, its gradient {array.shape}"
             )
-        # np.asarray, not np.ascontiguousarray: the latter makes a 0-d array 1-D.
-        array = np.asarray(array, dtype=var.dtype, order="C")
+        if backend.get_array_module(var._value, array) is np:
+            # np.asarray, not np.ascontiguousarray: the latter makes a 0-d
+            # array 1-D.
+            array = np.asarray(array, dtype=var.dtype, order="C")
+        elif array.dtype != var.dtype or not array.flags.c_contiguous:
+            array = array.astype(var.dtype, order="C")
         return self._unaliased(array, var)
 
     def _unaliased(self, array, var):
         """`array`, copied where it may share memory with `var` or one of its
         slots (e.g. ``var.value()``), which the update kernel writes."""
         entry = self._slots.get(var._uid)
-        if entry is None:
-            return sparse_rows.unaliased(array, var._value)
-        return sparse_rows.unaliased(
-            array, var._value, *[s._value for s in entry[1] if s is not None])
+        written = [var._value]
+        if entry is not None:
+            written += [s._value for s in entry[1] if s is not None]
+        for buffer in written:
+            if core.may_share_memory(array, buffer):
+                return array.copy()
+        return array
 
     # -- the three stages ------------------------------------------------------
 
@@ -533,7 +570,7 @@ class Optimizer:
         scale, self._grad_scale = self._grad_scale, 1.0
         if scale == 1.0:
             return values
-        return values * np.asarray(scale, values.dtype)
+        return values * values.dtype.type(scale)
 
     def apply_gradients(self, grads_and_vars):
         """Apply one step of the optimizer.
@@ -592,7 +629,7 @@ class Optimizer:
             # The indices of each sparse gradient are grouped once: for the
             # norm of the tensor it represents, and again by the update
             # kernel, which coalesces on these groups.
-            groups = [sparse_rows.group_rows(g[1], var.shape[0] - 1)
+            groups = [group_rows(g[1], var.shape[0] - 1)
                       if isinstance(g, tuple) else None for g, var in pairs]
             scales = self._global_clip_scales(grads, [var for _, var in pairs],
                                               groups)
@@ -761,7 +798,7 @@ class Optimizer:
             for field in state._fields:
                 slot = getattr(state, field)
                 if slot is not None:
-                    arrays[f"slot/{k}/{field}"] = slot._value
+                    arrays[f"slot/{k}/{field}"] = _host(slot._value)
                     slots.append(field)
             variables.append({"name": var.name, "shape": list(var.shape),
                               "dtype": var.dtype.name, "slots": slots})
@@ -888,6 +925,7 @@ class Optimizer:
                         path, f"{what} has shape {value.shape} and dtype "
                         f"{value.dtype}; expected {slot.shape} and {slot.dtype}"
                     )
-                slot._value[...] = value    # a new Variable, not yet visible
+                # a new Variable, not yet visible (on var's device)
+                slot._value[...] = backend.get_array_module(slot._value).asarray(value)
             new_slots[var._uid] = (var, state)
         return new_slots, iterations, learning_rate

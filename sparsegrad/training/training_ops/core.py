@@ -32,9 +32,10 @@ import weakref
 
 import numpy as np
 
+from ..._cuda import training as cuda_kernels
 from ..._kernels import training as baseline_kernels
 from ...errors import InvalidArgumentError
-from ...framework import sparse_rows
+from ...framework import backend, sparse_rows
 from ...framework.backend import kernels_for_cpu
 from ...framework.dtypes import FLOAT_DTYPES, INDEX_DTYPES
 from ...framework.threads import get_num_threads
@@ -67,6 +68,8 @@ __all__ = [
     "positive",
     "non_negative",
     "non_positive",
+    "may_share_memory",
+    "check_in_range",
 ]
 
 
@@ -109,14 +112,21 @@ _LOCKS_GUARD = threading.Lock()
 
 
 def _root(array):
-    """The ndarray that owns the memory `array` views."""
-    while isinstance(array.base, np.ndarray):
+    """The ndarray (numpy or cupy) that owns the memory `array` views."""
+    kind = type(array) if backend.is_cupy_array(array) else np.ndarray
+    while isinstance(array.base, kind):
         array = array.base
     return array
 
 
 def _lock_of(array):
     root = _root(array)
+    if backend.is_cupy_array(root):
+        # A device buffer, by its address (cupy arrays take no weak
+        # references): a lock per address, kept; a reused address reuses it.
+        key = ("device", root.data.ptr)
+        with _LOCKS_GUARD:
+            return _LOCKS.setdefault(key, threading.Lock())
     key = id(root)
     with _LOCKS_GUARD:
         lock = _LOCKS.get(key)
@@ -184,7 +194,7 @@ def _state_array(value, name, variables):
     if isinstance(value, Variable):
         variables.append(value)
         array = value._value
-    elif isinstance(value, np.ndarray):
+    elif isinstance(value, np.ndarray) or backend.is_cupy_array(value):
         array = value
     else:
         raise InvalidArgumentError(
@@ -196,7 +206,8 @@ def _state_array(value, name, variables):
             f"{name} has dtype {array.dtype}; training ops update float32 or "
             "float64 arrays"
         )
-    if not array.flags.writeable:
+    # (cupy arrays are always writeable and have no such flag)
+    if not getattr(array.flags, "writeable", True):
         raise InvalidArgumentError(
             f"{name} is read-only; training ops update it in place, so pass a "
             "writeable array"
@@ -220,12 +231,29 @@ def _check_disjoint(array, name, named):
     overlapping bounds are overlapping elements.
     """
     for other_name, other in named:
-        if np.may_share_memory(array, other):
+        if may_share_memory(array, other):
             raise InvalidArgumentError(
                 f"{name} shares memory with {other_name}; training ops update "
                 "var and the slots in place, so every argument must be a "
                 f"separate array (pass a copy of {name})"
             )
+
+
+def may_share_memory(a, b):
+    """``np.may_share_memory`` for numpy or cupy arrays (arrays on different
+    devices share nothing; two cupy arrays are compared by the bounds of
+    their buffers)."""
+    on_device = backend.is_cupy_array(a), backend.is_cupy_array(b)
+    if on_device == (False, False):
+        return np.may_share_memory(a, b)
+    if on_device != (True, True):
+        return False
+    if a.size == 0 or b.size == 0:
+        return False
+    # The bounds of the two buffers (both C-contiguous or views of them:
+    # overlapping bounds is what np.may_share_memory tests too).
+    a0, b0 = a.data.ptr, b.data.ptr
+    return a0 < b0 + b.nbytes and b0 < a0 + a.nbytes
 
 
 def _scalar_array(value, name):
@@ -518,7 +546,7 @@ def _grad_step(name):
     def check(call):
         value = call.args[name]
         typed = isinstance(value, np.ndarray) or hasattr(value, "dtype")
-        array = np.asarray(value)
+        array = _as_array(value)
         if array.dtype.kind not in "biuf":
             raise InvalidArgumentError(
                 f"{name} must be real, got dtype {array.dtype}"
@@ -546,15 +574,40 @@ def grad(name="grad"):
 GRAD = grad()
 
 
+def _as_array(value):
+    """`value` as an array: a cupy array as it is (never copied to the host),
+    anything else through np.asarray."""
+    return value if backend.is_cupy_array(value) else np.asarray(value)
+
+
+def _device_index_array(array, name):
+    """sparse_rows.index_array for a cupy array (the same checks and
+    messages; the uint64 check reads back one scalar)."""
+    if array.dtype.kind not in "iu" or array.dtype == np.bool_:
+        raise InvalidArgumentError(
+            f"{name} must be int32 or int64, got dtype {array.dtype}"
+        )
+    if array.dtype == np.uint64 and array.size:
+        largest = int(array.max())
+        if largest > sparse_rows.INT64_MAX:
+            raise InvalidArgumentError(
+                f"{name} holds {largest}, which does not fit in int64"
+            )
+    return array.astype(np.int64)
+
+
 def INDICES(call):
-    array = np.asarray(call.args["indices"])
+    array = _as_array(call.args["indices"])
     if array.ndim != 1:
         raise InvalidArgumentError(
             "indices must be one-dimensional: indices has shape "
             f"{shape_str(array.shape)}"
         )
     if array.dtype not in INDEX_DTYPES:
-        array = sparse_rows.index_array(array, "indices")
+        if backend.is_cupy_array(array):
+            array = _device_index_array(array, "indices")
+        else:
+            array = sparse_rows.index_array(array, "indices")
     elif array.flags.c_contiguous:
         # Read as they are while the kernel writes: no overlap with the state.
         _check_disjoint(array, "indices", call.named)
@@ -583,17 +636,45 @@ def SPARSE_GRAD(call):
         )
 
 
+def _first_out_of_range(indices, n_rows):
+    """sparse_rows.first_out_of_range for numpy or cupy indices: on the
+    device, one reduction and one boolean read back (the position is looked
+    for only when something is out of range)."""
+    if not backend.is_cupy_array(indices):
+        return sparse_rows.first_out_of_range(indices, n_rows)
+    if indices.size == 0:
+        return None
+    outside = (indices < 0) | (indices >= n_rows)
+    if not bool(outside.any()):
+        return None
+    return int(outside.argmax())
+
+
+def check_in_range(indices, n_rows, name="indices"):
+    """:func:`sparsegrad.framework.sparse_rows.check_in_range` for 1-D numpy
+    or cupy indices (on the device: one reduction and one boolean read
+    back); the same error and message."""
+    if not backend.is_cupy_array(indices):
+        sparse_rows.check_in_range(indices, n_rows, name)
+        return
+    bad = _first_out_of_range(indices, n_rows)
+    if bad is not None:
+        raise InvalidArgumentError(
+            f"{name}[{bad}] = {int(indices[bad])} is not in [0, {n_rows})"
+        )
+
+
 def _in_range_step(keras):
     def check(call):
         indices, n_rows = call.indices, call.var.shape[0]
         if keras:       # Keras' kernel raises the gather/scatter message
-            sparse_rows.check_in_range(indices, n_rows)
+            check_in_range(indices, n_rows)
             return
-        bad = sparse_rows.first_out_of_range(indices, n_rows)
+        bad = _first_out_of_range(indices, n_rows)
         if bad is None:
             return
         raise InvalidArgumentError(
-            f"Index {indices[bad]} at offset {bad} in indices is out of range: "
+            f"Index {int(indices[bad])} at offset {bad} in indices is out of range: "
             f"var has {n_rows} rows"
         )
 
@@ -737,7 +818,7 @@ class Spec:
         call = _Call(args, args["var"], self.slots)
         for check in self.steps:
             check(call)
-        grad, indices = _kernel_arrays(call.grad, call.indices, call.dtype)
+        grad, indices = _kernel_arrays(call.grad, call.indices, call.dtype, call.var)
         return Prepared(self, call.var, list(call.slots.values()),
                         call.variables, grad, indices, self.kernel_hyper(call.hyper))
 
@@ -808,7 +889,7 @@ class Spec:
                 if len(self._hp_cache) >= 64:
                     self._hp_cache.clear()
                 self._hp_cache[key] = hp
-        grad, indices = _kernel_arrays(grad, indices, dtype)
+        grad, indices = _kernel_arrays(grad, indices, dtype, array)
         return Prepared(self, array, [s._value for s in slots], [var, *slots], grad,
                         indices, hp, grad_scale, groups)
 
@@ -820,15 +901,21 @@ class Spec:
         return hp
 
 
-def _kernel_arrays(grad, indices, dtype):
+def _kernel_arrays(grad, indices, dtype, var=None):
     """`grad` C-contiguous in `dtype` and `indices` (None for a dense op)
-    C-contiguous int64, as the kernels take them; copies only when needed."""
+    C-contiguous int64, as the kernels take them; copies only when needed.
+    numpy arrays for a numpy `var`, cupy arrays for a cupy one: a mix raises
+    ValueError (nothing is copied between host and device)."""
+    xp = np if var is None else backend.get_array_module(var, grad, indices)
     if grad.dtype != dtype or not grad.flags.c_contiguous:
-        # np.asarray, not np.ascontiguousarray: that makes a 0-d array 1-D.
-        grad = np.asarray(grad, dtype=dtype, order="C")
+        if xp is np:
+            # np.asarray, not np.ascontiguousarray: that makes a 0-d array 1-D.
+            grad = np.asarray(grad, dtype=dtype, order="C")
+        else:
+            grad = grad.astype(dtype, order="C")
     if indices is not None and (indices.dtype != _INT64
                                 or not indices.flags.c_contiguous):
-        indices = np.ascontiguousarray(indices, dtype=_INT64)
+        indices = xp.ascontiguousarray(indices.astype(_INT64, copy=False))
     return grad, indices
 
 
@@ -883,8 +970,14 @@ class Prepared:
             kernel(*args)
 
     def run(self, use_locking=False, coalesce=True):
-        """Run the kernel, then bump the versions of the Variables."""
-        spec, k, var = self.spec, _KERNELS[0], self.var
+        """Run the kernel, then bump the versions of the Variables.
+
+        cupy arrays run the kernels of :mod:`sparsegrad._cuda.training`
+        (the same names and signatures); there every sparse update groups
+        the indices on the device and runs one kernel (see :meth:`_sparse`).
+        """
+        spec, var = self.spec, self.var
+        k = cuda_kernels if backend.is_cupy_array(var) else _KERNELS[0]
         driver = getattr(k, spec.driver)
         n_threads = get_num_threads()
         if not spec.sparse:
@@ -928,7 +1021,14 @@ class Prepared:
         if grad.ndim != 2:
             grad = grad.reshape(n, -1)
         width = grad.shape[1]
-        if coalesce and self.groups is not None:
+        if k is cuda_kernels and not (coalesce and self.groups is not None):
+            # The GPU's by-row driver groups the indices on the device (a
+            # stable sort) and needs no scratch; on the device it is the one
+            # sparse driver, with or without coalescing, for every n.
+            self._call(use_locking, getattr(k, self.spec.by_row_driver), *rows,
+                       grad, indices, self.hp, scale, bool(coalesce), n_threads,
+                       None)
+        elif coalesce and self.groups is not None:
             # Grouped by the caller: one update per distinct row, the rows in
             # ascending order (memory in order: narrow rows share cache lines
             # and pages with their neighbours).

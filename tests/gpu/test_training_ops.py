@@ -1,0 +1,279 @@
+"""The CUDA training kernels (sparsegrad/_cuda/training.cu) against the
+Cython ones, bit for bit, and the raw training ops on device arrays.
+
+Each kernel test runs the same update on the same inputs with the Cython
+module (numpy arrays, one thread) and with its CUDA twin (device arrays), and
+compares var and every slot with ``assert_array_equal``: the kernels mirror
+the CPU's arithmetic (no FMA, the same parenthesisation and roundings), so
+the bits are equal.  The exceptions, compared with a tolerance, are the
+updates that call pow or exp (CUDA's libdevice against glibc may differ in
+the last bits): FTRL with lr_power != -0.5, FTRL's sparse R == 1 function
+(it calls pow even for lr_power == -0.5), and PowerSign.
+"""
+
+import numpy as np
+import pytest
+
+from sparsegrad import training_ops
+from sparsegrad._cuda import sort as gpu_sort
+from sparsegrad._cuda import training as gpu
+from sparsegrad._kernels import training as cpu
+from sparsegrad.errors import InvalidArgumentError
+from sparsegrad.framework import sparse_rows
+
+DTYPES = (np.float32, np.float64)
+N_ROWS = 6
+# Occurrences of the sparse updates: duplicates (row 2 three times, row 4
+# twice) and rows never touched.
+INDICES = np.array([2, 4, 0, 2, 5, 2, 4], dtype=np.int64)
+
+# The hyper-parameters of the tests, by name (rounded to the value type).
+HP = {"alpha": 0.1, "lr": 0.05, "l1": 0.01, "l2": 0.02, "rho": 0.9, "epsilon": 1e-3,
+      "update_slots": 1.0, "global_step": 3.0, "l2_shrinkage": 0.01,
+      "lr_power": -0.5, "multiply_linear_by_lr": 0.0, "is_v2": 0.0,
+      "momentum": 0.9, "use_nesterov": 0.0, "beta1": 0.9, "beta2": 0.999,
+      "logbase": 0.7, "sign_decay": 0.9, "beta": 0.9}
+# Further settings of the ops whose row functions branch on them.
+VARIANTS = {
+    "proximal_gradient_descent": [{}, {"l1": 0.0}],
+    "adagrad": [{}, {"update_slots": 0.0}],
+    "adagrad_v2": [{}, {"update_slots": 0.0}],
+    "proximal_adagrad": [{}, {"l1": 0.0}],
+    "adagrad_da": [{}, {"l1": 0.0}],
+    "ftrl": [{}, {"multiply_linear_by_lr": 1.0, "is_v2": 1.0},
+             {"is_v2": 1.0}, {"lr_power": -0.6, "multiply_linear_by_lr": 1.0}],
+    "momentum": [{}, {"use_nesterov": 1.0}],
+    "keras_momentum": [{}, {"use_nesterov": 1.0}],
+    "adam": [{}, {"use_nesterov": 1.0}],
+}
+SPARSE_OPS = [op for op in cpu.HYPERPARAMETERS if hasattr(cpu, f"sparse_{op}")]
+# (dense_rowwise_adagrad has a signature of its own: tested on its own)
+DENSE_OPS = [op for op in cpu.HYPERPARAMETERS
+             if hasattr(cpu, f"dense_{op}") and op != "rowwise_adagrad"]
+
+
+def _cases(ops):
+    return [pytest.param(op, k, id=f"{op}-{k}")
+            for op in ops for k in range(len(VARIANTS.get(op, [{}])))]
+
+
+def _hp(op, variant, dtype):
+    values = dict(HP, **VARIANTS.get(op, [{}])[variant])
+    return np.array([float(dtype(values[name])) for name in cpu.HYPERPARAMETERS[op]])
+
+
+def _exact(op, variant, sparse, R):
+    """False where the update calls pow or exp (see the module docstring)."""
+    if op == "power_sign":
+        return False
+    if op == "ftrl":
+        lr_power = dict(HP, **VARIANTS["ftrl"][variant])["lr_power"]
+        return lr_power == -0.5 and not (sparse and R == 1)
+    return True
+
+
+def _assert_same(cpu_arrays, device_arrays, device, exact, dtype):
+    for want, got in zip(cpu_arrays, device_arrays):
+        got = device.asnumpy(got)
+        if exact:
+            np.testing.assert_array_equal(got, want)
+        else:
+            # pow/exp: libdevice and glibc may differ in the last bits.
+            tight = dtype == np.float64
+            np.testing.assert_allclose(got, want, rtol=1e-10 if tight else 2e-5,
+                                       atol=1e-12 if tight else 1e-6)
+
+
+def _state(op, R, dtype, seed):
+    """var and three slots (row-wise Adagrad: one accumulator, three times),
+    and a gradient of one row per index, a zero among its elements."""
+    rng = np.random.default_rng(seed)
+    var = rng.uniform(-1, 1, (N_ROWS, R)).astype(dtype)
+    if op == "rowwise_adagrad":
+        accum = rng.uniform(0.1, 1.0, (N_ROWS, 1)).astype(dtype)
+        slots = [accum] * 3
+    else:
+        slots = [rng.uniform(0.1, 1.0, (N_ROWS, R)).astype(dtype) for _ in range(3)]
+    grad = rng.uniform(-1, 1, (INDICES.shape[0], R)).astype(dtype)
+    grad[1, 0] = 0
+    return var, slots, grad
+
+
+def _to_device(device, arrays):
+    out, seen = [], {}
+    for a in arrays:                  # the same array stays one device array
+        if id(a) not in seen:
+            seen[id(a)] = device.asarray(a)
+        out.append(seen[id(a)])
+    return out
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op, variant", _cases(SPARSE_OPS))
+def test_sparse_kernels_match_cpu(device, op, variant, dtype):
+    hp = _hp(op, variant, dtype)
+    odd = float(dtype(0.3))           # a factor whose products round
+    for R in (1, 3):
+        exact = _exact(op, variant, True, R)
+        n = INDICES.shape[0]
+        scratch = np.empty(max(1, cpu.by_row_scratch_size(n, R, 1)), np.int32)
+        groups = sparse_rows.group_rows(INDICES, N_ROWS - 1)
+        runs = [
+            # (name, CPU extra arguments, device extra arguments)
+            ("", (INDICES, hp, 1.0, 1), lambda d: (d, hp, 1.0, 1)),
+            ("", (INDICES, hp, odd, 1), lambda d: (d, hp, odd, 1)),
+            ("_by_row", (INDICES, hp, odd, False, 1, scratch),
+             lambda d: (d, hp, odd, False, 1, None)),
+            ("_by_row", (INDICES, hp, 1.0, True, 1, scratch),
+             lambda d: (d, hp, 1.0, True, 1, None)),
+            ("_grouped", (*groups, hp, odd, 1),
+             lambda d: (*gpu_sort.group_rows(d), hp, odd, 1)),
+        ]
+        for suffix, cpu_extra, device_extra in runs:
+            var, slots, grad = _state(op, R, dtype, seed=R)
+            arrays = [var, *slots]
+            dev = _to_device(device, arrays + [grad])
+            dev_indices = device.asarray(INDICES)
+            getattr(cpu, f"sparse_{op}{suffix}")(*arrays, grad, *cpu_extra)
+            getattr(gpu, f"sparse_{op}{suffix}")(*dev, *device_extra(dev_indices))
+            _assert_same(arrays, dev[:4], device, exact, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op, variant", _cases(DENSE_OPS))
+def test_dense_kernels_match_cpu(device, op, variant, dtype):
+    hp = _hp(op, variant, dtype)
+    exact = _exact(op, variant, False, 3)
+    for scale in (1.0, float(dtype(0.3))):
+        var, slots, _ = _state(op, 3, dtype, seed=7)
+        grad = np.random.default_rng(8).uniform(-1, 1, var.shape).astype(dtype)
+        grad[0, 1] = 0
+        arrays = [a.reshape(-1) for a in (var, *slots)]
+        dev = _to_device(device, arrays + [grad.reshape(-1)])
+        getattr(cpu, f"dense_{op}")(*arrays, grad.reshape(-1), hp, scale, 1)
+        getattr(gpu, f"dense_{op}")(*dev, hp, scale, 1)
+        _assert_same(arrays, dev[:4], device, exact, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("R", (1, 5))
+def test_dense_rowwise_adagrad_matches_cpu(device, R, dtype):
+    hp = _hp("rowwise_adagrad", 0, dtype)
+    for scale in (1.0, float(dtype(0.3))):
+        var, (accum, _, _), _ = _state("rowwise_adagrad", R, dtype, seed=3)
+        grad = np.random.default_rng(4).uniform(-1, 1, var.shape).astype(dtype)
+        d_var, d_accum, d_grad = _to_device(device, [var, accum, grad])
+        cpu.dense_rowwise_adagrad(var, accum, grad, hp, scale, 1)
+        gpu.dense_rowwise_adagrad(d_var, d_accum, d_grad, hp, scale, 1)
+        _assert_same([var, accum], [d_var, d_accum], device, True, dtype)
+
+
+def test_wide_rows_span_several_passes_of_the_block(device):
+    # R > 256: each thread of a block owns several columns; the row-wise
+    # reduction sums more columns than the block has threads.
+    R = 300
+    for op in ("gradient_descent", "rowwise_adagrad"):
+        hp = _hp(op, 0, np.float32)
+        var, slots, grad = _state(op, R, np.float32, seed=11)
+        arrays = [var, *slots]
+        dev = _to_device(device, arrays + [grad])
+        scratch = np.empty(max(1, cpu.by_row_scratch_size(7, R, 1)), np.int32)
+        getattr(cpu, f"sparse_{op}_by_row")(*arrays, grad, INDICES, hp, 1.0, True, 1,
+                                            scratch)
+        getattr(gpu, f"sparse_{op}_by_row")(*dev, device.asarray(INDICES), hp, 1.0,
+                                            True, 1, None)
+        _assert_same(arrays, dev[:4], device, True, np.float32)
+
+
+def test_the_tables_match():
+    assert gpu.HYPERPARAMETERS == cpu.HYPERPARAMETERS
+    for name in dir(cpu):
+        if name.startswith(("dense_", "sparse_")):
+            assert callable(getattr(gpu, name)), name
+
+
+# ---------------------------------------------------------------------------
+# The raw ops (validation and dispatch in training_ops.core) on device arrays.
+
+
+def _pair(device, *arrays):
+    return [a.copy() for a in arrays], [device.asarray(a) for a in arrays]
+
+
+@pytest.mark.parametrize("coalesce", (False, True))
+def test_sparse_apply_on_device_matches_cpu(device, coalesce):
+    rng = np.random.default_rng(5)
+    var = rng.uniform(-1, 1, (N_ROWS, 2, 2))          # rows of shape (2, 2)
+    accum = rng.uniform(0.1, 1, var.shape)
+    grad = rng.uniform(-1, 1, (INDICES.shape[0], 2, 2))
+    host, dev = _pair(device, var, accum)
+    training_ops.sparse_apply_adagrad(*host, 0.1, grad, INDICES.astype(np.int32),
+                                      coalesce_duplicates=coalesce)
+    training_ops.sparse_apply_adagrad(*dev, 0.1, device.asarray(grad),
+                                      device.asarray(INDICES.astype(np.int32)),
+                                      coalesce_duplicates=coalesce)
+    _assert_same(host, dev, device, True, np.float64)
+
+
+def test_dense_apply_on_device_matches_cpu(device):
+    rng = np.random.default_rng(6)
+    var, m, v = (rng.uniform(0, 1, (4, 3)).astype(np.float32) for _ in range(3))
+    grad = rng.uniform(-1, 1, var.shape).astype(np.float32)
+    host, dev = _pair(device, var, m, v)
+    args = (0.9, 0.99, 0.01, 0.9, 0.999, 1e-7)
+    training_ops.apply_adam(*host, *args, grad)
+    training_ops.apply_adam(*dev, *args, device.asarray(grad))
+    _assert_same(host, dev, device, True, np.float32)
+
+
+def test_rowwise_ops_on_device_match_cpu(device):
+    rng = np.random.default_rng(9)
+    var = rng.uniform(-1, 1, (N_ROWS, 4))
+    accum = rng.uniform(0.1, 1, N_ROWS)
+    host, dev = _pair(device, var, accum)
+    grad = rng.uniform(-1, 1, (INDICES.shape[0], 4))
+    dense = rng.uniform(-1, 1, var.shape)
+    training_ops.sparse_apply_rowwise_adagrad(*host, 0.5, 1e-3, grad, INDICES)
+    training_ops.sparse_apply_rowwise_adagrad(*dev, 0.5, 1e-3, device.asarray(grad),
+                                              device.asarray(INDICES))
+    training_ops.apply_rowwise_adagrad(*host, 0.5, 1e-3, dense)
+    training_ops.apply_rowwise_adagrad(*dev, 0.5, 1e-3, device.asarray(dense))
+    _assert_same(host, dev, device, True, np.float64)
+
+
+def _raised(fn, *args, **kwargs):
+    with pytest.raises(InvalidArgumentError) as info:
+        fn(*args, **kwargs)
+    return str(info.value)
+
+
+@pytest.mark.parametrize("bad", (N_ROWS, -1))
+def test_out_of_range_index_on_device_raises_and_changes_nothing(device, bad):
+    rng = np.random.default_rng(10)
+    var = rng.uniform(-1, 1, (N_ROWS, 3))
+    accum = rng.uniform(0.1, 1, var.shape)
+    grad = rng.uniform(-1, 1, (4, 3))
+    indices = np.array([1, 3, bad, 0])
+    host, dev = _pair(device, var, accum)
+    want = _raised(training_ops.sparse_apply_adagrad, *host, 0.1, grad, indices)
+    got = _raised(training_ops.sparse_apply_adagrad, *dev, 0.1, device.asarray(grad),
+                  device.asarray(indices))
+    assert got == want
+    for before, after in zip((var, accum), dev):
+        np.testing.assert_array_equal(device.asnumpy(after), before)
+    # Keras' momentum raises the gather/scatter text instead.
+    want = _raised(training_ops.sparse_apply_keras_momentum, *host, 0.1, grad,
+                   indices, 0.9)
+    got = _raised(training_ops.sparse_apply_keras_momentum, *dev, 0.1,
+                  device.asarray(grad), device.asarray(indices), 0.9)
+    assert got == want
+    for before, after in zip((var, accum), dev):
+        np.testing.assert_array_equal(device.asnumpy(after), before)
+
+
+def test_empty_indices_on_device_change_nothing(device):
+    var = np.ones((3, 2))
+    _, dev = _pair(device, var, np.ones_like(var))
+    training_ops.sparse_apply_adagrad(*dev, 0.1, device.asarray(np.zeros((0, 2))),
+                                      device.asarray(np.zeros(0, np.int64)))
+    np.testing.assert_array_equal(device.asnumpy(dev[0]), var)
