@@ -41,7 +41,7 @@ from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import Tensor
 from ...framework.variable import Variable
 from ...ops import clip_ops
-from ..training_ops import core
+from ..training_ops import arrays, core
 from . import schedules as _schedules
 
 __all__ = ["Optimizer"]
@@ -475,7 +475,7 @@ class Optimizer:
             # (nothing is copied between host and device).
             xp = backend.get_array_module(target, values, indices)
             if dense_shape is None:
-                core.check_in_range(indices, shape[0], "indices")
+                arrays.check_in_range(indices, shape[0], "indices")
             elif dense_shape != shape:
                 raise InvalidArgumentError(
                     f"var and grad do not have the same shape: IndexedSlices "
@@ -521,7 +521,7 @@ class Optimizer:
         if entry is not None:
             written += [s._value for s in entry[1] if s is not None]
         for buffer in written:
-            if core.may_share_memory(array, buffer):
+            if arrays.may_share_memory(array, buffer):
                 return array.copy()
         return array
 

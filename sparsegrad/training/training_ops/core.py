@@ -40,6 +40,7 @@ from ...framework.backend import kernels_for_cpu
 from ...framework.dtypes import FLOAT_DTYPES, INDEX_DTYPES
 from ...framework.threads import get_num_threads
 from ...framework.variable import Variable
+from . import arrays
 
 __all__ = [
     "Spec",
@@ -68,8 +69,6 @@ __all__ = [
     "positive",
     "non_negative",
     "non_positive",
-    "may_share_memory",
-    "check_in_range",
 ]
 
 
@@ -231,29 +230,12 @@ def _check_disjoint(array, name, named):
     overlapping bounds are overlapping elements.
     """
     for other_name, other in named:
-        if may_share_memory(array, other):
+        if arrays.may_share_memory(array, other):
             raise InvalidArgumentError(
                 f"{name} shares memory with {other_name}; training ops update "
                 "var and the slots in place, so every argument must be a "
                 f"separate array (pass a copy of {name})"
             )
-
-
-def may_share_memory(a, b):
-    """``np.may_share_memory`` for numpy or cupy arrays (arrays on different
-    devices share nothing; two cupy arrays are compared by the bounds of
-    their buffers)."""
-    on_device = backend.is_cupy_array(a), backend.is_cupy_array(b)
-    if on_device == (False, False):
-        return np.may_share_memory(a, b)
-    if on_device != (True, True):
-        return False
-    if a.size == 0 or b.size == 0:
-        return False
-    # The bounds of the two buffers (both C-contiguous or views of them:
-    # overlapping bounds is what np.may_share_memory tests too).
-    a0, b0 = a.data.ptr, b.data.ptr
-    return a0 < b0 + b.nbytes and b0 < a0 + a.nbytes
 
 
 def _scalar_array(value, name):
@@ -546,7 +528,7 @@ def _grad_step(name):
     def check(call):
         value = call.args[name]
         typed = isinstance(value, np.ndarray) or hasattr(value, "dtype")
-        array = _as_array(value)
+        array = arrays.as_array(value)
         if array.dtype.kind not in "biuf":
             raise InvalidArgumentError(
                 f"{name} must be real, got dtype {array.dtype}"
@@ -574,30 +556,8 @@ def grad(name="grad"):
 GRAD = grad()
 
 
-def _as_array(value):
-    """`value` as an array: a cupy array as it is (never copied to the host),
-    anything else through np.asarray."""
-    return value if backend.is_cupy_array(value) else np.asarray(value)
-
-
-def _device_index_array(array, name):
-    """sparse_rows.index_array for a cupy array (the same checks and
-    messages; the uint64 check reads back one scalar)."""
-    if array.dtype.kind not in "iu" or array.dtype == np.bool_:
-        raise InvalidArgumentError(
-            f"{name} must be int32 or int64, got dtype {array.dtype}"
-        )
-    if array.dtype == np.uint64 and array.size:
-        largest = int(array.max())
-        if largest > sparse_rows.INT64_MAX:
-            raise InvalidArgumentError(
-                f"{name} holds {largest}, which does not fit in int64"
-            )
-    return array.astype(np.int64)
-
-
 def INDICES(call):
-    array = _as_array(call.args["indices"])
+    array = arrays.as_array(call.args["indices"])
     if array.ndim != 1:
         raise InvalidArgumentError(
             "indices must be one-dimensional: indices has shape "
@@ -605,7 +565,7 @@ def INDICES(call):
         )
     if array.dtype not in INDEX_DTYPES:
         if backend.is_cupy_array(array):
-            array = _device_index_array(array, "indices")
+            array = arrays.device_index_array(array, "indices")
         else:
             array = sparse_rows.index_array(array, "indices")
     elif array.flags.c_contiguous:
@@ -636,41 +596,13 @@ def SPARSE_GRAD(call):
         )
 
 
-def _first_out_of_range(indices, n_rows):
-    """sparse_rows.first_out_of_range for numpy or cupy indices: on the
-    device, one reduction and one boolean read back (the position is looked
-    for only when something is out of range)."""
-    if not backend.is_cupy_array(indices):
-        return sparse_rows.first_out_of_range(indices, n_rows)
-    if indices.size == 0:
-        return None
-    outside = (indices < 0) | (indices >= n_rows)
-    if not bool(outside.any()):
-        return None
-    return int(outside.argmax())
-
-
-def check_in_range(indices, n_rows, name="indices"):
-    """:func:`sparsegrad.framework.sparse_rows.check_in_range` for 1-D numpy
-    or cupy indices (on the device: one reduction and one boolean read
-    back); the same error and message."""
-    if not backend.is_cupy_array(indices):
-        sparse_rows.check_in_range(indices, n_rows, name)
-        return
-    bad = _first_out_of_range(indices, n_rows)
-    if bad is not None:
-        raise InvalidArgumentError(
-            f"{name}[{bad}] = {int(indices[bad])} is not in [0, {n_rows})"
-        )
-
-
 def _in_range_step(keras):
     def check(call):
         indices, n_rows = call.indices, call.var.shape[0]
         if keras:       # Keras' kernel raises the gather/scatter message
-            check_in_range(indices, n_rows)
+            arrays.check_in_range(indices, n_rows)
             return
-        bad = _first_out_of_range(indices, n_rows)
+        bad = arrays.first_out_of_range(indices, n_rows)
         if bad is None:
             return
         raise InvalidArgumentError(
@@ -818,7 +750,8 @@ class Spec:
         call = _Call(args, args["var"], self.slots)
         for check in self.steps:
             check(call)
-        grad, indices = _kernel_arrays(call.grad, call.indices, call.dtype, call.var)
+        grad, indices = arrays.kernel_arrays(call.grad, call.indices, call.dtype,
+                                             call.var)
         return Prepared(self, call.var, list(call.slots.values()),
                         call.variables, grad, indices, self.kernel_hyper(call.hyper))
 
@@ -889,7 +822,7 @@ class Spec:
                 if len(self._hp_cache) >= 64:
                     self._hp_cache.clear()
                 self._hp_cache[key] = hp
-        grad, indices = _kernel_arrays(grad, indices, dtype, array)
+        grad, indices = arrays.kernel_arrays(grad, indices, dtype, array)
         return Prepared(self, array, [s._value for s in slots], [var, *slots], grad,
                         indices, hp, grad_scale, groups)
 
@@ -899,24 +832,6 @@ class Spec:
         hp = np.array([hyper[name] for name in self.hyper], dtype=np.float64)
         hp.flags.writeable = False
         return hp
-
-
-def _kernel_arrays(grad, indices, dtype, var=None):
-    """`grad` C-contiguous in `dtype` and `indices` (None for a dense op)
-    C-contiguous int64, as the kernels take them; copies only when needed.
-    numpy arrays for a numpy `var`, cupy arrays for a cupy one: a mix raises
-    ValueError (nothing is copied between host and device)."""
-    xp = np if var is None else backend.get_array_module(var, grad, indices)
-    if grad.dtype != dtype or not grad.flags.c_contiguous:
-        if xp is np:
-            # np.asarray, not np.ascontiguousarray: that makes a 0-d array 1-D.
-            grad = np.asarray(grad, dtype=dtype, order="C")
-        else:
-            grad = grad.astype(dtype, order="C")
-    if indices is not None and (indices.dtype != _INT64
-                                or not indices.flags.c_contiguous):
-        indices = xp.ascontiguousarray(indices.astype(_INT64, copy=False))
-    return grad, indices
 
 
 class Prepared:
