@@ -293,7 +293,7 @@ class IndexedSlices:
                 raise InvalidArgumentError(
                     f"{what} does not fit in the values' dtype {self.dtype}"
                 )
-        sparse_rows.module_of(self._values._value, array)  # no mixing
+        sparse_rows.module_of(self._values._value, factor)  # arrays do not mix
         array = array.astype(self.dtype)
         return array if backend.is_cupy_array(array) else array[()]
 

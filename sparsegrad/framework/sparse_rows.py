@@ -194,12 +194,11 @@ def first_out_of_range(indices, n_rows):
     if indices.size == 0:
         return None
     if backend.is_cupy_array(indices):
-        if (indices.dtype in INDEX_DTYPES and indices.ndim == 1
-                and 0 <= n_rows <= INT64_MAX):
-            if _cuda_slices.all_in_range(
-                    indices if indices.flags.c_contiguous
-                    else _xp().ascontiguousarray(indices), n_rows):
-                return None
+        kernel_ok = (indices.dtype in INDEX_DTYPES and indices.ndim == 1
+                     and 0 <= n_rows <= INT64_MAX)
+        if kernel_ok and _cuda_slices.all_in_range(
+                _xp().ascontiguousarray(indices), n_rows):
+            return None
         indices = indices.get()
     if (
         indices.dtype in INDEX_DTYPES

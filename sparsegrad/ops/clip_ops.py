@@ -44,6 +44,13 @@ from ..framework.tensor import Tensor, wrap
 from ..framework.threads import get_num_threads
 from ..framework.variable import Variable
 from . import array_ops, math_ops, reduction_ops
+from ._clip_gpu import (
+    device_global_scale,
+    device_norm,
+    device_scaled,
+    host_only_gradient,
+    on_device,
+)
 from ._helpers import as_borrowed_tensor, as_tensor, convert_like, normalize_axis
 
 __all__ = [
@@ -195,17 +202,6 @@ def _squares_kernels(entries):
     return _clip if xp is np else _cuda_clip
 
 
-def _on_device(array):
-    return backend.is_cupy_array(array)
-
-
-def _host_only_gradient(op_name):
-    raise NotImplementedError(
-        f"the gradient of {op_name} is computed on the host and does not take "
-        "GPU (CuPy) arguments yet"
-    )
-
-
 def _float_values(rows, op_name, arg):
     """The dtype of `rows`, which must be float16, float32 or float64."""
     dtype = rows.values._value.dtype
@@ -285,33 +281,10 @@ def _sum_of_squares(entries):
     )
 
 
-def _device_norm(entries, dtype):
-    """``(norm, total)`` of a list of _Rows holding CuPy arrays: the float64
-    sum of squares (the CPU's bits) and its square root rounded once to
-    `dtype`, both 0-d device arrays."""
-    squares = [r.squares_entry() for r in entries if r is not None]
-    if is_kernel_float(dtype):
-        return _cuda_clip.norm_of_list(squares, dtype)
-    norm64, total = _cuda_clip.norm_of_list(squares, np.dtype(np.float64))
-    return norm64.astype(dtype), total  # float16: one rounding, as the CPU
-
-
-def _device_scaled(x, cd):
-    """``(x * cd[0]) / cd[1]`` for a CuPy `x`, the factors a (2,) device array
-    of x's dtype (read by the kernel: no host round trip)."""
-    xp = sparse_rows.module_of(x)
-    if not (x.size and is_kernel_float(x.dtype)):
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            return (x * cd[0]) / cd[1]
-    out = xp.empty(x.shape, x.dtype)
-    _cuda_clip.scale_dev(xp.ascontiguousarray(x).reshape(-1), cd, out.reshape(-1))
-    return out
-
-
 def _scaled(x, c, d=1.0):
     """``(x * c) / d`` in x's dtype, a new array (c and d are in that dtype)."""
     if x.size and is_kernel_float(x.dtype):
-        if _on_device(x):
+        if on_device(x):
             xp = sparse_rows.module_of(x)
             out = xp.empty(x.shape, x.dtype)
             _cuda_clip.scale(xp.ascontiguousarray(x).reshape(-1), float(c),
@@ -595,7 +568,7 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     c = np.maximum(c, np.asarray(0, dtype))
     xv = x._value
     axes = normalize_axis(axes, xv.ndim, "clip_by_norm")
-    device = _on_device(xv)
+    device = on_device(xv)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         if device:
             z, slices = _device_clip_by_norm(rows, xv, c, axes, dtype), None
@@ -617,7 +590,7 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
 
     def grad_fn(grad):
         if device:
-            _host_only_gradient("clip_by_norm")
+            host_only_gradient("clip_by_norm")
         return _clip_by_norm_grad(
             _dense(grad, xv), xv, rows, axes, slices, float(c), c_raw >= 0, inputs
         )
@@ -631,9 +604,9 @@ def _device_clip_by_norm(rows, xv, c, axes, dtype):
     CPU's operations in its order, the norm and divisor kept on the device."""
     xp = sparse_rows.module_of(xv)
     if len(axes) == xv.ndim:
-        norm, _ = _device_norm([rows], dtype)
+        norm, _ = device_norm([rows], dtype)
         if is_kernel_float(dtype):
-            return _device_scaled(xv, _cuda_clip.norm_divisor(norm, c[()]))
+            return device_scaled(xv, _cuda_clip.norm_divisor(norm, c[()]))
         divisor = xp.maximum(norm, c[()])
         divisor = xp.where(divisor == 0, xp.ones_like(divisor), divisor)
         return (xv * c[()]) / divisor
@@ -679,8 +652,8 @@ def _global_norm(entries, dtype):
 
     For CuPy entries both are 0-d device arrays, the second one the float64
     sum of squares (only the host gradients use it)."""
-    if entries and _on_device(entries[0].values._value):
-        return _device_norm(entries, dtype)
+    if entries and on_device(entries[0].values._value):
+        return device_norm(entries, dtype)
     norm64 = math.sqrt(_sum_of_squares(entries))
     return np.asarray(norm64, dtype), norm64
 
@@ -747,8 +720,8 @@ def global_norm(t_list, name=None):
     z = wrap(norm)
 
     def grad_fn(grad):
-        if _on_device(norm):
-            _host_only_gradient("global_norm")
+        if on_device(norm):
+            host_only_gradient("global_norm")
         g_norm = float(_dense(grad, norm))
         return tuple(
             wrap(d.astype(r.values._value.dtype))
@@ -882,12 +855,12 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
         )
     c, c_tensor = _scalar_norm_arg(clip_norm, norm.dtype, "clip_by_global_norm",
                                    "clip_norm")
-    device = _on_device(norm)
+    device = on_device(norm)
     if device:
         # the norm stays on the device: so do the scale and its use
-        scale = _device_global_scale(norm, c)
+        scale = device_global_scale(norm, c)
         outputs = [
-            None if r is None else wrap(_device_scaled(r.values._value, scale))
+            None if r is None else wrap(device_scaled(r.values._value, scale))
             for r in entries
         ]
     else:
@@ -907,25 +880,13 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
 
     def grad_fn(*grads):
         if device:
-            _host_only_gradient("clip_by_global_norm")
+            host_only_gradient("clip_by_global_norm")
         return _clip_by_global_norm_grad(
             grads, present, norm64, float(c), float(scale), c_tensor, given
         )
 
     record_operation("ClipByGlobalNorm", inputs, recorded, grad_fn=grad_fn)
     return clipped, norm_tensor
-
-
-def _device_global_scale(norm, c):
-    """:func:`global_norm_scale` of a 0-d device `norm` and a host 0-d `c`, as
-    the (2,) device factors ``(scale, 1)`` of :func:`_device_scaled`."""
-    if is_kernel_float(norm.dtype):
-        return _cuda_clip.global_scale(norm, c[()])
-    xp = sparse_rows.module_of(norm)
-    c = c[()]
-    one = norm.dtype.type(1)
-    scale = c * xp.minimum(one / norm, one / c) + (norm - norm)
-    return xp.stack([scale, xp.ones_like(scale)])
 
 
 def _clip_by_global_norm_grad(grads, present, n, c, scale, c_tensor, given):
