@@ -100,17 +100,23 @@ SG_GROUPED(double, f64)
 
 // ---- gather -----------------------------------------------------------------
 
-// out[k] = table[indices[k]], rows of row_bytes bytes (any dtype): one thread
-// per output byte, so neighbouring threads read neighbouring bytes of a row.
-#define SG_GATHER(NAME, IDX)                                                  \
-    extern "C" __global__ void NAME(const unsigned char* __restrict__ table,   \
+// out[k] = table[indices[k]], rows of `width` words W (the launcher picks the
+// widest of 8, 4 or 1 bytes that divides the row and the alignment): block b
+// takes rows b, b + gridDim.x, ...; its threads take neighbouring words.
+#define SG_GATHER(NAME, IDX, W)                                               \
+    extern "C" __global__ void NAME(const W* __restrict__ table,               \
                                     const IDX* __restrict__ indices, i64 n,     \
-                                    i64 row_bytes,                              \
-                                    unsigned char* __restrict__ out) {         \
-        SG_GRID_LOOP(e, n * row_bytes) {                                       \
-            const i64 k = e / row_bytes, b = e - k * row_bytes;                \
-            out[e] = table[(i64)indices[k] * row_bytes + b];                   \
+                                    i64 width, W* __restrict__ out) {          \
+        for (i64 k = blockIdx.x; k < n; k += gridDim.x) {                      \
+            const W* src = table + (i64)indices[k] * width;                    \
+            W* dst = out + k * width;                                          \
+            for (i64 j = threadIdx.x; j < width; j += blockDim.x)              \
+                dst[j] = src[j];                                               \
         }                                                                      \
     }
-SG_GATHER(gather_rows_i32, int)
-SG_GATHER(gather_rows_i64, i64)
+SG_GATHER(gather_rows_w1_i32, int, unsigned char)
+SG_GATHER(gather_rows_w1_i64, i64, unsigned char)
+SG_GATHER(gather_rows_w4_i32, int, int)
+SG_GATHER(gather_rows_w4_i64, i64, int)
+SG_GATHER(gather_rows_w8_i32, int, i64)
+SG_GATHER(gather_rows_w8_i64, i64, i64)

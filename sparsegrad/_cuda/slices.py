@@ -95,10 +95,16 @@ def gather_group_sum(values, order, starts, out, n_threads):
 
 def gather_rows(table, indices, out, n_threads):
     """Twin of ``slices.gather_rows``: ``out[k] = table[indices[k]]``, rows
-    as uint8 (n_rows, row_bytes) arrays."""
+    as uint8 (n_rows, row_bytes) arrays.  The rows are copied in 8- or 4-byte
+    words where the row size and the alignment of both arrays allow."""
     n, row_bytes = indices.shape[0], table.shape[1]
     if n == 0 or row_bytes == 0:
         return
-    launch("slices", "gather_rows_" + _index_suffix(indices),
-           blocks_for(n * row_bytes),
-           (table, indices, np.int64(n), np.int64(row_bytes), out))
+    word = next(w for w in (8, 4, 1) if row_bytes % w == 0
+                and table.data.ptr % w == 0 and out.data.ptr % w == 0)
+    if word > 1:
+        words = np.int64 if word == 8 else np.int32
+        table, out = table.view(words), out.view(words)
+    launch("slices", f"gather_rows_w{word}_" + _index_suffix(indices),
+           blocks_for(n, 1),
+           (table, indices, np.int64(n), np.int64(row_bytes // word), out))
