@@ -35,6 +35,12 @@ template <typename T> __device__ __forceinline__ T sg_clamp(T x, T lo, T hi) {
     return sg_max(sg_min(x, hi), lo);
 }
 
+// pow and exp out of line: libdevice computes them with FMA (its own
+// rounding, which may differ from glibc's in the last bits in any case);
+// called, not inlined, they keep every kernel's own arithmetic FMA-free.
+template <typename T> __device__ __noinline__ T tr_pow(T x, T y) { return sg_pow(x, y); }
+template <typename T> __device__ __noinline__ T tr_exp(T x) { return sg_exp(x); }
+
 // ---------------------------------------------------------------------------
 // Row functions (one element each).  v: var, s1..s3: slots, g: gradient.
 
@@ -205,8 +211,8 @@ __device__ __forceinline__ void sg_ftrl(T* v, T* s1, T* s2, T g, const double* h
     gs = v2 ? g + two_shrink * vj : g;
     T na = s1[0] + g * g;
     if (lr_power != -0.5) {
-        pna = sg_pow(na, -lr_power);
-        pa = sg_pow(s1[0], -lr_power);
+        pna = tr_pow(na, -lr_power);
+        pa = tr_pow(s1[0], -lr_power);
     } else {
         pna = sg_sqrt(na);
         pa = sg_sqrt(s1[0]);
@@ -245,14 +251,14 @@ SG_ROW(ftrl_scalar) {
     T gs, lin, q, l1e;
     gs = is_v2 ? g + ((T)2 * l2_shrinkage) * v[0] : g;
     T na = s1[0] + g * g;
-    T sig = sg_pow(na, -lr_power) - sg_pow(s1[0], -lr_power);
+    T sig = tr_pow(na, -lr_power) - tr_pow(s1[0], -lr_power);
     if (mlr) {
         lin = (s2[0] + gs * lr) - sig * v[0];
     } else {
         sig = sig / lr;
         lin = (s2[0] + gs) - sig * v[0];
     }
-    q = lr_power == -0.5 ? sg_sqrt(na) : sg_pow(na, -lr_power);
+    q = lr_power == -0.5 ? sg_sqrt(na) : tr_pow(na, -lr_power);
     if (mlr) {
         q = q + ((T)2 * l2) * lr;
         l1e = l1 * lr;
@@ -388,8 +394,8 @@ SG_ROW(power_sign_row) {
     T lr = (T)hp[0], logbase = (T)hp[1], sign_decay = (T)hp[2], beta = (T)hp[3];
     T c = (T)1 - beta, log_decay = logbase * sign_decay;
     // The three values of exp(log_decay * s), with the CPU's arguments.
-    T e_pos = sg_exp(log_decay * (T)1), e_neg = sg_exp(log_decay * (T)(-1));
-    T e_zero = sg_exp(log_decay * (T)0);
+    T e_pos = tr_exp(log_decay * (T)1), e_neg = tr_exp(log_decay * (T)(-1));
+    T e_zero = tr_exp(log_decay * (T)0);
     s1[0] = s1[0] * beta + g * c;
     T s = sg_sign(g) * sg_sign(s1[0]);
     T e = s > 0 ? e_pos : (s < 0 ? e_neg : (s == 0 ? e_zero : s));
