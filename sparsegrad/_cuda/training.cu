@@ -12,7 +12,7 @@
 // c) sparse_<op>: the occurrences are grouped by row beforehand
 //    (sparsegrad._cuda.sort.group_rows: distinct rows, the positions of each
 //    row's occurrences in their original order); each distinct row goes to
-//    one block (grid-stride over the groups), the block's threads to its
+//    one block (several narrow rows to one block), its threads to its
 //    columns, and each thread applies the row's occurrences in their original
 //    order (TensorFlow's semantics for duplicates), or, with `coalesce`, sums
 //    them in that order from zero and applies the sum once: the bits of the
@@ -420,16 +420,29 @@ __device__ void sg_dense(T* var, T* s1, T* s2, T* s3, const T* grad, i64 size,
     }
 }
 
-// One block per distinct row (grid-stride over the n_groups groups), one
-// thread per column (block-stride over R).
+// Distinct rows are handed to blocks (grid-stride over the n_groups groups),
+// one thread per column: a block takes blockDim.x / R rows at a time when
+// rows are narrower than the block (R == 1: one row per thread), else one row,
+// its threads striding over the columns.  Each (row, column) element is
+// updated by one thread, in the order of the row's occurrences: the bits do
+// not depend on the launch shape.
 template <typename T, typename Row, typename Scalar>
 __device__ void sg_sparse(T* var, T* s1, T* s2, T* s3, const T* grad,
                           const i64* unique, const i64* order, const i64* starts,
                           i64 n_groups, i64 R, const double* hp, T s, int scaled,
                           int coalesce) {
-    for (i64 grp = blockIdx.x; grp < n_groups; grp += gridDim.x) {
+    const i64 block = blockDim.x;
+    const i64 per_block = R < block ? block / R : 1;
+    const i64 lane = per_block > 1 ? threadIdx.x / R : 0;
+    const i64 j0 = per_block > 1 ? threadIdx.x % R : threadIdx.x;
+    const i64 j_step = per_block > 1 ? R : block;
+    if (lane >= per_block) return;          // the threads past per_block * R
+    for (i64 first = (i64)blockIdx.x * per_block; first < n_groups;
+         first += (i64)gridDim.x * per_block) {
+        const i64 grp = first + lane;
+        if (grp >= n_groups) break;
         const i64 row = unique[grp], q0 = starts[grp], q1 = starts[grp + 1];
-        for (i64 j = threadIdx.x; j < R; j += blockDim.x) {
+        for (i64 j = j0; j < R; j += j_step) {
             const i64 e = row * R + j;
             if (coalesce) {
                 T sum = (T)0;

@@ -7,16 +7,17 @@ The same function names and Python-side signatures as the Cython module
 
 On the GPU the three sparse drivers are one kernel: the occurrences are
 grouped by row (:func:`sparsegrad._cuda.sort.group_rows`, or the caller's
-groups for ``_grouped``), each distinct row goes to one block, and each
-thread applies its column's occurrences in their original order, or their sum
-in that order (``coalesce``).  ``sparse_<op>`` is that kernel without
+groups for ``_grouped``), each distinct row goes to one block (narrow rows:
+``BLOCK // R`` of them to a block), one thread per column, and each thread
+applies its column's occurrences in their original order, or their sum in
+that order (``coalesce``).  ``sparse_<op>`` is that kernel without
 coalescing; ``_by_row`` takes no scratch (``scratch`` is ignored, and
 :func:`by_row_scratch_size` is 0) and has no limit on n but int64's.
 """
 
 import numpy as np
 
-from . import blocks_for, launch, suffix
+from . import BLOCK, blocks_for, launch, suffix
 from .sort import group_rows
 
 __all__ = ["HYPERPARAMETERS", "BY_ROW_MAX_N", "by_row_scratch_size",
@@ -111,7 +112,9 @@ def _run_sparse(name, rows, grad, unique, order, starts, hp, grad_scale,
     if name == "rowwise_adagrad":
         launch(_FAMILY, kernel, blocks_for(n_groups, 1), (var, rows[1], *args))
     else:
-        launch(_FAMILY, kernel, blocks_for(n_groups, 1), (*rows, *args))
+        # A block takes BLOCK // R rows at a time when they are narrower.
+        per_block = BLOCK // R if R < BLOCK else 1
+        launch(_FAMILY, kernel, blocks_for(n_groups, per_block), (*rows, *args))
 
 
 def _sparse_launchers(name):

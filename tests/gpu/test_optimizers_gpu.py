@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 import sparsegrad as sg
-from sparsegrad.framework import sparse_rows
 from sparsegrad.framework.indexed_slices import IndexedSlices
 from sparsegrad.framework.variable import Variable
 
@@ -51,7 +50,7 @@ def _gradients(step, dtype, to):
     rng = np.random.default_rng(step + 1)
     values = rng.uniform(-1, 1, (INDICES.shape[0], 3)).astype(dtype)
     dense = rng.uniform(-1, 1, (4,)).astype(dtype)
-    sparse = IndexedSlices._from_trusted(to(values), to(INDICES), (5, 3))
+    sparse = IndexedSlices(to(values), to(INDICES), (5, 3))
     return sparse, to(dense)
 
 
@@ -109,7 +108,7 @@ def test_out_of_range_sparse_gradient_on_device_changes_nothing(device):
     _, dev = _variables(device, np.float64)
     before = device.asnumpy(dev[0]._value)
     values = device.asarray(np.ones((2, 3)))
-    bad = IndexedSlices._from_trusted(values, device.asarray(np.array([1, 7])), None)
+    bad = IndexedSlices(values, device.asarray(np.array([1, 7])))
     opt = sg.optimizers.Adagrad(0.1)
     with pytest.raises(sg.errors.InvalidArgumentError,
                        match=r"indices\[1\] = 7 is not in \[0, 5\)"):
@@ -118,35 +117,18 @@ def test_out_of_range_sparse_gradient_on_device_changes_nothing(device):
     assert opt.iterations_count == 0
 
 
-def _supported(fn):
-    """Whether `fn()` (a framework helper on device arrays) runs: non-lazy
-    Adam densifies through sparse_rows.scatter_add and global_clipnorm
-    takes the norm through clip_ops, which other parts of the GPU path
-    provide."""
-    try:
-        fn()
-    except Exception:   # any failure means: not there yet
-        return False
-    return True
-
-
 @pytest.mark.parametrize("name, kwargs", [
-    ("Adam", {"learning_rate": 0.01}),
+    ("Adam", {"learning_rate": 0.01}),       # densified by sparse_rows.scatter_add
     ("Adam", {"learning_rate": 0.01, "global_clipnorm": 0.5}),
     ("Adagrad", {"learning_rate": 0.1, "global_clipnorm": 0.5}),
+    ("Adagrad", {"learning_rate": 0.1, "clipnorm": 0.5}),
+    ("SGD", {"learning_rate": 0.1, "clipvalue": 0.3}),
 ])
 def test_paths_through_framework_helpers_on_device(device, name, kwargs):
-    if "global_clipnorm" in kwargs:
-        values = device.asarray(np.ones((2, 1)))
-        check = lambda: sg.clip_by_global_norm(  # noqa: E731
-            [IndexedSlices._from_trusted(values, device.asarray(np.array([0, 0])),
-                                         (2, 1))], 1.0)
-    else:
-        check = lambda: sparse_rows.scatter_add(  # noqa: E731
-            device.xp.zeros((2, 1)), device.asarray(np.array([0, 0])),
-            device.asarray(np.ones((2, 1))))
-    if not _supported(check):
-        pytest.skip("the framework helper does not take device arrays yet")
+    # Non-lazy Adam and the clipping options go through the framework's
+    # device helpers (scatter_add, group_rows, the clip ops) before the
+    # kernels; global_clipnorm hands the kernels a grad_scale != 1 and the
+    # groups of the indices.
     cls = getattr(sg.optimizers, name)
     host_opt, dev_opt = cls(**kwargs), cls(**kwargs)
     host, dev = _variables(device, np.float32)

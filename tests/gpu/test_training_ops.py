@@ -185,6 +185,23 @@ def test_wide_rows_span_several_passes_of_the_block(device):
         _assert_same(arrays, dev[:4], device, True, np.float32)
 
 
+@pytest.mark.parametrize("R", (1, 100, 256))
+def test_many_rows_over_several_blocks(device, R):
+    # Narrow rows share a block (BLOCK // R of them): several blocks, and the
+    # threads past the last whole row idle.
+    rng = np.random.default_rng(R)
+    n_rows = 2000 // R
+    indices = rng.integers(0, n_rows, 3 * n_rows)
+    var, accum = (rng.uniform(0.1, 1, (n_rows, R)) for _ in range(2))
+    grad = rng.uniform(-1, 1, (indices.shape[0], R))
+    hp = _hp("adagrad", 0, np.float64)
+    dev = _to_device(device, [var, accum, grad])
+    cpu.sparse_adagrad(var, accum, var, var, grad, indices, hp, 1.0, 1)
+    gpu.sparse_adagrad(dev[0], dev[1], dev[0], dev[0], dev[2], device.asarray(indices),
+                       hp, 1.0, 1)
+    _assert_same([var, accum], dev[:2], device, True, np.float64)
+
+
 def test_the_tables_match():
     assert gpu.HYPERPARAMETERS == cpu.HYPERPARAMETERS
     for name in dir(cpu):
@@ -207,10 +224,13 @@ def test_sparse_apply_on_device_matches_cpu(device, coalesce):
     accum = rng.uniform(0.1, 1, var.shape)
     grad = rng.uniform(-1, 1, (INDICES.shape[0], 2, 2))
     host, dev = _pair(device, var, accum)
+    # (use_locking too: a lock per device buffer)
     training_ops.sparse_apply_adagrad(*host, 0.1, grad, INDICES.astype(np.int32),
+                                      use_locking=coalesce,
                                       coalesce_duplicates=coalesce)
     training_ops.sparse_apply_adagrad(*dev, 0.1, device.asarray(grad),
                                       device.asarray(INDICES.astype(np.int32)),
+                                      use_locking=coalesce,
                                       coalesce_duplicates=coalesce)
     _assert_same(host, dev, device, True, np.float64)
 
