@@ -297,3 +297,15 @@ def test_empty_indices_on_device_change_nothing(device):
     training_ops.sparse_apply_adagrad(*dev, 0.1, device.asarray(np.zeros((0, 2))),
                                       device.asarray(np.zeros(0, np.int64)))
     np.testing.assert_array_equal(device.asnumpy(dev[0]), var)
+
+
+def test_host_gradient_for_a_device_variable_raises(device):
+    var = np.ones((3, 2))
+    dev = device.asarray(var)
+    with pytest.raises(ValueError, match="mix numpy"):
+        training_ops.apply_gradient_descent(dev, 0.1, np.ones((3, 2)))
+    with pytest.raises(ValueError, match="mix numpy"):
+        training_ops.sparse_apply_adagrad(dev, device.asarray(var), 0.1,
+                                          device.asarray(np.ones((1, 2))),
+                                          np.array([0]))
+    np.testing.assert_array_equal(device.asnumpy(dev), var)

@@ -21,6 +21,12 @@
 A subclass declares its per-variable slots as a ``NamedTuple`` (``State``)
 whose fields are TensorFlow's slot names and creates them in
 ``_create_slots``.
+
+A Variable that holds a cupy array trains on the GPU: its slots are made on
+the device, its gradients (cupy arrays, or IndexedSlices of them) stay there
+and the raw ops run the kernels of :mod:`sparsegrad._cuda.training`, with the
+CPU's bits; hyper-parameters and schedules stay on the host.  A gradient on
+the other device than its variable raises ValueError (nothing is copied).
 """
 
 import json

@@ -22,7 +22,9 @@ the optimizer has already checked and runs only the hyper-parameter steps: an
 in each variable's dtype included, before it runs any.  It can also scale the
 gradient (``grad_scale``, e.g. the factor of clipping by global norm): the
 kernels multiply each gradient element as they read it, so that no scaled copy
-of the gradient is made.
+of the gradient is made.  cupy arrays (var, slots, gradient and indices all
+on the device) run the CUDA twins of the kernels, validated by the same steps
+(:mod:`.arrays` holds the device-aware helpers).
 """
 
 import math
