@@ -930,7 +930,8 @@ class Prepared:
         """Run ``sparse_<op>`` (each thread scans the indices for its own
         rows), or ``sparse_<op>_by_row``, which groups the occurrences by row
         first: to coalesce, and for narrow rows on several threads, where the
-        scans would cost as much as the updates."""
+        scans would cost as much as the updates.  On the GPU: ``_grouped`` on
+        the caller's groups, else ``_by_row`` (see the comment below)."""
         indices = self.indices
         n = indices.shape[0]
         grad = self.grad
