@@ -122,15 +122,22 @@ def test_range_splits_first_failure_across_chunks(device, tsplits):
     # the scan runs in 256 chunks: the first failing row must be found
     # wherever it lies, as the CPU's row-by-row scan finds it
     big = int(np.iinfo(tsplits).max) // 3
-    cases = []
     base = np.ones(1000, np.int64)
-    cases.append(base.copy())
-    c = base.copy(); c[700] = -1; c[900] = -2; cases.append(c)
-    c = base.copy(); c[10] = c[500] = c[990] = big; c[995] = -1; cases.append(c)
-    c = base.copy(); c[10] = c[11] = c[12] = big; c[13] = big; cases.append(c)
-    c = base.copy(); c[600] = big; c[601] = big; c[602] = -2; c[603] = big
-    cases.append(c)
-    c = base.copy(); c[0] = -1; cases.append(c)
+
+    def with_rows(**rows):
+        c = base.copy()
+        for k, v in rows.items():
+            c[int(k[1:])] = v
+        return c
+
+    cases = [
+        base.copy(),
+        with_rows(r700=-1, r900=-2),
+        with_rows(r10=big, r500=big, r990=big, r995=-1),
+        with_rows(r10=big, r11=big, r12=big, r13=big),
+        with_rows(r600=big, r601=big, r602=-2, r603=big),
+        with_rows(r0=-1),
+    ]
     cases.append(np.full(5, big, np.int64))
     cases.append(np.zeros(0, np.int64))
     for sizes in cases:
@@ -165,3 +172,55 @@ def test_row_ranges(device):
     assert isinstance(got, device.xp.ndarray)
     np.testing.assert_array_equal(device.asnumpy(got), row_ranges(starts, limits))
 
+
+
+# -- RaggedTensor holding device arrays ----------------------------------------
+
+
+def test_ragged_range_tensor_on_device(device):
+    cpu = sg.ragged.range(np.array([2, 0, 3]), 5, row_splits_dtype="int32")
+    dev = sg.ragged.range(device.asarray(np.array([2, 0, 3])), 5,
+                          row_splits_dtype="int32")
+    assert isinstance(dev.values._value, device.xp.ndarray)
+    assert isinstance(dev.row_splits, device.xp.ndarray)
+    assert dev.to_list() == cpu.to_list()
+    assert dev.row_splits.dtype == cpu.row_splits.dtype
+
+
+@pytest.mark.parametrize("tsplits", [np.int32, np.int64])
+def test_ragged_tensor_on_device(device, tsplits):
+    values = np.arange(8, dtype=np.float32) * 1.5
+    splits = np.array([0, 4, 4, 7, 8, 8], tsplits)
+    cpu = sg.RaggedTensor.from_row_splits(values, splits)
+    dev = sg.RaggedTensor.from_row_splits(device.asarray(values),
+                                          device.asarray(splits))
+    assert dev.to_list() == cpu.to_list()
+    for name in ("value_rowids", "row_lengths"):
+        got = getattr(dev, name)()
+        assert isinstance(got, device.xp.ndarray) and got.dtype == tsplits
+        np.testing.assert_array_equal(device.asnumpy(got), getattr(cpu, name)())
+    lengths = sg.RaggedTensor.from_row_lengths(
+        device.asarray(values), device.asarray(np.array([4, 0, 3, 1, 0], tsplits)))
+    np.testing.assert_array_equal(device.asnumpy(lengths.row_splits), splits)
+    dense = dev.to_tensor(default_value=-1.0)
+    assert isinstance(dense._value, device.xp.ndarray)
+    np.testing.assert_array_equal(dense.numpy(), cpu.to_tensor(-1.0).numpy())
+    scaled = dev * 2.0 + 1.0
+    assert isinstance(scaled.values._value, device.xp.ndarray)
+    assert scaled.to_list() == (cpu * 2.0 + 1.0).to_list()
+    assert dev[1:4].to_list() == cpu[1:4].to_list()
+    np.testing.assert_array_equal(dev[2].numpy(), cpu[2].numpy())
+    assert (dev + dev).to_list() == (cpu + cpu).to_list()
+
+
+def test_ragged_tensor_bad_splits_on_device(device):
+    values = device.asarray(np.arange(4.0))
+    for splits, text in (([1, 2, 4], "valid RaggedTensor:zero"),
+                         ([0, 3, 2, 4], "valid RaggedTensor:monotonic"),
+                         ([0, 2, 3], "_from_row_partition")):
+        with pytest.raises(InvalidArgumentError, match=text):
+            sg.RaggedTensor.from_row_splits(np.arange(4.0), np.array(splits))
+        with pytest.raises(InvalidArgumentError, match=text):
+            sg.RaggedTensor.from_row_splits(values, device.asarray(np.array(splits)))
+    with pytest.raises(ValueError, match="mix numpy"):
+        sg.RaggedTensor.from_row_splits(values, np.array([0, 4]))
