@@ -29,7 +29,8 @@ class Variable:
     ----------
     initial_value : array_like or callable
         The initial contents (copied), or a function of no arguments that
-        returns them.
+        returns them.  A cupy array (or a GPU Tensor) makes a GPU variable:
+        its buffer, reads and updates stay on the device.
     trainable : bool, default=True
         Whether tapes watch the variable automatically when it is read.
     name : str, optional

@@ -136,6 +136,9 @@ def ragged_range(starts, limits, deltas, Tsplits=np.int64):
     -------
     rt_nested_splits : ndarray of Tsplits, shape (nrows + 1,)
     rt_dense_values : ndarray of the inputs' dtype, shape (rt_nested_splits[-1],)
+        Both cupy arrays when an input is one (the kernels of
+        ``sparsegrad._cuda.ragged`` run, with the same bits and errors; a
+        host scalar goes along with a device vector).
 
     Raises
     ------

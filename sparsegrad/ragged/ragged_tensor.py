@@ -416,7 +416,8 @@ class RaggedTensor:
 
     @property
     def row_splits(self):
-        """The row splits, a read-only int32/int64 ndarray of length ``nrows + 1``."""
+        """The row splits, a read-only int32/int64 ndarray of length ``nrows + 1``
+        (a cupy array when the RaggedTensor lives on the GPU)."""
         return self._row_splits
 
     @property
