@@ -111,7 +111,7 @@ def as_borrowed_tensor(x, name=None):
 
     Parameters
     ----------
-    x : ndarray, Tensor, Variable or array_like
+    x : ndarray, cupy.ndarray, Tensor, Variable or array_like
     name : str, optional
         The argument's name in error messages.
 
@@ -119,7 +119,7 @@ def as_borrowed_tensor(x, name=None):
     -------
     Tensor
     """
-    if type(x) is _ndarray:
+    if type(x) is _ndarray or backend.is_cupy_array(x):
         check_numeric(x.dtype, name or "value")
         return wrap(x.view())
     return as_tensor(x, name=name)
