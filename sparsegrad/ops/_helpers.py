@@ -173,7 +173,8 @@ def convert_like(value, like, op_name, arg):
     on_gpu = backend.is_cupy_array(like._value)
     vt = type(value)
     if vt is float or vt is int or vt is bool:
-        key = (vt, value, dtype, on_gpu)
+        # a cached scalar lives on one device: the GPU's number is in the key
+        key = (vt, value, dtype, _device_key(like._value) if on_gpu else None)
         cached = _SCALARS.get(key)
         if cached is not None:
             return cached
@@ -211,6 +212,11 @@ def convert_like(value, like, op_name, arg):
         )
     array = same_device(array, like._value)
     return wrap(array.astype(dtype, copy=True))
+
+
+def _device_key(array):
+    """The number of the GPU a cupy array is on."""
+    return getattr(getattr(array, "device", None), "id", 0)
 
 
 def _on_device(array, on_gpu):
