@@ -296,8 +296,10 @@ class Variable:
         return array
 
     def _same_device(self, value):
-        """`value` as an array on the variable's device: a GPU variable takes
-        cupy arrays and scalars (0-d host values), never a host array."""
+        """`value` as an array on the variable's device.  A host value (number,
+        list, ndarray, host Tensor) is copied to a GPU variable's device; a
+        cupy value for a host variable raises ValueError (nothing leaves the
+        GPU implicitly)."""
         if isinstance(value, (Variable, Tensor)):
             value = value._value
         if not backend.is_cupy_array(self._value):
@@ -305,12 +307,9 @@ class Variable:
                 backend.get_array_module(self._value, value)   # raises
             return np.asarray(value)
         if not backend.is_cupy_array(value):
-            value = np.asarray(value)
-            if value.ndim:
-                backend.get_array_module(self._value, value)   # raises
             import cupy
 
-            value = cupy.asarray(value)
+            value = cupy.asarray(np.asarray(value))
         return value
 
     def _bump(self):

@@ -228,10 +228,12 @@ def _on_device(array, on_gpu):
 
 
 def same_device(array, like):
-    """`array` on the device of array `like`: a host scalar (0-d) is moved to
-    the GPU beside a cupy `like`; a host array of rank >= 1 beside a cupy
-    array, or a cupy array beside a host array, raises ValueError
-    (:func:`sparsegrad.framework.backend.get_array_module`).
+    """`array` on the device of array `like`.
+
+    A host value (a number, list or ndarray given as an op argument) beside
+    a cupy `like` is copied to the GPU, as the op's other argument adopts the
+    Tensor operand's dtype (:func:`convert_like`); a cupy `array` beside a
+    host `like` raises ValueError: results never leave the GPU implicitly.
 
     Parameters
     ----------
@@ -245,6 +247,10 @@ def same_device(array, like):
     l_gpu = backend.is_cupy_array(like)
     if a_gpu == l_gpu:
         return array
+    if l_gpu:
+        return _on_device(array, True)
+    backend.get_array_module(array, like)   # raises: a GPU value, a host Tensor
+    return array
     if l_gpu and array.ndim == 0:
         return _on_device(array, True)
     backend.get_array_module(array, like)   # raises: a host and a GPU array

@@ -122,15 +122,22 @@ def test_operators_stay_on_device(device):
                                    atol=ATOL32, err_msg=str(k))
 
 
-def test_host_and_device_operands_do_not_mix(device):
+def test_host_and_device_operands(device):
     d = sg.constant(device.asarray(np.ones(3, np.float32)))
     h = sg.constant(np.ones(3, np.float32))
+    # two Tensors on different devices do not mix
     with pytest.raises(ValueError, match="mix numpy"):
         d + h
     with pytest.raises(ValueError, match="mix numpy"):
-        d * np.ones(3, np.float32)
-    # a host scalar goes along (as CuPy's own operators take Python scalars)
-    assert _is_device(device, d * np.float32(2))
+        h * d
+    # a host argument (number, list, ndarray) goes to the Tensor's device
+    for other in (np.float32(2), 2.0, [1.0, 2.0, 3.0], np.arange(3.0)):
+        out = d * other
+        assert _is_device(device, out) and out.dtype == np.float32
+        np.testing.assert_array_equal(out.numpy(), (h * other).numpy())
+    # a device argument never goes to the host implicitly
+    with pytest.raises(ValueError, match="mix numpy"):
+        h * device.asarray(np.ones(3, np.float32))
     with pytest.raises(InvalidArgumentError, match="dtype"):
         d + sg.constant(device.asarray(np.ones(3, np.float64)))
 
@@ -149,7 +156,9 @@ def test_variable_round_trip_and_updates(device):
     v.assign_add(device.asarray(np.ones(3, np.float32)))   # broadcast
     v.assign_sub(0.5)
     np.testing.assert_array_equal(v.numpy(), a * 2 + 1 - 0.5)
-    assert v.version == 3
+    v.assign_add(np.full(3, 2.0, np.float32))   # a host argument is copied over
+    np.testing.assert_array_equal(v.numpy(), a * 2 + 1 - 0.5 + 2)
+    assert v.version == 4
     assert _is_device(device, v._value)
     w = sg.Variable(sg.constant(device.asarray(a)), dtype=np.float64)
     assert _is_device(device, w._value) and w.dtype == np.float64
@@ -162,8 +171,12 @@ def test_variable_bad_update_changes_nothing(device):
     before = v.numpy()
     with pytest.raises(InvalidArgumentError, match="shape"):
         v.assign_add(device.asarray(np.ones((3, 2), np.float32)))
+    with pytest.raises(InvalidArgumentError, match="shape"):
+        v.assign(np.ones((3, 3), np.float32))
+    h = sg.Variable(np.zeros(3, np.float32))
     with pytest.raises(ValueError, match="mix numpy"):
-        v.assign(np.ones((2, 3), np.float32))
+        h.assign(device.asarray(np.ones(3, np.float32)))
+    np.testing.assert_array_equal(h.numpy(), np.zeros(3))
     np.testing.assert_array_equal(v.numpy(), before)
     assert v.version == 0
     n = sg.Variable(device.asarray(np.arange(3, dtype=np.int32)))
