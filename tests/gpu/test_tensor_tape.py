@@ -336,3 +336,18 @@ def test_ragged_ops_through_segment_and_gather_ops(device):
     for c, d in zip(cpu, dev):
         np.testing.assert_array_equal(_host(device, sg.convert_to_tensor(d)),
                                       sg.convert_to_tensor(c).numpy())
+
+
+def test_custom_gradient_and_stop_gradient_on_device(device):
+    @sg.custom_gradient
+    def clip_grad(x):
+        def grad(upstream):
+            return sg.clip_by_value(upstream, -1.0, 1.0)
+        return sg.identity(x), grad
+
+    v = sg.Variable(device.asarray(np.array([1.0, 2.0, 3.0])))
+    with sg.GradientTape() as tape:
+        y = clip_grad(v * 3.0) * sg.constant(device.asarray(np.array([0.5, 2.0, -4.0])))
+        y = y + sg.stop_gradient(v * v)
+    g = tape.gradient(y, v)
+    np.testing.assert_array_equal(_host(device, g), [1.5, 3.0, -3.0])
