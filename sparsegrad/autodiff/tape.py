@@ -20,7 +20,7 @@ from operator import attrgetter
 import numpy as np
 
 from ..errors import FailedPreconditionError, InternalError, InvalidArgumentError
-from ..framework import indexed_slices, sparse_rows
+from ..framework import backend, indexed_slices, sparse_rows
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, convert_to_tensor, wrap
 from ..framework.variable import Variable
@@ -130,11 +130,10 @@ def aggregate_gradients(grads):
     if not sparse:
         if recording:
             return math_ops.add_n(dense)
-        out = np.add(dense[0]._value, dense[1]._value)
-        if type(out) is not np.ndarray:
-            out = np.asarray(out)
+        xp = backend.get_array_module(*(g._value for g in dense))
+        out = xp.asarray(xp.add(dense[0]._value, dense[1]._value))
         for g in dense[2:]:
-            np.add(out, g._value, out=out)
+            xp.add(out, g._value, out=out)
         return wrap(out)
     merged = (
         sparse[0]
@@ -148,11 +147,12 @@ def aggregate_gradients(grads):
     if recording:
         total = dense[0] if len(dense) == 1 else math_ops.add_n(dense)
         return array_ops.tensor_scatter_add(total, merged.indices, merged.values)
-    out = np.array(dense[0]._value, copy=True)
+    xp = backend.get_array_module(*(g._value for g in dense), merged.values._value)
+    out = dense[0]._value.copy()
     for g in dense[1:]:
-        np.add(out, g._value, out=out)
+        xp.add(out, g._value, out=out)
     sparse_rows.scatter_add(
-        out, merged.indices._value, np.asarray(merged.values._value)
+        out, merged.indices._value, xp.ascontiguousarray(merged.values._value)
     )
     return wrap(out)
 
@@ -165,12 +165,19 @@ def _join_rows(values):
 # -- the backward pass ---------------------------------------------------------
 
 
-def _zeros(shape, dtype):
-    return wrap(np.zeros(shape, dtype))
+def _xp_of(like):
+    """The array module of the device `like` (a Tensor or Variable) is on."""
+    return backend.get_array_module(like._value)
 
 
-def _ones(shape, dtype):
-    return wrap(np.ones(shape, dtype))
+def _zeros(shape, dtype, like):
+    """Zeros on the device of `like`."""
+    return wrap(_xp_of(like).zeros(shape, dtype))
+
+
+def _ones(shape, dtype, like):
+    """Ones on the device of `like`."""
+    return wrap(_xp_of(like).ones(shape, dtype))
 
 
 def _key(x):
@@ -246,7 +253,7 @@ def _backward(tape, target_keys, target_objs, seeds, source_keys, release):
             producer = tt_get(k)
             if (producer is not None and producer is not WATCHED) or k in source_keys:
                 t = target_objs[i]
-                seed = _ones(t.shape, t.dtype)
+                seed = _ones(t.shape, t.dtype, t)
             else:
                 continue
         if k in grads:
@@ -344,7 +351,7 @@ def _output_gradients(op, grads, sources):
     none_ok = _NONE_OK.get(op.type, ())
     for j, t in enumerate(op.outputs):
         if out_grads[j] is None and j not in none_ok:
-            out_grads[j] = _zeros(t.shape, t.dtype)
+            out_grads[j] = _zeros(t.shape, t.dtype, t)
     return out_grads
 
 
@@ -709,7 +716,7 @@ class GradientTape:
         connected = [False] * len(flat_sources)
         try:
             for i in range(n):
-                seed = np.zeros(n, t_dtype)
+                seed = _xp_of(target).zeros(n, t_dtype)
                 seed[i] = 1
                 seed = wrap(seed.reshape(t_shape))
                 grads = _backward(
@@ -725,18 +732,18 @@ class GradientTape:
             s_shape = tuple(s.shape)
             if not connected[j]:
                 result.append(
-                    _zeros(t_shape + s_shape, s.dtype)
+                    _zeros(t_shape + s_shape, s.dtype, s)
                     if unconnected is UnconnectedGradients.ZERO
                     else None
                 )
                 continue
             dense = [
-                _zeros(s_shape, s.dtype) if g is None
+                _zeros(s_shape, s.dtype, s) if g is None
                 else array_ops.densify(g, "GradientTape.jacobian")
                 for g in rows[j]
             ]
             if n == 0:
-                result.append(_zeros(t_shape + s_shape, s.dtype))
+                result.append(_zeros(t_shape + s_shape, s.dtype, s))
             else:
                 result.append(
                     array_ops.reshape(array_ops.stack(dense), t_shape + s_shape)
@@ -821,7 +828,7 @@ class GradientTape:
         rows = []
         try:
             for j in range(r):
-                seed = np.zeros((b, r), target.dtype)
+                seed = _xp_of(target).zeros((b, r), target.dtype)
                 seed[:, j] = 1
                 seed = wrap(seed.reshape(t_shape))
                 (g,) = _backward(
@@ -832,9 +839,9 @@ class GradientTape:
             self._release()
         out_shape = t_shape + s_shape[1:]
         if all(g is None for g in rows) or r == 0:
-            return _zeros(out_shape, target.dtype)
+            return _zeros(out_shape, target.dtype, target)
         dense = [
-            _zeros(s_shape, source.dtype) if g is None
+            _zeros(s_shape, source.dtype, source) if g is None
             else array_ops.densify(g, "GradientTape.batch_jacobian")
             for g in rows
         ]
@@ -909,5 +916,5 @@ def _seeds(output_gradients, targets):
 
 def _unconnected(g, source, unconnected):
     if g is None and unconnected is UnconnectedGradients.ZERO:
-        return _zeros(tuple(source.shape), source.dtype)
+        return _zeros(tuple(source.shape), source.dtype, source)
     return g

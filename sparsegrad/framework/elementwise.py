@@ -78,6 +78,8 @@ def _unary(kernel, ufunc, x, name):
         kernel(x.reshape(-1), out.reshape(-1), get_num_threads())
         return out
     if is_cupy_array(x):
+        # CuPy's ufunc (libdevice: may differ from the CPU in the last bits)
+        _float_char(x, name)
         return getattr(_cupy(), name)(x)
     x = np.asarray(x)
     char = _float_char(x, name)
@@ -213,9 +215,9 @@ def pow(x, y):
     >>> elementwise.pow(np.array([2.0, 4.0]), np.array(0.5))
     array([1.41421356, 2.        ])
     """
-    if is_cupy_array(x) or is_cupy_array(y):
-        return _cupy().power(x, y)
-    x, y = np.asarray(x), np.asarray(y)
+    on_gpu = is_cupy_array(x) or is_cupy_array(y)
+    if not on_gpu:
+        x, y = np.asarray(x), np.asarray(y)
     char = _float_char(x, "pow")
     if y.dtype != x.dtype:
         raise InvalidArgumentError(
@@ -227,6 +229,8 @@ def pow(x, y):
         raise InvalidArgumentError(
             f"pow: shapes {x.shape} and {y.shape} do not broadcast"
         ) from None
+    if on_gpu:
+        return _cupy().power(x, y)
     if char == _LONG:
         with np.errstate(all="ignore"):
             return np.asarray(np.power(x, y))

@@ -46,7 +46,8 @@ class Tensor:
     A Tensor wraps a NumPy array (or a CuPy array on the GPU) that nobody writes
     to: the array is a private copy, or the result of an op, and is marked
     read-only.  Ops take and return Tensors; ``np.asarray(t)`` gives the array
-    back without a copy.
+    back without a copy (a GPU Tensor refuses, as CuPy does: use
+    :meth:`numpy`).  Ops on GPU Tensors return GPU Tensors.
 
     Use :func:`convert_to_tensor` (or :func:`constant`) to make one.
 
@@ -116,9 +117,11 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         if backend.is_cupy_array(self._value):
-            if copy is False:
-                raise ValueError("a GPU Tensor cannot be viewed as a NumPy array")
-            return np.asarray(self._value.get(), dtype=dtype)
+            # as cupy itself: no implicit device -> host copy
+            raise TypeError(
+                "a GPU Tensor cannot be converted to a NumPy array implicitly; "
+                "use .numpy() to copy it to the host"
+            )
         if copy:
             return np.array(self._value, dtype=dtype, copy=True)
         if dtype is not None and np.dtype(dtype) != self._value.dtype:

@@ -5,12 +5,12 @@ import itertools
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from . import sparse_rows
+from . import backend, sparse_rows
 from . import tensor as _tensor_module
 from .buffers import aligned_empty
 from .dtypes import check_numeric
 from .indexed_slices import IndexedSlices
-from .tensor import DEFERRING_TYPES, wrap
+from .tensor import DEFERRING_TYPES, Tensor, wrap
 
 __all__ = ["Variable"]
 
@@ -29,7 +29,8 @@ class Variable:
     ----------
     initial_value : array_like or callable
         The initial contents (copied), or a function of no arguments that
-        returns them.
+        returns them.  A cupy array (or a GPU Tensor) makes a GPU variable:
+        its buffer, reads and updates stay on the device.
     trainable : bool, default=True
         Whether tapes watch the variable automatically when it is read.
     name : str, optional
@@ -58,10 +59,19 @@ class Variable:
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
         if callable(initial_value):
             initial_value = initial_value()
-        if isinstance(initial_value, Variable):
+        if isinstance(initial_value, (Variable, Tensor)):
             initial_value = initial_value._value
         if initial_value is None:
             raise TypeError("initial_value must be an array_like, got None")
+        if backend.is_cupy_array(initial_value):
+            # a GPU variable: a private device copy
+            check_numeric(initial_value.dtype, "initial_value")
+            value = initial_value.astype(
+                initial_value.dtype if dtype is None else np.dtype(dtype),
+                copy=True)
+            check_numeric(value.dtype, "initial_value")
+            self._init(value, trainable, name)
+            return
         try:
             source = np.asarray(initial_value)
             # a cache-line aligned copy: scattered row reads touch no extra line
@@ -74,6 +84,9 @@ class Variable:
                 f"array: {exc}"
             ) from None
         check_numeric(value.dtype, "initial_value")
+        self._init(value, trainable, name)
+
+    def _init(self, value, trainable, name):
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a str or None, got {name!r}")
         self._value = value
@@ -135,11 +148,26 @@ class Variable:
     def _as_tensor(self):
         return self.value()
 
+    @property
+    def device(self):
+        """``"cpu"`` for a NumPy-backed Variable, ``"gpu:N"`` for a CuPy one."""
+        if backend.is_cupy_array(self._value):
+            return f"gpu:{self._value.device.id}"
+        return "cpu"
+
     def numpy(self):
-        """A copy of the current value as a writeable NumPy array."""
+        """A copy of the current value as a writeable NumPy array (a GPU
+        variable is copied to the host)."""
+        if backend.is_cupy_array(self._value):
+            return self._value.get()
         return self._value.copy()
 
     def __array__(self, dtype=None, copy=None):
+        if backend.is_cupy_array(self._value):
+            raise TypeError(
+                "a GPU Variable cannot be converted to a NumPy array implicitly; "
+                "use .numpy() to copy it to the host"
+            )
         if copy is False:
             if dtype is not None and np.dtype(dtype) != self.dtype:
                 raise ValueError("converting the variable's dtype needs a copy")
@@ -233,7 +261,7 @@ class Variable:
         return int(self._value)
 
     def __repr__(self):
-        body = np.array2string(self._value, separator=", ")
+        body = np.array2string(self.numpy(), separator=", ")
         return (
             f"<sparsegrad.Variable '{self._name}' shape={self.shape} "
             f"dtype={self.dtype.name}, numpy={body}>"
@@ -248,7 +276,7 @@ class Variable:
                 f"{what}: got IndexedSlices; use scatter_add / scatter_update for "
                 "sparse updates"
             )
-        array = np.asarray(value)
+        array = self._same_device(value)
         check_numeric(array.dtype, what)
         if not np.can_cast(array.dtype, self.dtype, casting="same_kind"):
             raise InvalidArgumentError(
@@ -266,6 +294,23 @@ class Variable:
                 "shapes must be equal (or the value broadcastable to the variable)"
             )
         return array
+
+    def _same_device(self, value):
+        """`value` as an array on the variable's device.  A host value (number,
+        list, ndarray, host Tensor) is copied to a GPU variable's device; a
+        cupy value for a host variable raises ValueError (nothing leaves the
+        GPU implicitly)."""
+        if isinstance(value, (Variable, Tensor)):
+            value = value._value
+        if not backend.is_cupy_array(self._value):
+            if backend.is_cupy_array(value):
+                backend.get_array_module(self._value, value)   # raises
+            return np.asarray(value)
+        if not backend.is_cupy_array(value):
+            import cupy
+
+            value = cupy.asarray(np.asarray(value))
+        return value
 
     def _bump(self):
         self._version += 1
@@ -285,19 +330,22 @@ class Variable:
             If the shape or dtype does not fit; the variable is unchanged.
         """
         array = self._dense_operand(value, "assign")
-        np.copyto(self._value, array, casting="unsafe")
+        backend.get_array_module(self._value).copyto(self._value, array,
+                                                     casting="unsafe")
         return self._bump()
 
     def assign_add(self, delta):
         """Add `delta` in place (broadcast to the shape). Returns ``self``."""
         array = self._dense_operand(delta, "assign_add")
-        np.add(self._value, array, out=self._value, casting="unsafe")
+        xp = backend.get_array_module(self._value)
+        xp.add(self._value, array, out=self._value, casting="unsafe")
         return self._bump()
 
     def assign_sub(self, delta):
         """Subtract `delta` in place (broadcast to the shape). Returns ``self``."""
         array = self._dense_operand(delta, "assign_sub")
-        np.subtract(self._value, array, out=self._value, casting="unsafe")
+        xp = backend.get_array_module(self._value)
+        xp.subtract(self._value, array, out=self._value, casting="unsafe")
         return self._bump()
 
     def _sparse_operand(self, sparse_delta, what):
@@ -316,7 +364,12 @@ class Variable:
                 f"{what}: sparse_delta has dense_shape {shape}, variable "
                 f"'{self._name}' has shape {self.shape}"
             )
-        return sparse_delta.indices._value, np.asarray(sparse_delta.values)
+        values = sparse_delta.values
+        if isinstance(values, Tensor):
+            values = values._value
+        else:
+            values = np.asarray(values)
+        return sparse_delta.indices._value, values
 
     def scatter_add(self, sparse_delta):
         """Add the rows of `sparse_delta` in place; repeated indices accumulate.

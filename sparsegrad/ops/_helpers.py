@@ -11,6 +11,7 @@ import numpy as np
 
 from ..autodiff.recording import record_variable_read
 from ..errors import InvalidArgumentError
+from ..framework import backend
 from ..framework.dtypes import check_numeric
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, convert_to_tensor, wrap
@@ -20,6 +21,7 @@ __all__ = [
     "as_borrowed_tensor",
     "as_tensor",
     "binary_operands",
+    "same_device",
     "convert_like",
     "normalize_axis",
     "read_variable",
@@ -109,7 +111,7 @@ def as_borrowed_tensor(x, name=None):
 
     Parameters
     ----------
-    x : ndarray, Tensor, Variable or array_like
+    x : ndarray, cupy.ndarray, Tensor, Variable or array_like
     name : str, optional
         The argument's name in error messages.
 
@@ -117,7 +119,7 @@ def as_borrowed_tensor(x, name=None):
     -------
     Tensor
     """
-    if type(x) is _ndarray:
+    if type(x) is _ndarray or backend.is_cupy_array(x):
         check_numeric(x.dtype, name or "value")
         return wrap(x.view())
     return as_tensor(x, name=name)
@@ -168,9 +170,11 @@ def convert_like(value, like, op_name, arg):
                 f"other operand has dtype {dtype}"
             )
         return value
+    on_gpu = backend.is_cupy_array(like._value)
     vt = type(value)
     if vt is float or vt is int or vt is bool:
-        key = (vt, value, dtype)
+        # a cached scalar lives on one device: the GPU's number is in the key
+        key = (vt, value, dtype, _device_key(like._value) if on_gpu else None)
         cached = _SCALARS.get(key)
         if cached is not None:
             return cached
@@ -180,7 +184,7 @@ def convert_like(value, like, op_name, arg):
                 f"{dtype} Tensor; cast the Tensor to a float dtype first"
             )
         try:
-            t = wrap(np.array(value, dtype))
+            t = wrap(_on_device(np.array(value, dtype), on_gpu))
         except OverflowError:
             raise InvalidArgumentError(
                 f"{op_name}: {arg}={value!r} does not fit in {dtype}"
@@ -192,17 +196,65 @@ def convert_like(value, like, op_name, arg):
         return t
     if value is None:
         raise TypeError(f"{op_name}: {arg} is None; expected a Tensor or array_like")
-    try:
-        array = np.asarray(value)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{op_name}: cannot convert {arg} to a Tensor: {exc}") from None
+    if backend.is_cupy_array(value):
+        array = value
+    else:
+        try:
+            array = np.asarray(value)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"{op_name}: cannot convert {arg} to a Tensor: {exc}") from None
     check_numeric(array.dtype, arg)
     if array.dtype.kind == "f" and dtype.kind in "iub":
         raise InvalidArgumentError(
             f"{op_name}: {arg} has dtype {array.dtype} but the other operand is a "
             f"{dtype} Tensor; cast the Tensor to a float dtype first"
         )
-    return wrap(np.array(array, dtype=dtype, copy=True))
+    array = same_device(array, like._value)
+    return wrap(array.astype(dtype, copy=True))
+
+
+def _device_key(array):
+    """The number of the GPU a cupy array is on."""
+    return getattr(getattr(array, "device", None), "id", 0)
+
+
+def _on_device(array, on_gpu):
+    if not on_gpu:
+        return array
+    import cupy
+
+    return cupy.asarray(array)
+
+
+def same_device(array, like):
+    """`array` on the device of array `like`.
+
+    A host value (a number, list or ndarray given as an op argument) beside
+    a cupy `like` is copied to the GPU, as the op's other argument adopts the
+    Tensor operand's dtype (:func:`convert_like`); a cupy `array` beside a
+    host `like` raises ValueError: results never leave the GPU implicitly.
+
+    Parameters
+    ----------
+    array, like : ndarray or cupy.ndarray
+
+    Returns
+    -------
+    ndarray or cupy.ndarray
+    """
+    a_gpu = backend.is_cupy_array(array)
+    l_gpu = backend.is_cupy_array(like)
+    if a_gpu == l_gpu:
+        return array
+    if l_gpu:
+        return _on_device(array, True)
+    backend.get_array_module(array, like)   # raises: a GPU value, a host Tensor
+    return array
+    if l_gpu and array.ndim == 0:
+        return _on_device(array, True)
+    backend.get_array_module(array, like)   # raises: a host and a GPU array
+    return array
 
 
 def binary_operands(x, y, op_name):
@@ -254,8 +306,11 @@ def binary_operands(x, y, op_name):
         return convert_like(x, y, op_name, "x"), y
     x = convert_to_tensor(x, name="x")
     y = convert_to_tensor(y, name="y")
+    if backend.is_cupy_array(x._value) != backend.is_cupy_array(y._value):
+        x = wrap(same_device(x._value, y._value))
+        y = wrap(same_device(y._value, x._value))
     if x.dtype != y.dtype:
-        dtype = np.result_type(x._value, y._value)
+        dtype = np.result_type(x._value.dtype, y._value.dtype)
         x = wrap(x._value.astype(dtype))
         y = wrap(y._value.astype(dtype))
     return x, y

@@ -15,13 +15,13 @@ from ..autodiff.recording import (
 )
 from ..autodiff.registry import no_gradient, register_gradient
 from ..errors import InvalidArgumentError
-from ..framework import sparse_rows
+from ..framework import backend, sparse_rows
 from ..framework.densify_warning import warn_densify
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, wrap
 from ..framework.variable import Variable
 from . import embedding_ops, reduction_ops
-from ._helpers import as_tensor, normalize_axis
+from ._helpers import as_tensor, normalize_axis, same_device
 
 __all__ = [
     "broadcast_to",
@@ -132,7 +132,7 @@ def broadcast_to(input, shape, name=None):
     x = as_tensor(input, name="input")
     shape = _shape_arg(shape, "broadcast_to")
     try:
-        out = np.broadcast_to(x._value, shape)
+        out = _xp(x._value).broadcast_to(x._value, shape)
     except ValueError:
         raise InvalidArgumentError(
             f"broadcast_to: cannot broadcast shape {x.shape} to {shape}"
@@ -186,7 +186,7 @@ def transpose(a, perm=None, name=None):
                 f"transpose: perm {perm} is not a permutation of the {ndim} axes"
             )
         perm = tuple(p % ndim for p in perm)
-    z = wrap(np.transpose(x._value, perm))
+    z = wrap(_xp(x._value).transpose(x._value, perm))
     record_operation("Transpose", (x,), (z,), {"perm": perm})
     return z
 
@@ -227,7 +227,7 @@ def expand_dims(input, axis, name=None):
         raise InvalidArgumentError(
             f"expand_dims: axis {axis!r} is out of range [{-ndim - 1}, {ndim}]"
         )
-    z = wrap(np.expand_dims(x._value, int(axis) % (ndim + 1)))
+    z = wrap(_xp(x._value).expand_dims(x._value, int(axis) % (ndim + 1)))
     record_operation("ExpandDims", (x,), (z,))
     return z
 
@@ -275,7 +275,7 @@ def squeeze(input, axis=None, name=None):
                     f"squeeze: cannot squeeze axis {a} of shape {shape}: its size "
                     f"is {shape[a]}, not 1"
                 )
-    z = wrap(np.squeeze(x._value, axis=axes))
+    z = wrap(_xp(x._value).squeeze(x._value, axis=axes))
     record_operation("Squeeze", (x,), (z,))
     return z
 
@@ -286,6 +286,11 @@ def _squeeze_grad(op, grad):
 
 
 # -- concat / stack ------------------------------------------------------------------
+
+
+def _xp(*arrays):
+    """The array module of `arrays` (numpy, or cupy for GPU arrays)."""
+    return backend.get_array_module(*arrays)
 
 
 def _tensor_list(values, op_name):
@@ -301,7 +306,9 @@ def _tensor_list(values, op_name):
         if first is not None and not isinstance(
             v, (Tensor, IndexedSlices, Variable)
         ):
-            v = as_tensor(np.asarray(v).astype(first.dtype, copy=False))
+            v = v if backend.is_cupy_array(v) else np.asarray(v)
+            v = as_tensor(same_device(v, first._value).astype(first.dtype,
+                                                              copy=False))
         t = as_tensor(v, name=f"values[{k}]")
         if first is None:
             first = t
@@ -349,7 +356,8 @@ def concat(values, axis, name=None):
                 f"concat: values[{k}] has shape {s}, values[0] has {s0}; they must "
                 f"match except along axis {axis}"
             )
-    z = wrap(np.concatenate([t._value for t in tensors], axis=axis))
+    values = [t._value for t in tensors]
+    z = wrap(_xp(*values).concatenate(values, axis=axis))
     record_operation("ConcatV2", tuple(tensors), (z,), {"axis": axis})
     return z
 
@@ -410,7 +418,8 @@ def stack(values, axis=0, name=None):
             f"stack: axis {axis!r} is out of range [{-ndim}, {ndim})"
         )
     axis = int(axis) % ndim
-    z = wrap(np.stack([t._value for t in tensors], axis=axis))
+    values = [t._value for t in tensors]
+    z = wrap(_xp(*values).stack(values, axis=axis))
     record_operation("Pack", tuple(tensors), (z,), {"axis": axis})
     return z
 
@@ -530,7 +539,7 @@ def _strided_slice_grad(op, grad):
 
 def _strided_slice_grad_op(grad, shape, key):
     """Zeros of `shape` with `grad` written at `key` (op StridedSliceGrad)."""
-    out = np.zeros(shape, grad._value.dtype)
+    out = _xp(grad._value).zeros(shape, grad._value.dtype)
     out[key] = grad._value
     z = wrap(out)
     record_operation("StridedSliceGrad", (grad,), (z,), {"key": key})
@@ -684,7 +693,8 @@ def zeros_like(input, dtype=None, name=None):
     array([0., 0.])
     """
     x = as_tensor(input, name="input")
-    return wrap(np.zeros(x._value.shape, x._value.dtype if dtype is None else dtype))
+    return wrap(_xp(x._value).zeros(x._value.shape,
+                                    x._value.dtype if dtype is None else dtype))
 
 
 def ones_like(input, dtype=None, name=None):
@@ -710,7 +720,8 @@ def ones_like(input, dtype=None, name=None):
     array([[1, 1]])
     """
     x = as_tensor(input, name="input")
-    return wrap(np.ones(x._value.shape, x._value.dtype if dtype is None else dtype))
+    return wrap(_xp(x._value).ones(x._value.shape,
+                                   x._value.dtype if dtype is None else dtype))
 
 
 def one_hot(
@@ -766,18 +777,21 @@ def one_hot(
         else:
             dtype = np.float32
     dtype = np.dtype(dtype)
-    on = np.asarray(1 if on_value is None else np.asarray(on_value), dtype)
-    off = np.asarray(0 if off_value is None else np.asarray(off_value), dtype)
+    on, off = (v.astype(dtype) if backend.is_cupy_array(v) else np.asarray(v, dtype)
+               for v in (1 if on_value is None else on_value,
+                         0 if off_value is None else off_value))
     ndim = idx._value.ndim + 1
     if not -ndim <= axis < ndim:
         raise InvalidArgumentError(
             f"one_hot: axis {axis} is out of range for rank {ndim}"
         )
-    hot = idx._value[..., None] == np.arange(depth)
-    out = np.where(hot, on, off).astype(dtype, copy=False)
+    xp = _xp(idx._value)
+    hot = idx._value[..., None] == xp.arange(depth)
+    out = xp.where(hot, same_device(on, idx._value),
+                   same_device(off, idx._value)).astype(dtype, copy=False)
     if axis % ndim != ndim - 1:
-        out = np.moveaxis(out, -1, axis % ndim)
-    return wrap(np.ascontiguousarray(out))
+        out = xp.moveaxis(out, -1, axis % ndim)
+    return wrap(xp.ascontiguousarray(out))
 
 
 # -- scatter (used to aggregate sparse + dense gradients differentiably) -------------
@@ -829,8 +843,9 @@ def tensor_scatter_add(tensor, indices, updates, name=None):
             f"tensor_scatter_add: updates has shape {values.shape}, expected "
             f"{index_array.shape + x.shape[1:]}"
         )
-    out = np.array(x._value, copy=True)
-    sparse_rows.scatter_add(out, index_array, np.ascontiguousarray(values._value))
+    xp = _xp(x._value, values._value)
+    out = x._value.copy()
+    sparse_rows.scatter_add(out, index_array, xp.ascontiguousarray(values._value))
     z = wrap(out)
     record_operation("TensorScatterAdd", (x, idx, values), (z,))
     return z
@@ -897,7 +912,7 @@ def densify(grad, op_name=None):
             op_name = "densify" if op_type is None else f"gradient of {op_type}"
         warn_densify(shape, op_name)
         if is_recording():
-            zeros = wrap(np.zeros(shape, grad.dtype))
+            zeros = wrap(_xp(grad.values._value).zeros(shape, grad.dtype))
             return tensor_scatter_add(zeros, grad.indices, grad.values)
         return grad.to_dense()
     return as_tensor(grad)

@@ -18,6 +18,7 @@ import numpy as np
 from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
+from ..framework import backend
 from ..framework import elementwise as _elementwise
 from ..framework.tensor import Tensor, wrap
 from . import array_ops, reduction_ops, unary_ops
@@ -79,6 +80,10 @@ def add(x, y, name=None):
 
 
 def _apply2(ufunc, x, y, op_name):
+    # NumPy's ufunc, or CuPy's of the same name for GPU operands
+    xp = backend.get_array_module(x._value, y._value)
+    if xp is not np:
+        ufunc = getattr(xp, ufunc.__name__)
     try:
         return ufunc(x._value, y._value)
     except ValueError as exc:
@@ -170,9 +175,10 @@ def add_n(inputs, name=None):
                 f"add_n: inputs[{k}] has shape {t.shape} and dtype {t.dtype}, "
                 f"inputs[0] has {first.shape} and {first.dtype}"
             )
-    out = np.array(first._value, copy=True)
+    xp = backend.get_array_module(*(t._value for t in tensors))
+    out = first._value.copy()
     for t in tensors[1:]:
-        np.add(out, t._value, out=out)
+        xp.add(out, t._value, out=out)
     z = wrap(out)
     record_operation("AddN", tuple(tensors), (z,))
     return z
@@ -313,7 +319,7 @@ def pow(x, y, name=None):
     array([4., 9.])
     """
     x, y = binary_operands(x, y, "pow")
-    if x._value.dtype.kind in "iu" and np.any(y._value < 0):
+    if x._value.dtype.kind in "iu" and bool((y._value < 0).any()):
         raise InvalidArgumentError(
             "pow: integers to negative integer powers are not allowed"
         )
@@ -479,12 +485,14 @@ def where(condition, x=None, y=None, name=None):
             )
         cond = wrap(cond._value.astype(bool))
     if x is None and y is None:
-        return wrap(np.argwhere(cond._value).astype(np.int64))
+        xp = backend.get_array_module(cond._value)
+        return wrap(xp.argwhere(cond._value).astype(np.int64))
     if x is None or y is None:
         raise InvalidArgumentError("where: give both x and y, or neither")
     x, y = binary_operands(x, y, "where")
     try:
-        z = wrap(np.where(cond._value, x._value, y._value))
+        xp = backend.get_array_module(cond._value, x._value, y._value)
+        z = wrap(xp.where(cond._value, x._value, y._value))
     except ValueError:
         raise InvalidArgumentError(
             f"where: shapes {cond.shape}, {x.shape} and {y.shape} do not broadcast"
@@ -708,15 +716,18 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
             raise InvalidArgumentError(
                 f"matmul: {arg} has shape {t.shape}; it needs rank >= 2"
             )
-    av = np.swapaxes(a._value, -1, -2) if transpose_a else a._value
-    bv = np.swapaxes(b._value, -1, -2) if transpose_b else b._value
+    # CuPy's matmul is cuBLAS: its own summation order, so GPU products may
+    # differ from the CPU's in the last bits
+    xp = backend.get_array_module(a._value, b._value)
+    av = xp.swapaxes(a._value, -1, -2) if transpose_a else a._value
+    bv = xp.swapaxes(b._value, -1, -2) if transpose_b else b._value
     if av.shape[-1] != bv.shape[-2]:
         raise InvalidArgumentError(
             f"matmul: inner dimensions do not match: a is {av.shape} and b is "
             f"{bv.shape} (after transpose_a={transpose_a}, transpose_b={transpose_b})"
         )
     try:
-        out = np.matmul(av, bv)
+        out = xp.matmul(av, bv)
     except ValueError:
         raise InvalidArgumentError(
             f"matmul: batch shapes of {a.shape} and {b.shape} do not broadcast"

@@ -16,10 +16,21 @@ import numpy as np
 from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
+from ..framework import backend
 from ..framework import elementwise as _elementwise
 from ..framework.tensor import wrap
 from . import array_ops, reduction_ops, unary_ops
-from ._helpers import as_tensor
+from ._helpers import as_tensor, same_device
+
+
+def _xp(array):
+    """The array module of `array` (numpy, or cupy for a GPU array)."""
+    return backend.get_array_module(array)
+
+
+def _as(array, dtype):
+    """`array` as an array of `dtype` on its own device."""
+    return _xp(array).asarray(array, dtype=dtype)
 
 __all__ = [
     "l2_loss",
@@ -50,7 +61,8 @@ def _float_input(x, name, op_name):
 def _same_dtype(labels, logits, op_name):
     """Convert `labels` to a Tensor of the dtype of the Tensor `logits`."""
     if isinstance(labels, (list, tuple, int, float)):
-        return as_tensor(np.asarray(labels, dtype=logits.dtype), name="labels")
+        return as_tensor(same_device(np.asarray(labels, dtype=logits.dtype),
+                                     logits._value), name="labels")
     labels = _float_input(labels, "labels", op_name)
     if labels.dtype != logits.dtype:
         raise InvalidArgumentError(
@@ -113,7 +125,7 @@ def relu(features, name=None):
         raise InvalidArgumentError(
             f"relu: features must be of an integer or floating dtype, got {x.dtype}"
         )
-    y = wrap(np.maximum(x._value, x._value.dtype.type(0)))
+    y = wrap(_xp(x._value).maximum(x._value, x._value.dtype.type(0)))
     record_operation("Relu", (x,), (y,))
     return y
 
@@ -127,6 +139,7 @@ def _relu_backprop(grad, output):
     """``grad * (output > 0)``, recorded as a "ReluGrad" op."""
     grad = as_tensor(grad, name="grad")
     g = grad._value
+    xp = _xp(g)
     mask = output._value > 0
     if g.dtype.kind == "f" and g.dtype.itemsize in (2, 4, 8) and g.ndim \
             and mask.shape == g.shape:
@@ -135,12 +148,12 @@ def _relu_backprop(grad, output):
         # a relu mask is random: ten times slower).
         word = np.dtype(f"i{g.dtype.itemsize}")
         keep = mask.view(np.int8).astype(word)
-        np.negative(keep, out=keep)
-        result = np.bitwise_and(np.ascontiguousarray(g).view(word), keep,
+        xp.negative(keep, out=keep)
+        result = xp.bitwise_and(xp.ascontiguousarray(g).view(word), keep,
                                 out=keep).view(g.dtype)
     else:
-        result = np.where(mask, g, g.dtype.type(0))
-    out = wrap(np.asarray(result, dtype=g.dtype))
+        result = xp.where(mask, g, g.dtype.type(0))
+    out = wrap(xp.asarray(result, dtype=g.dtype))
     record_operation("ReluGrad", (grad, output), (out,))
     return out
 
@@ -195,9 +208,10 @@ def _softplus_array(v):
     half = v.dtype.char == "e"
     if half:
         v = v.astype(np.float32)
-    tail = _elementwise.log1p(_elementwise.exp(np.negative(np.abs(v))))
-    out = np.maximum(v, v.dtype.type(0)) + tail
-    return np.asarray(out.astype(np.float16) if half else out)
+    xp = _xp(v)
+    tail = _elementwise.log1p(_elementwise.exp(xp.negative(xp.abs(v))))
+    out = xp.maximum(v, v.dtype.type(0)) + tail
+    return xp.asarray(out.astype(np.float16) if half else out)
 
 
 @register_gradient("Softplus")
@@ -210,19 +224,20 @@ def _softplus_grad(op, grad):
 
 def _shifted(x, axis):
     """``x - max(x, axis)`` (where the maximum is finite), in x's dtype."""
-    m = np.max(x, axis=axis, keepdims=True)
-    m = np.where(np.isfinite(m), m, m.dtype.type(0))
+    xp = _xp(x)
+    m = xp.max(x, axis=axis, keepdims=True)
+    m = xp.where(xp.isfinite(m), m, m.dtype.type(0))
     return x - m
 
 
 def _softmax_array(x, axis):
     e = _elementwise.exp(_shifted(x, axis))
-    return e / np.sum(e, axis=axis, keepdims=True)
+    return e / _xp(x).sum(e, axis=axis, keepdims=True)
 
 
 def _log_softmax_array(x, axis):
     s = _shifted(x, axis)
-    sum_e = np.sum(_elementwise.exp(s), axis=axis, keepdims=True)
+    sum_e = _xp(x).sum(_elementwise.exp(s), axis=axis, keepdims=True)
     return s - _elementwise.log(sum_e)
 
 
@@ -355,7 +370,7 @@ def l2_loss(t, name=None):
     del name
     x = _float_input(t, "t", "l2_loss")
     v = x._value
-    y = wrap(np.asarray(np.sum(v * v) / v.dtype.type(2), dtype=v.dtype))
+    y = wrap(_as(_xp(v).sum(v * v) / v.dtype.type(2), v.dtype))
     record_operation("L2Loss", (x,), (y,))
     return y
 
@@ -423,9 +438,10 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
         )
     xv, zv = x._value, z._value
     zero = xv.dtype.type(0)
-    tail = _elementwise.log1p(_elementwise.exp(np.negative(np.abs(xv))))
-    loss = np.maximum(xv, zero) - xv * zv + tail
-    y = wrap(np.asarray(loss, dtype=xv.dtype))
+    xp = _xp(xv)
+    tail = _elementwise.log1p(_elementwise.exp(xp.negative(xp.abs(xv))))
+    loss = xp.maximum(xv, zero) - xv * zv + tail
+    y = wrap(_as(loss, xv.dtype))
     record_operation("SigmoidCrossEntropyWithLogits", (z, x), (y,))
     return y
 
@@ -517,10 +533,11 @@ def softmax_cross_entropy_with_logits(labels=None, logits=None, axis=-1, name=No
         z = array_ops.broadcast_to(z, x.shape)
     xv, zv = x._value, z._value
     shifted = _shifted(xv, axis)
+    xp = _xp(xv)
     e = _elementwise.exp(shifted)
-    sum_e = np.sum(e, axis=axis, keepdims=True)
-    loss = np.sum(zv * (_elementwise.log(sum_e) - shifted), axis=axis)
-    y = wrap(np.asarray(loss, dtype=xv.dtype))
+    sum_e = xp.sum(e, axis=axis, keepdims=True)
+    loss = xp.sum(zv * (_elementwise.log(sum_e) - shifted), axis=axis)
+    y = wrap(_as(loss, xv.dtype))
     # The softmax is kept for the gradient (no second exp pass).
     record_operation(
         "SoftmaxCrossEntropyWithLogits",
@@ -614,8 +631,9 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
         )
     n_classes = x.shape[-1]
     zv = z._value
-    if zv.size and (zv.min() < 0 or zv.max() >= n_classes):
-        flat = zv.reshape(-1)
+    if zv.size and bool((zv.min() < 0) | (zv.max() >= n_classes)):
+        # the error path: the labels go to the host for the message
+        flat = (zv.get() if backend.is_cupy_array(zv) else zv).reshape(-1)
         bad = flat[np.flatnonzero((flat < 0) | (flat >= n_classes))[0]]
         shown = " ".join(str(v) for v in flat[:100])
         more = " ..." if flat.size > 100 else ""
@@ -625,11 +643,12 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
         )
     xv = x._value
     shifted = _shifted(xv, -1)
+    xp = _xp(xv)
     e = _elementwise.exp(shifted)
-    sum_e = np.sum(e, axis=-1, keepdims=True)
-    picked = np.take_along_axis(shifted, zv[..., None].astype(np.intp), axis=-1)
+    sum_e = xp.sum(e, axis=-1, keepdims=True)
+    picked = xp.take_along_axis(shifted, zv[..., None].astype(np.intp), axis=-1)
     loss = (_elementwise.log(sum_e) - picked)[..., 0]
-    y = wrap(np.asarray(loss, dtype=xv.dtype))
+    y = wrap(_as(loss, xv.dtype))
     record_operation(
         "SparseSoftmaxCrossEntropyWithLogits",
         (x, z),
@@ -644,7 +663,9 @@ def _sparse_softmax_cross_entropy_grad(op, grad):
     x, z = op.inputs
     probs_value = op.get_attr("probs")
     probs = _record_softmax(x, probs_value, x.ndim - 1)
-    one_hot = np.zeros_like(probs_value)
-    np.put_along_axis(one_hot, z._value[..., None].astype(np.intp), 1, axis=-1)
+    xp = _xp(probs_value)
+    # exactly 0 and 1 (labels were checked to lie in range)
+    one_hot = (z._value[..., None] == xp.arange(probs_value.shape[-1])).astype(
+        probs_value.dtype)
     grad = array_ops.expand_dims(grad, -1)
     return grad * (probs - wrap(one_hot)), None

@@ -9,6 +9,7 @@ import numpy as np
 from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
+from ..framework import backend
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import wrap
 from . import array_ops, math_ops
@@ -88,19 +89,22 @@ def _reduce(np_fn, x, axis, keepdims, op_type, op_name):
         raise InvalidArgumentError(
             f"{op_name}: cannot reduce an empty axis of shape {x.shape}"
         )
+    # a GPU value reduces with CuPy (its own summation order: sums and means
+    # may differ from the CPU's in the last bits; max and min do not)
+    xp = backend.get_array_module(value)
     if op_type == "Sum":
-        out = np.sum(value, axis=axes, keepdims=bool(keepdims), dtype=value.dtype)
+        out = xp.sum(value, axis=axes, keepdims=bool(keepdims), dtype=value.dtype)
     elif op_type == "Mean":
         if value.dtype.kind in "iu":
-            out = np.mean(value, axis=axes, keepdims=bool(keepdims)).astype(value.dtype)
+            out = xp.mean(value, axis=axes, keepdims=bool(keepdims)).astype(value.dtype)
         else:
             with np.errstate(invalid="ignore", divide="ignore"):
-                out = np.mean(
+                out = xp.mean(
                     value, axis=axes, keepdims=bool(keepdims), dtype=value.dtype
                 )
     else:
-        out = np_fn(value, axis=axes, keepdims=bool(keepdims))
-    z = wrap(np.asarray(out))
+        out = getattr(xp, np_fn.__name__)(value, axis=axes, keepdims=bool(keepdims))
+    z = wrap(xp.asarray(out))
     record_operation(op_type, (x,), (z,), {"axis": axes, "keepdims": bool(keepdims)})
     return z
 

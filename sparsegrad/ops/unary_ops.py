@@ -15,11 +15,17 @@ import numpy as np
 from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
+from ..framework import backend
 from ..framework import elementwise as _elementwise
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, wrap
 from . import array_ops, math_ops
 from ._helpers import as_tensor
+
+
+def _xp(array):
+    """The array module of `array` (numpy, or cupy for a GPU array)."""
+    return backend.get_array_module(array)
 
 __all__ = [
     "abs",
@@ -76,7 +82,7 @@ def negative(x, name=None):
     if type(x) is IndexedSlices:
         return IndexedSlices._from_trusted(negative(x.values), x.indices, x.dense_shape)
     x = _unary(x, "negative")
-    z = wrap(np.negative(x._value))
+    z = wrap(_xp(x._value).negative(x._value))
     record_operation("Neg", (x,), (z,))
     return z
 
@@ -107,7 +113,7 @@ def square(x, name=None):
     array([4., 9.])
     """
     x = _unary(x, "square")
-    z = wrap(np.square(x._value))
+    z = wrap(_xp(x._value).square(x._value))
     record_operation("Square", (x,), (z,))
     return z
 
@@ -142,7 +148,7 @@ def sqrt(x, name=None):
     x = _unary(x, "sqrt")
     _check_float(x, "sqrt")
     with np.errstate(invalid="ignore"):
-        z = wrap(np.sqrt(x._value))
+        z = wrap(_xp(x._value).sqrt(x._value))
     record_operation("Sqrt", (x,), (z,))
     return z
 
@@ -194,7 +200,7 @@ def rsqrt(x, name=None):
     x = _unary(x, "rsqrt")
     _check_float(x, "rsqrt")
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = wrap(1 / np.sqrt(x._value))
+        z = wrap(1 / _xp(x._value).sqrt(x._value))
     record_operation("Rsqrt", (x,), (z,))
     return z
 
@@ -207,7 +213,7 @@ def _rsqrt_grad(op, grad):
 def _rsqrt_grad_op(y, g):
     """``-0.5 * g * y**3``, the gradient of rsqrt given its output (RsqrtGrad)."""
     y_value = y._value
-    z = wrap((g._value * y_value * y_value * y_value) * np.asarray(-0.5, y_value.dtype))
+    z = wrap((g._value * y_value * y_value * y_value) * y_value.dtype.type(-0.5))
     record_operation("RsqrtGrad", (y, g), (z,))
     return z
 
@@ -350,7 +356,7 @@ def abs(x, name=None):
     array([1.5, 2. ])
     """
     x = _unary(x, "abs")
-    z = wrap(np.abs(x._value))
+    z = wrap(_xp(x._value).abs(x._value))
     record_operation("Abs", (x,), (z,))
     return z
 
@@ -383,7 +389,7 @@ def sign(x, name=None):
     array([-1.,  0.,  1.])
     """
     x = _unary(x, "sign")
-    z = wrap(np.sign(x._value))
+    z = wrap(_xp(x._value).sign(x._value))
     record_operation("Sign", (x,), (z,))
     return z
 
@@ -478,9 +484,10 @@ def sigmoid(x, name=None):
     half = v.dtype.char == "e"
     if half:  # float16's range is too small for the cap: compute in float32
         v = v.astype(np.float32)
-    e = _elementwise.exp(np.minimum(np.negative(v), _EXP_CAP[v.dtype.char]))
+    xp = _xp(v)
+    e = _elementwise.exp(xp.minimum(xp.negative(v), _EXP_CAP[v.dtype.char]))
     e += 1
-    out = np.reciprocal(e, out=e)
+    out = xp.reciprocal(e, out=e)
     z = wrap(out.astype(np.float16) if half else out)
     record_operation("Sigmoid", (x,), (z,))
     return z

@@ -3,6 +3,7 @@
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from ..framework import backend
 from ..framework.tensor import wrap
 from .ragged_range import splits_dtype
 from .ragged_tensor import RaggedTensor
@@ -160,7 +161,8 @@ def map_flat_values(op, *args, **kwargs):
     first = found[0]
     for other in found[1:]:
         if not (other.row_splits is first.row_splits
-                or np.array_equal(other.row_splits, first.row_splits)):
+                or bool(backend.get_array_module(first.row_splits).array_equal(
+                    other.row_splits, first.row_splits))):
             raise InvalidArgumentError(
                 "map_flat_values: the RaggedTensors have different row splits "
                 f"(shapes {first.shape} and {other.shape})"

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from ..framework import backend
 from ..framework.tensor import Tensor, wrap
 from ..framework.variable import Variable
 from .ragged_range import ragged_range, range_dtype, splits_dtype
@@ -19,12 +20,10 @@ def _convert(x, dtype, name):
     """`x` as an ndarray, by TensorFlow's ``convert_to_tensor`` rules: Python
     ints give int32 (int64 when they do not fit), Python floats float32;
     arrays and Tensors keep their dtype unless `dtype` is given."""
-    if isinstance(x, Variable):
-        x = x.numpy()
-    if isinstance(x, Tensor):
-        x = x.numpy()
-    if isinstance(x, (np.ndarray, np.generic)):
-        array = np.asarray(x)
+    if isinstance(x, (Variable, Tensor)):
+        x = x._value.copy()
+    if isinstance(x, (np.ndarray, np.generic)) or backend.is_cupy_array(x):
+        array = x if backend.is_cupy_array(x) else np.asarray(x)
         if array.dtype.kind not in "iuf" or array.dtype == np.bool_:
             raise TypeError(
                 f"ragged.range: {name} has dtype {array.dtype}; expected int32, "
@@ -119,6 +118,7 @@ def range(starts, limits=None, deltas=1, dtype=None, name=None,
         dtype = max((a.dtype for a in args), key=_ORDER.index)
         args = [a.astype(dtype, copy=False) for a in args]
     splits, values = ragged_range(*args, Tsplits=tsplits)
-    splits.setflags(write=False)
+    if isinstance(splits, np.ndarray):
+        splits.setflags(write=False)
     # The kernel's splits are valid by construction: no check, no copy.
     return RaggedTensor(wrap(values), splits, internal=True)

@@ -7,9 +7,10 @@ before the values are allocated, so an absurd request raises
 
 import numpy as np
 
+from .._cuda import ragged as _cuda_ragged
 from .._kernels import ragged as _ragged
 from ..errors import InvalidArgumentError
-from ..framework import buffers
+from ..framework import backend, buffers
 from ..framework.buffers import check_allocation
 from ..framework.threads import get_num_threads
 
@@ -98,8 +99,9 @@ def range_dtype(dtype):
 
 
 def _operand(x, name):
-    """One of starts/limits/deltas as a 0-d or 1-d C-contiguous ndarray."""
-    array = np.asarray(x)
+    """One of starts/limits/deltas as a 0-d or 1-d array (a cupy array stays
+    one)."""
+    array = x if backend.is_cupy_array(x) else np.asarray(x)
     if array.dtype.kind not in "iuf" or array.dtype == np.bool_:
         raise InvalidArgumentError(
             f"RaggedRange: {name} must be a number or a vector of numbers, got "
@@ -134,6 +136,9 @@ def ragged_range(starts, limits, deltas, Tsplits=np.int64):
     -------
     rt_nested_splits : ndarray of Tsplits, shape (nrows + 1,)
     rt_dense_values : ndarray of the inputs' dtype, shape (rt_nested_splits[-1],)
+        Both cupy arrays when an input is one (the kernels of
+        ``sparsegrad._cuda.ragged`` run, with the same bits and errors; a
+        host scalar goes along with a device vector).
 
     Raises
     ------
@@ -184,17 +189,19 @@ def ragged_range(starts, limits, deltas, Tsplits=np.int64):
         )
     dtype = range_dtype(operands[0].dtype)
     n_rows = sizes.pop() if sizes else 1
-    s, lim, d = (np.ascontiguousarray(a.reshape(-1)) for a in operands)
-    splits = buffers.empty((n_rows + 1,), tsplits)
+    xp, kernels, empty = _backend(operands)
+    s, lim, d = (xp.ascontiguousarray(xp.asarray(a).reshape(-1))
+                 for a in operands)
+    splits = empty((n_rows + 1,), tsplits)
     if any(a.shape[0] == 0 for a in (s, lim, d)):   # nrows 0
         splits[0] = 0
-        return splits, np.empty(0, dtype)
+        return splits, xp.empty(0, dtype)
     n_threads = get_num_threads()
     # recycled memory: fresh buffers of this size cost a page fault per 4 KiB
-    row_sizes = buffers.empty((n_rows,), np.int64)
+    row_sizes = empty((n_rows,), np.int64)
     max_size = int(np.iinfo(tsplits).max)
-    _ragged.range_sizes(s, lim, d, row_sizes, max_size, n_threads)
-    bad, cause = _ragged.range_splits(row_sizes, splits)
+    kernels.range_sizes(s, lim, d, row_sizes, max_size, n_threads)
+    bad, cause = kernels.range_splits(row_sizes, splits)
     if bad >= 0:
         if cause == _ragged.SIZE_ZERO_DELTA:
             raise InvalidArgumentError("Requires delta != 0")
@@ -208,9 +215,20 @@ def ragged_range(starts, limits, deltas, Tsplits=np.int64):
         )
     total = int(splits[-1])
     check_allocation((total,), dtype, "RaggedRange: starts, limits and deltas")
-    values = buffers.empty((total,), dtype)
-    _ragged.range_fill(s, d, splits, values, n_threads)
+    values = empty((total,), dtype)
+    kernels.range_fill(s, d, splits, values, n_threads)
     return splits, values
+
+
+def _backend(operands):
+    """``(xp, kernels, empty)`` of the operands' device.  Any cupy operand
+    puts the op on the GPU; a host scalar (0-d) goes along with it, a host
+    vector beside a cupy one raises (``backend.get_array_module``)."""
+    xp = backend.get_array_module(*(a for a in operands
+                                    if a.ndim or backend.is_cupy_array(a)))
+    if xp is np:
+        return np, _ragged, buffers.empty
+    return xp, _cuda_ragged, xp.empty
 
 
 def row_ranges(starts, limits):
@@ -231,14 +249,16 @@ def row_ranges(starts, limits):
     >>> row_ranges(np.array([0, 5]), np.array([2, 7]))
     array([0, 1, 5, 6])
     """
-    starts = np.ascontiguousarray(starts, np.int64)
-    limits = np.ascontiguousarray(limits, np.int64)
+    xp = backend.get_array_module(starts, limits)
+    kernels = _cuda_ragged if xp is not np else _ragged
+    starts = xp.ascontiguousarray(starts, np.int64)
+    limits = xp.ascontiguousarray(limits, np.int64)
     n_rows = starts.shape[0]
-    splits = np.empty(n_rows + 1, np.int64)
+    splits = xp.empty(n_rows + 1, np.int64)
     splits[0] = 0
-    np.cumsum(limits - starts, out=splits[1:])
-    values = np.empty(int(splits[-1]), np.int64)
+    xp.cumsum(limits - starts, out=splits[1:])
+    values = xp.empty(int(splits[-1]), np.int64)
     if n_rows:
-        _ragged.range_fill(starts, np.ones(1, np.int64), splits, values,
+        kernels.range_fill(starts, xp.ones(1, np.int64), splits, values,
                            get_num_threads())
     return values

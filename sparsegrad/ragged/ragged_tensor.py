@@ -13,11 +13,12 @@ import numbers
 import numpy as np
 import scipy.sparse
 
+from .._cuda import ragged as _cuda_ragged
 from .._kernels import ragged as _ragged
 from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
-from ..framework import sparse_rows
+from ..framework import backend, sparse_rows
 from ..framework.buffers import check_allocation
 from ..framework.tensor import DEFERRING_TYPES, Tensor, wrap
 from ..framework.threads import get_num_threads
@@ -47,12 +48,27 @@ def _values_tensor(values):
     return v
 
 
+def _freeze(array):
+    """Mark a NumPy array read-only (CuPy arrays have no such flag)."""
+    if isinstance(array, np.ndarray):
+        array.setflags(write=False)
+    return array
+
+
+def _host(array):
+    """A host copy of a GPU array (for conversions to Python objects); a
+    NumPy array as it is."""
+    return array.get() if backend.is_cupy_array(array) else array
+
+
 def _partition(x, name):
     """A row-partition argument as a private, read-only 1-D int32/int64 array
-    (Python lists give int64, as in TensorFlow)."""
+    (Python lists give int64, as in TensorFlow); a cupy array (or a GPU
+    Tensor) stays on the GPU."""
     if isinstance(x, Tensor):
-        x = x.numpy()
-    array = np.asarray(x)
+        x = x._value
+    xp = backend.get_array_module(x)
+    array = x if xp is not np else np.asarray(x)
     if array.dtype not in _INDEX_DTYPES:
         empty_float = array.size == 0 and array.dtype.kind == "f"
         small_int = array.dtype.kind in "iu" and array.dtype != np.uint64
@@ -64,9 +80,7 @@ def _partition(x, name):
         raise InvalidArgumentError(
             f"Shape {tuple(array.shape)} must have rank 1"
         )
-    array = np.array(array, copy=True)
-    array.setflags(write=False)
-    return array
+    return _freeze(array.copy())
 
 
 def _check_splits(splits, nvals, factory, check_last=True):
@@ -76,7 +90,8 @@ def _check_splits(splits, nvals, factory, check_last=True):
         raise InvalidArgumentError(
             f"Arguments to {factory} do not form a valid RaggedTensor:zero"
         )
-    if splits.shape[0] > 1 and (np.diff(splits) < 0).any():
+    xp = backend.get_array_module(splits)
+    if splits.shape[0] > 1 and bool((xp.diff(splits) < 0).any()):
         raise InvalidArgumentError(
             f"Arguments to {factory} do not form a valid RaggedTensor:monotonic"
         )
@@ -206,6 +221,7 @@ class RaggedTensor:
         del name
         v = _values_tensor(values)
         splits = _partition(row_splits, "row_splits")
+        backend.get_array_module(v._value, splits)   # one device for both
         _check_splits(splits, v.shape[0], "from_row_splits", check_last=validate)
         return cls(v, splits, internal=True)
 
@@ -248,16 +264,16 @@ class RaggedTensor:
             raise InvalidArgumentError(
                 "Arguments to from_row_lengths do not form a valid RowPartition"
             )
-        total = np.cumsum(lengths, dtype=np.int64)
-        if (total[-1] if total.size else 0) != v.shape[0]:
+        xp = backend.get_array_module(v._value, lengths)
+        total = xp.cumsum(lengths, dtype=np.int64)
+        if (int(total[-1]) if total.size else 0) != v.shape[0]:
             raise InvalidArgumentError(
                 "Arguments to _from_row_partition do not form a valid RaggedTensor"
             )
-        splits = np.empty(lengths.shape[0] + 1, lengths.dtype)
+        splits = xp.empty(lengths.shape[0] + 1, lengths.dtype)
         splits[0] = 0
         splits[1:] = total
-        splits.setflags(write=False)
-        return cls(v, splits, internal=True)
+        return cls(v, _freeze(splits), internal=True)
 
     @classmethod
     def from_value_rowids(cls, values, value_rowids, nrows=None, name=None,
@@ -400,7 +416,8 @@ class RaggedTensor:
 
     @property
     def row_splits(self):
-        """The row splits, a read-only int32/int64 ndarray of length ``nrows + 1``."""
+        """The row splits, a read-only int32/int64 ndarray of length ``nrows + 1``
+        (a cupy array when the RaggedTensor lives on the GPU)."""
         return self._row_splits
 
     @property
@@ -465,9 +482,8 @@ class RaggedTensor:
         array([4, 0, 3, 1, 0])
         """
         if self._row_lengths is None:
-            lengths = np.diff(self._row_splits)
-            lengths.setflags(write=False)
-            self._row_lengths = lengths
+            xp = backend.get_array_module(self._row_splits)
+            self._row_lengths = _freeze(xp.diff(self._row_splits))
         return self._row_lengths
 
     def row_starts(self):
@@ -516,11 +532,13 @@ class RaggedTensor:
         """
         if self._value_rowids is None:
             splits = self._row_splits
-            rowids = np.empty(int(splits[-1]), splits.dtype)
+            on_gpu = backend.is_cupy_array(splits)
+            xp = backend.get_array_module(splits)
+            kernels = _cuda_ragged if on_gpu else _ragged
+            rowids = xp.empty(int(splits[-1]), splits.dtype)
             if rowids.size:
-                _ragged.row_splits_to_rowids(splits, rowids, get_num_threads())
-            rowids.setflags(write=False)
-            self._value_rowids = rowids
+                kernels.row_splits_to_rowids(splits, rowids, get_num_threads())
+            self._value_rowids = _freeze(rowids)
         return self._value_rowids
 
     def _used_values(self):
@@ -618,17 +636,17 @@ class RaggedTensor:
                 f"with_row_splits_dtype: row splits up to {int(self._row_splits[-1])} "
                 "do not fit in int32"
             )
-        splits = self._row_splits.astype(d)
-        splits.setflags(write=False)
-        return RaggedTensor(self._values, splits, internal=True)
+        return RaggedTensor(self._values, _freeze(self._row_splits.astype(d)),
+                            internal=True)
 
     # -- conversions ---------------------------------------------------------
 
     def _padded_positions(self, n_rows, width):
         """Flat positions (row * width + column) of the values that fit in an
         (n_rows, width) grid, and the mask of those values (None: all fit)."""
+        xp = backend.get_array_module(self._row_splits)
         rowids = self.value_rowids().astype(np.int64, copy=False)
-        columns = np.arange(rowids.shape[0], dtype=np.int64)
+        columns = xp.arange(rowids.shape[0], dtype=np.int64)
         columns -= self._row_splits[:-1].astype(np.int64)[rowids]
         keep = None
         if n_rows < self.nrows() or width < self._max_row_length():
@@ -694,15 +712,19 @@ class RaggedTensor:
             n_rows = n_rows if shape[0] is None else int(shape[0])
             width = width if shape[1] is None else int(shape[1])
         values = self._used_values()
-        fill = np.asarray(default_value)
+        xp = backend.get_array_module(values._value, self._row_splits)
+        fill = (default_value if backend.is_cupy_array(default_value)
+                else np.asarray(default_value))
         if fill.ndim != 0:
             raise InvalidArgumentError(
                 f"to_tensor: default_value must be a scalar, got shape {fill.shape}"
             )
         check_allocation((n_rows, width) + inner, values.dtype, "to_tensor: shape")
         positions, keep = self._padded_positions(n_rows, width)
-        out = np.full((n_rows * width,) + inner, fill, dtype=values.dtype)
-        kept = values.numpy() if keep is None else values.numpy()[keep]
+        if xp is not np and not backend.is_cupy_array(fill):
+            fill = fill.item()   # a host scalar fills a GPU array
+        out = xp.full((n_rows * width,) + inner, fill, dtype=values.dtype)
+        kept = values._value if keep is None else values._value[keep]
         out[positions] = kept
         dense = wrap(out.reshape((n_rows, width) + inner))
         record_operation(
@@ -725,7 +747,7 @@ class RaggedTensor:
         [[1, 2], [], [3]]
         """
         values = self._values.numpy().tolist()
-        splits = self._row_splits.tolist()
+        splits = _host(self._row_splits).tolist()
         return [values[a:b] for a, b in zip(splits[:-1], splits[1:])]
 
     def numpy(self):
@@ -744,7 +766,7 @@ class RaggedTensor:
         array([array([1, 2], dtype=int32), array([3], dtype=int32)], dtype=object)
         """
         values = self._values.numpy()
-        splits = self._row_splits
+        splits = _host(self._row_splits)
         out = np.empty(self.nrows(), dtype=object)
         for i in range(self.nrows()):
             out[i] = values[splits[i]:splits[i + 1]]
@@ -793,12 +815,14 @@ class RaggedTensor:
                 f"to_scipy: shape {shape} cannot hold the rows; needs "
                 f"({natural[0]}, >= {natural[1]})"
             )
+        # scipy.sparse is host memory: a GPU RaggedTensor is copied over
         values = self._used_values().numpy()
-        rowids = self.value_rowids()
-        columns = np.arange(rowids.shape[0], dtype=self._row_splits.dtype)
-        columns -= self._row_splits[:-1][rowids]
+        rowids = _host(self.value_rowids())
+        splits = _host(self._row_splits)
+        columns = np.arange(rowids.shape[0], dtype=splits.dtype)
+        columns -= splits[:-1][rowids]
         return scipy.sparse.csr_matrix(
-            (values.copy(), columns, self._row_splits.copy()), shape=shape
+            (values.copy(), columns, splits.copy()), shape=shape
         )
 
     # -- rows ----------------------------------------------------------------
@@ -809,6 +833,7 @@ class RaggedTensor:
         if isinstance(key, slice):
             rows = range(n)[key]
             splits = self._row_splits.astype(np.int64)
+            xp = backend.get_array_module(splits)
             if rows.step == 1:
                 a = rows.start
                 b = max(a, rows.stop)
@@ -816,14 +841,13 @@ class RaggedTensor:
                 new_splits = (splits[a:b + 1] - lo).astype(self._row_splits.dtype)
                 values = self._values[lo:hi]
             else:
-                index = np.arange(rows.start, rows.stop, rows.step, dtype=np.int64)
+                index = xp.arange(rows.start, rows.stop, rows.step, dtype=np.int64)
                 positions = row_ranges(splits[index], splits[index + 1])
                 lengths = splits[index + 1] - splits[index]
-                new_splits = np.zeros(len(index) + 1, self._row_splits.dtype)
-                np.cumsum(lengths, out=new_splits[1:])
+                new_splits = xp.zeros(len(index) + 1, self._row_splits.dtype)
+                xp.cumsum(lengths, out=new_splits[1:])
                 values = embedding_ops.gather(self._values, positions)
-            new_splits.setflags(write=False)
-            return RaggedTensor(values, new_splits, internal=True)
+            return RaggedTensor(values, _freeze(new_splits), internal=True)
         is_int = isinstance(key, (numbers.Integral, np.integer))
         if is_int and not isinstance(key, bool):
             i = int(key)
@@ -853,7 +877,8 @@ class RaggedTensor:
         if isinstance(other, RaggedTensor):
             same = other._row_splits is self._row_splits or (
                 other._row_splits.shape == self._row_splits.shape
-                and np.array_equal(other._row_splits, self._row_splits)
+                and bool(backend.get_array_module(self._row_splits).array_equal(
+                    other._row_splits, self._row_splits))
             )
             if not same:
                 raise InvalidArgumentError(
@@ -864,7 +889,8 @@ class RaggedTensor:
                     "operands with identical rows combine"
                 )
             return other._used_values()
-        t = other if isinstance(other, Tensor) else np.asarray(other)
+        t = (other if isinstance(other, Tensor) or backend.is_cupy_array(other)
+             else np.asarray(other))
         if t.ndim != 0:
             raise InvalidArgumentError(
                 f"{op_name}: a RaggedTensor combines with scalars and with "
@@ -921,8 +947,9 @@ def _ragged_to_dense_grad(op, grad):
     flat = array_ops.reshape(g, (-1,) + tuple(values.shape[1:]))
     if keep is None:
         return embedding_ops.gather(flat, positions)
-    zero = wrap(np.zeros((1,) + tuple(values.shape[1:]), g.dtype))
-    source = np.full(values.shape[0], flat.shape[0], np.int64)
+    xp = backend.get_array_module(g._value)
+    zero = wrap(xp.zeros((1,) + tuple(values.shape[1:]), g.dtype))
+    source = xp.full(values.shape[0], flat.shape[0], np.int64)
     source[keep] = positions
     return embedding_ops.gather(array_ops.concat([flat, zero], 0), source)
 

@@ -15,6 +15,7 @@ the values (through the segment ops' gradients).
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from ..framework import backend
 from ..framework.tensor import wrap
 from ..ops import array_ops, math_ops, reduction_ops, segment_ops, unary_ops
 from .ragged_tensor import RaggedTensor
@@ -79,7 +80,8 @@ def _segment_reduce(kind, values, ids, n_segments):
     out = _SEGMENT[kind](values, ids, n_segments)
     if kind != "mean":
         return out
-    counts = np.bincount(ids, minlength=n_segments).astype(values.dtype)
+    xp = backend.get_array_module(ids)
+    counts = xp.bincount(ids, minlength=n_segments).astype(values.dtype)
     counts = counts.reshape((n_segments,) + (1,) * (values.ndim - 1))
     with np.errstate(invalid="ignore", divide="ignore"):
         return math_ops.divide(out, wrap(counts))
@@ -97,7 +99,8 @@ def _dense_reduce(kind, x, axes, keepdims):
     moved = array_ops.transpose(x, list(axes) + rest)
     n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
     flat = array_ops.reshape(moved, (n,) + tuple(x.shape[a] for a in rest))
-    out = segment_ops.unsorted_segment_prod(flat, np.zeros(n, np.int64), 1)
+    xp = backend.get_array_module(x._value)
+    out = segment_ops.unsorted_segment_prod(flat, xp.zeros(n, np.int64), 1)
     shape = tuple(1 if a in axes else x.shape[a] for a in range(x.ndim)) \
         if keepdims else tuple(x.shape[a] for a in rest)
     return array_ops.reshape(out, shape)
@@ -130,7 +133,8 @@ def _reduce(kind, rt, axis, keepdims, what):
         return array_ops.expand_dims(out, 1) if keepdims else out
     # axis 0: entry j reduces the j-th value of every row
     rowids = rt.value_rowids()
-    position = np.arange(values.shape[0], dtype=np.int64) - \
+    xp = backend.get_array_module(rowids)
+    position = xp.arange(values.shape[0], dtype=np.int64) - \
         rt.row_splits[:-1].astype(np.int64)[rowids]
     longest = int(rt.row_lengths().max()) if nrows else 0
     out = _segment_reduce(kind, values, position, longest)

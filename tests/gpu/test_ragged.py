@@ -1,0 +1,226 @@
+"""RaggedRange and row ids on the device against the Cython kernels: the same
+bits (every value is computed in the CPU kernel's arithmetic), the same
+errors, raised before anything is written."""
+
+import numpy as np
+import pytest
+
+import sparsegrad as sg
+from sparsegrad._cuda import ragged as cuda_ragged
+from sparsegrad._kernels import ragged as cpu_ragged
+from sparsegrad.errors import InvalidArgumentError
+from sparsegrad.ragged.ragged_range import row_ranges
+
+
+def _both(device, fn, *host_args, **kwargs):
+    """fn on the host arrays and on device copies; the device result on the
+    host, after checking it stayed on the device."""
+    cpu = fn(*host_args, **kwargs)
+    dev = fn(*(device.asarray(a) if isinstance(a, np.ndarray) else a
+               for a in host_args), **kwargs)
+    out = []
+    for c, d in zip(cpu, dev):
+        assert isinstance(d, device.xp.ndarray)
+        assert d.dtype == c.dtype and d.shape == c.shape
+        out.append(device.asnumpy(d))
+    return cpu, out
+
+
+def _int_rows(rng, dtype, n):
+    info = np.iinfo(dtype)
+    starts = rng.integers(-50, 50, n).astype(dtype)
+    limits = rng.integers(-50, 50, n).astype(dtype)
+    deltas = rng.choice([-7, -3, -1, 1, 2, 5], n).astype(dtype)
+    # extremes: a wrap after the last value, and |delta| = 2**(w-1)
+    starts[:2] = [info.max - 2, 5]
+    limits[:2] = [info.max, info.min]
+    deltas[:2] = [1, info.min]
+    return starts, limits, deltas
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("tsplits", [np.int32, np.int64])
+def test_int_ranges_bit_exact(device, dtype, tsplits):
+    rng = np.random.default_rng(1)
+    s, lim, d = _int_rows(rng, dtype, 300)   # > 256 rows: several scan chunks
+    (cs, cv), (ds, dv) = _both(device, sg.ragged.ragged_range, s, lim, d,
+                               Tsplits=tsplits)
+    assert (np.diff(cs) == 0).any() and (d < 0).any()   # empty rows, negative deltas
+    np.testing.assert_array_equal(ds, cs)
+    np.testing.assert_array_equal(dv, cv)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("tsplits", [np.int32, np.int64])
+def test_float_ranges_bit_exact(device, dtype, tsplits):
+    # values accumulate by repeated addition: each chain must round as on the CPU
+    rng = np.random.default_rng(2)
+    n = 40
+    s = rng.uniform(-5, 5, n).astype(dtype)
+    lim = rng.uniform(-5, 5, n).astype(dtype)
+    d = (rng.choice([-1, 1], n) * rng.uniform(0.03, 0.7, n)).astype(dtype)
+    (cs, cv), (ds, dv) = _both(device, sg.ragged.ragged_range, s, lim, d,
+                               Tsplits=tsplits)
+    assert (np.diff(cs) == 0).any()
+    np.testing.assert_array_equal(ds, cs)
+    assert dv.tobytes() == cv.tobytes()
+
+
+def test_broadcast_scalars_and_empty(device):
+    # a host scalar goes along with a device vector
+    cpu = sg.ragged.ragged_range(np.array([0.0, 1.0], np.float32), np.float32(1.0),
+                                 np.float32(0.1))
+    dev = sg.ragged.ragged_range(device.asarray(np.array([0.0, 1.0], np.float32)),
+                                 np.float32(1.0), np.float32(0.1))
+    for c, d in zip(cpu, dev):
+        np.testing.assert_array_equal(device.asnumpy(d), c)
+    splits, values = sg.ragged.ragged_range(
+        device.asarray(np.zeros(0, np.int32)), np.int32(3), np.int32(1))
+    assert isinstance(values, device.xp.ndarray)
+    assert device.asnumpy(splits).tolist() == [0] and values.shape == (0,)
+    # all-empty rows: no values, splits all zero
+    _, (ds, dv) = _both(device, sg.ragged.ragged_range,
+                        np.array([3, 3], np.int64), np.array([1, 3], np.int64),
+                        np.array([1, 2], np.int64))
+    assert ds.tolist() == [0, 0, 0] and dv.shape == (0,)
+
+
+def test_host_vector_beside_device_vector_raises(device):
+    with pytest.raises(ValueError, match="mix numpy"):
+        sg.ragged.ragged_range(device.asarray(np.zeros(2, np.int32)),
+                               np.array([3, 4], np.int32), np.int32(1))
+
+
+@pytest.mark.parametrize(
+    "args, tsplits, text",
+    [
+        (([0, 0, 0], [1, 5, 9], [1, 0, 1], np.int64), np.int64, "delta != 0"),
+        (([0.0], [np.nan], [1.0], np.float32), np.int64,
+         "Requires ((limit - start) / delta) <= 9223372036854775807"),
+        (([0], [2**31], [1], np.int64), np.int32,
+         "Requires ((limit - start) / delta) <= 2147483647"),
+        # row 0 overflows the int32 total before row 2's zero delta is seen
+        (([0, 0, 0], [2**31 - 1, 1, 1], [1, 1, 0], np.int32), np.int32, "overflowed"),
+    ],
+)
+def test_errors_match_cpu_and_write_nothing(device, args, tsplits, text):
+    *host, dtype = args
+    host = [np.array(a, dtype) for a in host]
+    with pytest.raises(InvalidArgumentError) as cpu_info:
+        sg.ragged.ragged_range(*host, Tsplits=tsplits)
+    dev = [device.asarray(a) for a in host]
+    with pytest.raises(InvalidArgumentError) as dev_info:
+        sg.ragged.ragged_range(*dev, Tsplits=tsplits)
+    assert str(dev_info.value) == str(cpu_info.value)
+    assert text in str(dev_info.value)
+    for h, d in zip(host, dev):
+        assert device.asnumpy(d).tobytes() == h.tobytes()
+
+
+@pytest.mark.parametrize("tsplits", [np.int32, np.int64])
+def test_range_splits_first_failure_across_chunks(device, tsplits):
+    # the scan runs in 256 chunks: the first failing row must be found
+    # wherever it lies, as the CPU's row-by-row scan finds it
+    big = int(np.iinfo(tsplits).max) // 3
+    base = np.ones(1000, np.int64)
+
+    def with_rows(**rows):
+        c = base.copy()
+        for k, v in rows.items():
+            c[int(k[1:])] = v
+        return c
+
+    cases = [
+        base.copy(),
+        with_rows(r700=-1, r900=-2),
+        with_rows(r10=big, r500=big, r990=big, r995=-1),
+        with_rows(r10=big, r11=big, r12=big, r13=big),
+        with_rows(r600=big, r601=big, r602=-2, r603=big),
+        with_rows(r0=-1),
+    ]
+    cases.append(np.full(5, big, np.int64))
+    cases.append(np.zeros(0, np.int64))
+    for sizes in cases:
+        cpu_out = np.zeros(sizes.shape[0] + 1, tsplits)
+        expect = cpu_ragged.range_splits(sizes, cpu_out)
+        dev_out = device.xp.zeros(sizes.shape[0] + 1, tsplits)
+        got = cuda_ragged.range_splits(device.asarray(sizes), dev_out)
+        assert got == expect
+        if expect[0] < 0:
+            np.testing.assert_array_equal(device.asnumpy(dev_out), cpu_out)
+
+
+@pytest.mark.parametrize("tsplits", [np.int32, np.int64])
+def test_row_splits_to_rowids(device, tsplits):
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(0, 4, 50)
+    lengths[:3] = 0
+    lengths[-2:] = 0
+    splits = np.zeros(51, tsplits)
+    np.cumsum(lengths, out=splits[1:])
+    cpu = np.empty(int(splits[-1]), tsplits)
+    cpu_ragged.row_splits_to_rowids(splits, cpu, 1)
+    dev = device.xp.empty(int(splits[-1]), tsplits)
+    cuda_ragged.row_splits_to_rowids(device.asarray(splits), dev, 1)
+    np.testing.assert_array_equal(device.asnumpy(dev), cpu)
+
+
+def test_row_ranges(device):
+    starts = np.array([0, 5, 5, 9], np.int64)
+    limits = np.array([2, 7, 5, 12], np.int64)
+    got = row_ranges(device.asarray(starts), device.asarray(limits))
+    assert isinstance(got, device.xp.ndarray)
+    np.testing.assert_array_equal(device.asnumpy(got), row_ranges(starts, limits))
+
+
+
+# -- RaggedTensor holding device arrays ----------------------------------------
+
+
+def test_ragged_range_tensor_on_device(device):
+    cpu = sg.ragged.range(np.array([2, 0, 3]), 5, row_splits_dtype="int32")
+    dev = sg.ragged.range(device.asarray(np.array([2, 0, 3])), 5,
+                          row_splits_dtype="int32")
+    assert isinstance(dev.values._value, device.xp.ndarray)
+    assert isinstance(dev.row_splits, device.xp.ndarray)
+    assert dev.to_list() == cpu.to_list()
+    assert dev.row_splits.dtype == cpu.row_splits.dtype
+
+
+@pytest.mark.parametrize("tsplits", [np.int32, np.int64])
+def test_ragged_tensor_on_device(device, tsplits):
+    values = np.arange(8, dtype=np.float32) * 1.5
+    splits = np.array([0, 4, 4, 7, 8, 8], tsplits)
+    cpu = sg.RaggedTensor.from_row_splits(values, splits)
+    dev = sg.RaggedTensor.from_row_splits(device.asarray(values),
+                                          device.asarray(splits))
+    assert dev.to_list() == cpu.to_list()
+    for name in ("value_rowids", "row_lengths"):
+        got = getattr(dev, name)()
+        assert isinstance(got, device.xp.ndarray) and got.dtype == tsplits
+        np.testing.assert_array_equal(device.asnumpy(got), getattr(cpu, name)())
+    lengths = sg.RaggedTensor.from_row_lengths(
+        device.asarray(values), device.asarray(np.array([4, 0, 3, 1, 0], tsplits)))
+    np.testing.assert_array_equal(device.asnumpy(lengths.row_splits), splits)
+    dense = dev.to_tensor(default_value=-1.0)
+    assert isinstance(dense._value, device.xp.ndarray)
+    np.testing.assert_array_equal(dense.numpy(), cpu.to_tensor(-1.0).numpy())
+    scaled = dev * 2.0 + 1.0
+    assert isinstance(scaled.values._value, device.xp.ndarray)
+    assert scaled.to_list() == (cpu * 2.0 + 1.0).to_list()
+    assert dev[1:4].to_list() == cpu[1:4].to_list()
+    np.testing.assert_array_equal(dev[2].numpy(), cpu[2].numpy())
+    assert (dev + dev).to_list() == (cpu + cpu).to_list()
+
+
+def test_ragged_tensor_bad_splits_on_device(device):
+    values = device.asarray(np.arange(4.0))
+    for splits, text in (([1, 2, 4], "valid RaggedTensor:zero"),
+                         ([0, 3, 2, 4], "valid RaggedTensor:monotonic"),
+                         ([0, 2, 3], "_from_row_partition")):
+        with pytest.raises(InvalidArgumentError, match=text):
+            sg.RaggedTensor.from_row_splits(np.arange(4.0), np.array(splits))
+        with pytest.raises(InvalidArgumentError, match=text):
+            sg.RaggedTensor.from_row_splits(values, device.asarray(np.array(splits)))
+    with pytest.raises(ValueError, match="mix numpy"):
+        sg.RaggedTensor.from_row_splits(values, np.array([0, 4]))
