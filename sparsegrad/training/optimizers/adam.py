@@ -9,7 +9,7 @@ from ...errors import InvalidArgumentError
 from ...framework import backend, sparse_rows
 from ...framework.variable import Variable
 from ..training_ops import adam as adam_ops
-from .base import Optimizer, check_number, group_rows
+from .base import Optimizer, check_number
 
 __all__ = ["Adam", "AdamState", "AdamW", "Adamax", "AdamaxState"]
 
@@ -200,7 +200,7 @@ class AdamW(Adam):
     def _decay_rows(self, var, indices, lr):
         if self.weight_decay == 0 or indices.shape[0] == 0:
             return
-        rows = group_rows(indices, var.shape[0] - 1)[0]
+        rows = sparse_rows.group_rows(indices, var.shape[0] - 1)[0]
         buf = var._value
         old = buf[rows]
         decay = old * self._hyper(self.weight_decay, var.dtype)

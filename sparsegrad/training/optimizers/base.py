@@ -38,7 +38,6 @@ import zlib
 
 import numpy as np
 
-from ..._cuda import sort as cuda_sort
 from ...autodiff.tape import GradientTape
 from ...errors import InvalidArgumentError, NotFoundError
 from ...framework import backend, sparse_rows
@@ -53,27 +52,6 @@ from . import schedules as _schedules
 __all__ = ["Optimizer"]
 
 _STATE_FORMAT = "sparsegrad.optimizer_state/1"
-
-
-def group_rows(indices, max_index):
-    """:func:`sparsegrad.framework.sparse_rows.group_rows` for numpy indices,
-    :func:`sparsegrad._cuda.sort.group_rows` (on the device, the same
-    groups) for cupy ones."""
-    if backend.is_cupy_array(indices):
-        return cuda_sort.group_rows(indices)
-    return sparse_rows.group_rows(indices, max_index)
-
-
-def slot_variable(value, name):
-    """A non-trainable Variable holding the array `value` itself (numpy or
-    cupy: slots live on their variable's device)."""
-    if not backend.is_cupy_array(value):
-        return Variable(value, trainable=False, name=name)
-    # Variable() copies through NumPy; a device slot is made on the host as
-    # a 0-d placeholder of its dtype and then given the device array.
-    variable = Variable(np.zeros((), value.dtype), trainable=False, name=name)
-    variable._value = value
-    return variable
 
 
 def _host(array):
@@ -366,8 +344,8 @@ class Optimizer:
         """A slot Variable of `var`'s dtype filled with `fill`."""
         shape = var.shape if shape is None else shape
         xp = backend.get_array_module(var._value)
-        return slot_variable(xp.full(shape, fill, dtype=var.dtype),
-                             f"{var.name}/{slot_name}")
+        return Variable(xp.full(shape, fill, dtype=var.dtype), trainable=False,
+                        name=f"{var.name}/{slot_name}")
 
     def _create_slots(self, var):
         raise NotImplementedError
@@ -481,7 +459,7 @@ class Optimizer:
             # (nothing is copied between host and device).
             xp = backend.get_array_module(target, values, indices)
             if dense_shape is None:
-                arrays.check_in_range(indices, shape[0], "indices")
+                sparse_rows.check_in_range(indices, shape[0], "indices")
             elif dense_shape != shape:
                 raise InvalidArgumentError(
                     f"var and grad do not have the same shape: IndexedSlices "
@@ -635,7 +613,7 @@ class Optimizer:
             # The indices of each sparse gradient are grouped once: for the
             # norm of the tensor it represents, and again by the update
             # kernel, which coalesces on these groups.
-            groups = [group_rows(g[1], var.shape[0] - 1)
+            groups = [sparse_rows.group_rows(g[1], var.shape[0] - 1)
                       if isinstance(g, tuple) else None for g, var in pairs]
             scales = self._global_clip_scales(grads, [var for _, var in pairs],
                                               groups)

@@ -1,19 +1,14 @@
-"""Host or device arrays in the training ops' validation: the checks and
-conversions of :mod:`.core` that look at array data, for numpy arrays (the
-framework's helpers) and cupy arrays alike.
-
-On the device a check that needs the data (an index range) runs one
-reduction and reads back one scalar, before any kernel writes; nothing is
-ever copied between host and device.
+"""Host or device arrays in the training ops' validation: the overlap test
+and the conversions of :mod:`.core`, for numpy and cupy arrays alike (the
+index checks are :mod:`sparsegrad.framework.sparse_rows`', which take both).
+Nothing is ever copied between host and device.
 """
 
 import numpy as np
 
-from ...errors import InvalidArgumentError
-from ...framework import backend, sparse_rows
+from ...framework import backend
 
-__all__ = ["may_share_memory", "as_array", "device_index_array",
-           "first_out_of_range", "check_in_range", "kernel_arrays"]
+__all__ = ["may_share_memory", "as_array", "kernel_arrays"]
 
 _INT64 = np.dtype(np.int64)
 
@@ -39,50 +34,6 @@ def as_array(value):
     """`value` as an array: a cupy array as it is (never copied to the host),
     anything else through np.asarray."""
     return value if backend.is_cupy_array(value) else np.asarray(value)
-
-
-def device_index_array(array, name):
-    """sparse_rows.index_array for a cupy array (the same checks and
-    messages; the uint64 check reads back one scalar)."""
-    if array.dtype.kind not in "iu" or array.dtype == np.bool_:
-        raise InvalidArgumentError(
-            f"{name} must be int32 or int64, got dtype {array.dtype}"
-        )
-    if array.dtype == np.uint64 and array.size:
-        largest = int(array.max())
-        if largest > sparse_rows.INT64_MAX:
-            raise InvalidArgumentError(
-                f"{name} holds {largest}, which does not fit in int64"
-            )
-    return array.astype(np.int64)
-
-
-def first_out_of_range(indices, n_rows):
-    """sparse_rows.first_out_of_range for numpy or cupy indices: on the
-    device, one reduction and one boolean read back (the position is looked
-    for only when something is out of range)."""
-    if not backend.is_cupy_array(indices):
-        return sparse_rows.first_out_of_range(indices, n_rows)
-    if indices.size == 0:
-        return None
-    outside = (indices < 0) | (indices >= n_rows)
-    if not bool(outside.any()):
-        return None
-    return int(outside.argmax())
-
-
-def check_in_range(indices, n_rows, name="indices"):
-    """:func:`sparsegrad.framework.sparse_rows.check_in_range` for 1-D numpy
-    or cupy indices (on the device: one reduction and one boolean read
-    back); the same error and message."""
-    if not backend.is_cupy_array(indices):
-        sparse_rows.check_in_range(indices, n_rows, name)
-        return
-    bad = first_out_of_range(indices, n_rows)
-    if bad is not None:
-        raise InvalidArgumentError(
-            f"{name}[{bad}] = {int(indices[bad])} is not in [0, {n_rows})"
-        )
 
 
 def kernel_arrays(grad, indices, dtype, var=None):

@@ -566,10 +566,7 @@ def INDICES(call):
             f"{shape_str(array.shape)}"
         )
     if array.dtype not in INDEX_DTYPES:
-        if backend.is_cupy_array(array):
-            array = arrays.device_index_array(array, "indices")
-        else:
-            array = sparse_rows.index_array(array, "indices")
+        array = sparse_rows.index_array(array, "indices")
     elif array.flags.c_contiguous:
         # Read as they are while the kernel writes: no overlap with the state.
         _check_disjoint(array, "indices", call.named)
@@ -602,9 +599,9 @@ def _in_range_step(keras):
     def check(call):
         indices, n_rows = call.indices, call.var.shape[0]
         if keras:       # Keras' kernel raises the gather/scatter message
-            arrays.check_in_range(indices, n_rows)
+            sparse_rows.check_in_range(indices, n_rows)
             return
-        bad = arrays.first_out_of_range(indices, n_rows)
+        bad = sparse_rows.first_out_of_range(indices, n_rows)
         if bad is None:
             return
         raise InvalidArgumentError(
