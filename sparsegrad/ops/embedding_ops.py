@@ -16,12 +16,19 @@ from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
 from ..framework import sparse_rows
+from ..framework.backend import get_array_module, is_cupy_array
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, wrap
 from ..framework.variable import Variable
 from . import array_ops, math_ops, reduction_ops, unary_ops
 from ._helpers import as_borrowed_tensor, as_tensor
-from .sparse_segment_ops import check_combiner, embedding_bag
+from .sparse_segment_ops import (
+    _borrow,
+    _check_in_range_device,
+    _device_index_array,
+    check_combiner,
+    embedding_bag,
+)
 
 __all__ = [
     "gather",
@@ -45,10 +52,26 @@ def _index_tensor(indices, name="indices"):
     if isinstance(indices, Variable):
         indices = indices.value()
     if isinstance(indices, Tensor):
-        array = sparse_rows.index_array(indices._value, name)
+        array = _index_array(indices._value, name)
         return indices if array is indices._value else wrap(array)
-    array = sparse_rows.index_array(indices, name)
-    return wrap(np.array(array, copy=True))
+    array = _index_array(indices, name)
+    return wrap(array.copy() if is_cupy_array(array) else np.array(array, copy=True))
+
+
+def _index_array(indices, name):
+    """:func:`sparse_rows.index_array`; a cupy array stays on the device."""
+    if is_cupy_array(indices):
+        return _device_index_array(indices, name)
+    return sparse_rows.index_array(indices, name)
+
+
+def _check_in_range(indices, n_rows, name="indices"):
+    """:func:`sparse_rows.check_in_range`; for a cupy array one device
+    reduction and one read back."""
+    if is_cupy_array(indices):
+        _check_in_range_device(indices, n_rows, name)
+    else:
+        sparse_rows.check_in_range(indices, n_rows, name)
 
 
 def _int_argument(value, name):
@@ -144,13 +167,14 @@ def gather(params, indices, axis=None, name=None, *, batch_dims=0):
            [5., 5.]])
     """
     del name
-    p = as_borrowed_tensor(params, name="params")  # an ndarray table is not copied
+    p = _borrow(params, "params")  # an ndarray (or cupy) table is not copied
     if p.ndim == 0:
         raise InvalidArgumentError("gather: params must be at least 1-D, got a scalar")
     idx = _index_tensor(indices)
     batch_dims = _check_batch_dims(batch_dims, idx.ndim)
     axis = _check_gather_axis(batch_dims if axis is None else axis, p.ndim)
-    sparse_rows.check_in_range(idx._value, p.shape[axis])
+    get_array_module(p._value, idx._value)  # no mixing of host and device
+    _check_in_range(idx._value, p.shape[axis])
     if batch_dims:
         return _batched_gather(p, idx, axis, batch_dims)
     out = wrap(_take(p._value, idx._value, axis))
@@ -210,6 +234,10 @@ def _take(array, indices, axis):
     """``np.take`` without its copy of a non-contiguous `array` (which would
     cost O(array) for a strided or broadcast table); rows of a contiguous
     table on the kernel threads."""
+    if is_cupy_array(array):
+        if axis == 0:
+            return array[indices]
+        return get_array_module(array).take(array, indices, axis=axis)
     if array.flags.c_contiguous:
         if axis == 0:
             return sparse_rows.gather_rows(array, indices)
@@ -246,7 +274,7 @@ def _compose_slices(grad, indices, params_shape):
             f"gather gradient: an IndexedSlices of dense shape {grad.dense_shape} "
             f"does not match the gather output of {indices.shape[0]} rows"
         )
-    sparse_rows.check_in_range(outer, indices.shape[0], "upstream gradient indices")
+    _check_in_range(outer, indices.shape[0], "upstream gradient indices")
     rows = indices._value[outer].reshape(-1)
     values = array_ops.reshape(grad.values, (rows.size,) + tuple(params_shape[1:]))
     return IndexedSlices._from_trusted(values, wrap(rows), tuple(params_shape))
@@ -720,12 +748,24 @@ def _combine(params, ids, splits, weights, combiner, max_norm):
                                  and len(params) != 1):
         if isinstance(params, (list, tuple)):
             params = params[0]
+        ids, splits, weights = _ids_to_device_of(params, ids, splits, weights)
         return embedding_bag(params, ids, splits, weights, combiner)
     # Shards or max_norm: the rows go through embedding_lookup (its shard
     # layout and clipping), then one bag per row over those rows.
     rows = embedding_lookup(params, ids, max_norm=max_norm)
     positions = np.arange(ids.shape[0], dtype=np.int64)
     return embedding_bag(rows, positions, splits, weights, combiner)
+
+
+def _ids_to_device_of(params, ids, splits, weights):
+    """The ids of a ``scipy.sparse`` matrix (always on the host) copied to the
+    GPU when the table lives there: the one upload of this op, O(nnz)."""
+    table = params._value if isinstance(params, (Variable, Tensor)) else params
+    if not is_cupy_array(table) or is_cupy_array(ids):
+        return ids, splits, weights
+    xp = get_array_module(table)
+    return (xp.asarray(ids), xp.asarray(splits),
+            None if weights is None else xp.asarray(weights))
 
 
 def _bag_ids(sp_ids, sp_weights, every_row=False):

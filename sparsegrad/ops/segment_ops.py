@@ -17,11 +17,13 @@ treated as a constant.
 
 import numpy as np
 
+from .._cuda import segment as _cuda_segment
 from .._kernels import segment as _segment
 from ..autodiff.recording import is_recording, record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
 from ..framework import sparse_rows
+from ..framework.backend import get_array_module, is_cupy_array
 from ..framework.buffers import check_allocation
 from ..framework.dtypes import check_numeric, is_kernel_float
 from ..framework.indexed_slices import IndexedSlices
@@ -29,8 +31,13 @@ from ..framework.tensor import Tensor, wrap
 from ..framework.threads import get_num_threads
 from ..framework.variable import Variable
 from . import array_ops, math_ops
-from ._helpers import as_borrowed_tensor
 from .embedding_ops import gather
+from .sparse_segment_ops import (
+    _borrow,
+    _check_device_dtype,
+    _index_values,
+    _to_host,
+)
 
 __all__ = [
     "segment_sum",
@@ -58,7 +65,7 @@ _UFUNC = {_SUM: np.add, _MAX: np.maximum, _MIN: np.minimum, _PROD: np.multiply}
 def _data_tensor(data, what):
     # An ndarray is viewed, not copied: the result is a new array, and a
     # new Tensor is on no tape.
-    t = as_borrowed_tensor(data, name=f"{what}: data")
+    t = _borrow(data, f"{what}: data")
     dtype = check_numeric(t.dtype, f"{what}: data")
     if dtype == np.bool_:
         raise InvalidArgumentError(
@@ -69,17 +76,13 @@ def _data_tensor(data, what):
 
 
 def _ids_array(segment_ids, what):
-    if isinstance(segment_ids, Variable):
-        segment_ids = segment_ids.value()
-    if isinstance(segment_ids, Tensor):
-        segment_ids = segment_ids._value
-    return sparse_rows.index_array(segment_ids, f"{what}: segment_ids")
+    return _index_values(segment_ids, f"{what}: segment_ids")
 
 
 def _rows_2d(array, n):
     """`array` of shape (n, ...) as a C-contiguous (n, width) array."""
     width = int(np.prod(array.shape[1:], dtype=np.int64))
-    return np.ascontiguousarray(array).reshape(n, width)
+    return get_array_module(array).ascontiguousarray(array).reshape(n, width)
 
 
 def _fill_value(op, dtype, unsorted):
@@ -126,6 +129,8 @@ def _sorted_reduce(data, segment_ids, op, what):
         raise InvalidArgumentError(
             "segment_ids should be the same size as dimension 0 of input."
         )
+    if is_cupy_array(d._value) or is_cupy_array(ids):
+        return _sorted_reduce_device(d, ids, op, what)
     ids = np.ascontiguousarray(ids)
     n = ids.shape[0]
     if n and (ids[0] < 0 or ids[-1] < 0):
@@ -144,6 +149,34 @@ def _sorted_reduce(data, segment_ids, op, what):
     else:
         splits = sparse_rows.sorted_segment_splits(ids)
         out = _reduce_splits(x, splits, op, fill)
+    result = wrap(out.reshape(shape))
+    record_operation(_SORTED_TYPES[op], (d, _recorded_ids(ids)), (result,))
+    return result
+
+
+def _sorted_reduce_device(d, ids, op, what):
+    """:func:`_sorted_reduce` of cupy arrays: the ids are summarized on the
+    device and read back once (their last id sets the output's size), then
+    turned into row splits and reduced, one thread per output element."""
+    xp = get_array_module(d._value, ids)
+    ids = xp.ascontiguousarray(ids)
+    n = ids.shape[0]
+    (summary,) = _cuda_segment.read_summaries(_cuda_segment.summarize(ids))
+    _, _, decrease, first, last = summary
+    if n and (first < 0 or last < 0 or decrease < n):
+        sparse_rows.sorted_segment_splits(_to_host(ids))  # TensorFlow's error
+        raise AssertionError("segment ids failed a check that found no error")
+    n_segments = last + 1 if n else 0
+    shape = (n_segments,) + d.shape[1:]
+    check_allocation(shape, d.dtype, f"{what}: segment_ids")
+    _check_device_dtype(d.dtype, what)
+    x = _rows_2d(d._value, n)
+    out = xp.empty((n_segments, x.shape[1]), dtype=d.dtype)
+    if out.size:
+        splits = _cuda_segment.splits_of_sorted(ids, n_segments)
+        _cuda_segment.reduce_sorted(x, splits, op,
+                                    _fill_value(op, d.dtype, unsorted=False),
+                                    False, out)
     result = wrap(out.reshape(shape))
     record_operation(_SORTED_TYPES[op], (d, _recorded_ids(ids)), (result,))
     return result
@@ -433,11 +466,14 @@ def _unsorted_reduce(data, segment_ids, num_segments, op, what):
     d, ids, n_segments = _unsorted_args(data, segment_ids, num_segments, what)
     row_shape = d.shape[ids.ndim:]
     check_allocation((n_segments,) + row_shape, d.dtype, f"{what}: num_segments")
-    flat_ids = np.ascontiguousarray(ids.reshape(-1))
+    device = is_cupy_array(d._value) or is_cupy_array(ids)
+    xp = get_array_module(d._value, ids)
+    flat_ids = xp.ascontiguousarray(ids.reshape(-1))
     if ids.ndim != 1:
-        _check_below(ids, n_segments)  # reports the multi-dimensional position
+        if not device:  # (the device path checks with its one read back)
+            _check_below(ids, n_segments)  # reports the multi-dimensional position
         d = array_ops.reshape(d, (flat_ids.shape[0],) + row_shape)
-    out = _unsorted_forward(d._value, flat_ids, n_segments, op)
+    out = _unsorted_forward(d._value, flat_ids, n_segments, op, shaped_ids=ids)
     result = wrap(out.reshape((n_segments,) + row_shape))
     record_operation(
         _UNSORTED_TYPES[op], (d, _recorded_ids(flat_ids)), (result,),
@@ -446,10 +482,13 @@ def _unsorted_reduce(data, segment_ids, num_segments, op, what):
     return result
 
 
-def _unsorted_forward(data, ids, n_segments, op):
+def _unsorted_forward(data, ids, n_segments, op, shaped_ids=None):
     """The unsorted reduction of `data` (n, ...) by 1-D `ids` as an
     (n_segments, width) array; raises for an id >= n_segments before writing
-    anything the caller sees."""
+    anything the caller sees (`shaped_ids`: the ids as the caller shaped
+    them, for the position in the message)."""
+    if is_cupy_array(data) or is_cupy_array(ids):
+        return _unsorted_forward_device(data, ids, n_segments, op, shaped_ids)
     n = ids.shape[0]
     x = _rows_2d(data, n)
     fill = _fill_value(op, x.dtype, unsorted=True)
@@ -482,6 +521,44 @@ def _unsorted_forward(data, ids, n_segments, op):
             has_nan = np.zeros(out.shape, dtype=np.int64)
             np.add.at(has_nan, ids[keep], nan_rows)
             out[has_nan > 0] = np.nan
+    return out
+
+
+def _unsorted_forward_device(data, ids, n_segments, op, shaped_ids):
+    """:func:`_unsorted_forward` of cupy arrays, the CPU's two paths: sorted
+    ids (what ragged rows give) are reduced as segments from the fill;
+    others are grouped stably (a radix sort) and each segment walks its rows
+    in their original order from the fill."""
+    from .._cuda.sort import group_rows
+
+    xp = get_array_module(data, ids)
+    ids = xp.ascontiguousarray(ids)
+    n = ids.shape[0]
+    x = _rows_2d(data, n)
+    fill = _fill_value(op, x.dtype, unsorted=True)
+    summary = None
+    if n:
+        (summary,) = _cuda_segment.read_summaries(_cuda_segment.summarize(ids))
+        if summary[1] >= n_segments:
+            _check_below(_to_host(ids if shaped_ids is None else shaped_ids),
+                         n_segments)
+            raise AssertionError("segment ids failed a check that found no error")
+    out = xp.empty((n_segments, x.shape[1]), dtype=x.dtype)
+    if n == 0 or x.shape[1] == 0 or n_segments == 0:
+        out.fill(fill)
+        return out
+    _check_device_dtype(x.dtype, "unsorted segment reduction")
+    _, _, decrease, _, last = summary
+    if decrease >= n:  # sorted
+        if last < 0:
+            out.fill(fill)
+        else:
+            splits = _cuda_segment.splits_of_sorted(ids, n_segments)
+            _cuda_segment.reduce_sorted(x, splits, op, fill, True, out)
+        return out
+    out.fill(fill)
+    unique, order, starts = group_rows(ids)
+    _cuda_segment.reduce_groups(x, unique, order, starts, op, out)
     return out
 
 
@@ -670,6 +747,13 @@ def _segment_counts(ids, n_segments, row_rank, dtype):
     """``max(count of each segment, 1)`` as an (n_segments, 1, ...) array of
     `dtype` (negative ids not counted)."""
     flat = ids.reshape(-1)
+    if is_cupy_array(flat):
+        # Negative ids are counted in an extra bin (no data-sized mask).
+        xp = get_array_module(flat)
+        flat = xp.where(flat < 0, n_segments, flat)
+        counts = xp.bincount(flat, minlength=n_segments + 1)[:n_segments]
+        counts = xp.maximum(counts, 1).astype(dtype)
+        return counts.reshape((n_segments,) + (1,) * row_rank)
     if flat.size and flat.min() < 0:
         flat = flat[flat >= 0]
     counts = np.bincount(flat, minlength=n_segments)[:n_segments]
@@ -688,7 +772,7 @@ def _unsorted_normalized(data, segment_ids, num_segments, what, root):
     dtype = d.dtype if d.dtype.kind == "f" else np.dtype(np.float64)
     counts = _segment_counts(ids, n_segments, d.ndim - ids.ndim, dtype)
     if root:
-        counts = np.sqrt(counts)
+        counts = get_array_module(counts).sqrt(counts)
     if total.dtype != dtype:
         total = array_ops.cast(total, dtype)
     return math_ops.divide(total, counts)
@@ -782,6 +866,8 @@ def _gather_upstream(grad, ids):
     (an unsorted segment sum of its values) and each id looks its row up.
     """
     ids_array = ids._value
+    if is_cupy_array(ids_array):
+        return _gather_upstream_device(grad, ids_array)
     negative = ids_array.size and ids_array.min() < 0
     safe = np.where(ids_array < 0, 0, ids_array) if negative else ids_array
     if isinstance(grad, IndexedSlices):
@@ -807,10 +893,21 @@ def _gather_upstream(grad, ids):
     return gathered
 
 
+def _gather_upstream_device(grad, ids_array):
+    """:func:`_gather_upstream` of cupy ids: an IndexedSlices upstream is
+    densified (the result is dense anyway), and the rows of negative ids are
+    masked without reading the ids back."""
+    xp = get_array_module(ids_array)
+    grad = array_ops.densify(grad)
+    gathered = gather(grad, xp.where(ids_array < 0, 0, ids_array))
+    return _mask_rows(gathered, ids_array >= 0)
+
+
 def _mask_rows(rows, keep):
     """`rows` with the rows where `keep` is false set to zero."""
     mask = keep.reshape(keep.shape + (1,) * (rows.ndim - 1))
-    return math_ops.where(mask, rows, np.zeros((), dtype=rows.dtype))
+    xp = get_array_module(keep)
+    return math_ops.where(mask, rows, xp.zeros((), dtype=rows.dtype))
 
 
 def _sum_grad(op, grad):
@@ -822,6 +919,8 @@ def _mean_grad(op, grad):
     data, ids = op.inputs
     n_segments = op.outputs[0].shape[0]
     counts = _segment_counts(ids._value, n_segments, data.ndim - 1, data.dtype)
+    if isinstance(grad, IndexedSlices) and is_cupy_array(counts):
+        grad = array_ops.densify(grad)
     if isinstance(grad, IndexedSlices):  # scale its rows; it stays sparse
         rows = counts[np.asarray(grad.indices._value).reshape(-1)]
         grad = IndexedSlices._from_trusted(
@@ -839,18 +938,20 @@ def _extreme_grad(op, grad):
     out = op.outputs[0]._value
     n_segments = out.shape[0]
     ids_array = ids._value
-    safe = np.where(ids_array < 0, 0, ids_array)
     x = data._value
+    xp = get_array_module(x, ids_array)
+    safe = xp.where(ids_array < 0, 0, ids_array)
     extreme = out[safe]
-    selected = (x == extreme) | (np.isnan(x) & np.isnan(extreme))
-    if ids_array.size and ids_array.min() < 0:
+    selected = (x == extreme) | (xp.isnan(x) & xp.isnan(extreme))
+    # (on the device the mask is applied without reading the ids back)
+    if xp is not np or (ids_array.size and ids_array.min() < 0):
         selected &= (ids_array >= 0).reshape((-1,) + (1,) * (x.ndim - 1))
     counts = _unsorted_forward(selected.astype(x.dtype), ids_array, n_segments,
                                _SUM).reshape(out.shape)
-    counts = np.maximum(counts, 1)
+    counts = xp.maximum(counts, 1)
     weighted = math_ops.divide(array_ops.densify(grad), counts)
     gathered = _gather_upstream(weighted, ids)
-    return math_ops.where(selected, gathered, np.zeros((), dtype=x.dtype)), None
+    return math_ops.where(selected, gathered, xp.zeros((), dtype=x.dtype)), None
 
 
 def _prod_grad(op, grad):
@@ -858,6 +959,9 @@ def _prod_grad(op, grad):
     n_segments = op.outputs[0].shape[0]
     ids_array = ids._value
     x = data._value
+    if is_cupy_array(x) or is_cupy_array(ids_array):
+        others = _prod_others_device(op, x, ids_array, n_segments)
+        return math_ops.multiply(_gather_upstream(grad, ids), others), None
     n = ids_array.shape[0]
     work = x if is_kernel_float(x.dtype) else x.astype(np.float64)
     rows = _rows_2d(work, n)
@@ -875,6 +979,30 @@ def _prod_grad(op, grad):
     others = others.astype(x.dtype, copy=False).reshape(x.shape)
     gathered = _gather_upstream(grad, ids)
     return math_ops.multiply(gathered, others), None
+
+
+def _prod_others_device(op, x, ids_array, n_segments):
+    """The "product of the other rows" factor of :func:`_prod_grad` on the
+    device: sorted ids as their row splits, others grouped stably (the rows
+    of negative ids get 0, as on the CPU)."""
+    from .._cuda.sort import group_rows
+
+    xp = get_array_module(x, ids_array)
+    _check_device_dtype(x.dtype, "segment product gradient")
+    n = ids_array.shape[0]
+    rows = _rows_2d(x, n)
+    others = xp.zeros_like(rows)
+    if n:
+        if op.type == "SegmentProd":
+            order = xp.arange(n, dtype=np.int64)
+            starts = _cuda_segment.splits_of_sorted(ids_array, n_segments)
+        else:
+            _, order, starts = group_rows(xp.ascontiguousarray(ids_array))
+        _cuda_segment.prod_others(rows, order, starts, others, 0)
+        if op.type != "SegmentProd":
+            others = xp.where((ids_array < 0).reshape(-1, 1),
+                              xp.zeros((), dtype=x.dtype), others)
+    return others.reshape(x.shape)
 
 
 _SORTED_TYPES = {

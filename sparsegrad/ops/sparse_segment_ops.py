@@ -20,13 +20,15 @@ is itself differentiable (its transpose is a weighted bag again).
 
 import numpy as np
 
+from .._cuda import segment as _cuda_segment
 from .._kernels import segment as _segment
 from ..autodiff.recording import is_recording, record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
 from ..framework import buffers, sparse_rows
-from ..framework.backend import kernels_for_cpu
-from ..framework.dtypes import is_kernel_float
+from ..framework.backend import get_array_module, is_cupy_array, kernels_for_cpu
+from ..framework.buffers import check_allocation
+from ..framework.dtypes import INDEX_DTYPES, check_numeric, is_kernel_float
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, wrap
 from ..framework.threads import get_num_threads
@@ -56,6 +58,81 @@ _EMPTY = {np.dtype(np.float32): np.zeros(0, np.float32),
           np.dtype(np.float64): np.zeros(0, np.float64)}
 
 
+# -- device (cupy) arguments -----------------------------------------------------
+#
+# The checks of sparse_rows for cupy arrays: the data are reduced on the device
+# (_cuda.segment.summarize) and ONE small array is read back; only when a check
+# fails is the offending array copied to the host, to raise the CPU's error
+# with the CPU's own code.
+
+
+def _borrow(x, name):
+    """:func:`as_borrowed_tensor`, and a cupy array viewed too (a copy of a
+    device table would cost O(table) per call)."""
+    if is_cupy_array(x):
+        check_numeric(x.dtype, name)
+        return wrap(x.view())
+    return as_borrowed_tensor(x, name=name)
+
+
+def _device_index_array(array, name):
+    """:func:`sparse_rows.index_array` of a cupy array (no data read)."""
+    if array.dtype in INDEX_DTYPES:
+        return array
+    if array.dtype.kind not in "iu" or array.dtype == np.bool_:
+        if array.size == 0 and array.dtype.kind == "f":
+            return array.astype(np.int64)
+        raise InvalidArgumentError(
+            f"{name} must be int32 or int64, got dtype {array.dtype}"
+        )
+    return array.astype(np.int64)
+
+
+def _index_values(x, name):
+    """An index argument (array_like, Tensor or Variable) as an int32/int64
+    array of any shape: a cupy one stays on the device."""
+    if isinstance(x, Variable):
+        x = x.value()
+    if isinstance(x, Tensor):
+        x = x._value
+    if is_cupy_array(x):
+        return _device_index_array(x, name)
+    return sparse_rows.index_array(x, name)
+
+
+def _to_host(array):
+    """A host copy, for building an error message only."""
+    return _cuda_segment.cupy().asnumpy(array)
+
+
+def _check_in_range_device(indices, n_rows, name="indices", summary=None):
+    """:func:`sparse_rows.check_in_range` of a cupy array: one device
+    reduction and one read back (or the given `summary`)."""
+    if indices.size == 0:
+        return
+    if summary is None:
+        (summary,) = _cuda_segment.read_summaries(
+            _cuda_segment.summarize(indices.reshape(-1)))
+    if summary[0] < 0 or summary[1] >= n_rows:
+        sparse_rows.check_in_range(_to_host(indices), n_rows, name)
+        raise AssertionError("indices failed a check that found no error")
+
+
+def _sorted_splits_device(seg, n, seg_summary):
+    """:func:`sparse_rows.sorted_segment_splits` of cupy `seg` (its
+    `seg_summary` read back): the splits on the device, or the CPU's error."""
+    size = seg.shape[0]
+    _, _, decrease, first, last = seg_summary
+    last_plus_one = last + 1 if size else 0
+    bad = size and (last < 0 or first < 0 or decrease < size)
+    if bad or (n is not None and n < last_plus_one):
+        sparse_rows.sorted_segment_splits(_to_host(seg), n)
+        raise AssertionError("segment ids failed a check that found no error")
+    n_segments = last_plus_one if n is None else n
+    check_allocation((n_segments + 1,), np.int64, "segment_ids")
+    return _cuda_segment.splits_of_sorted(seg, n_segments)
+
+
 # -- the shared primitive ------------------------------------------------------------
 
 
@@ -70,11 +147,13 @@ def _reduce(table, indices, weights, splits, combiner):
     n_bags = splits.shape[0] - 1
     row_shape = table.shape[1:]
     dtype = table.dtype
+    if is_cupy_array(table):
+        return _reduce_device(table, indices, weights, splits, combiner)
     if not is_kernel_float(dtype) or not table.flags.c_contiguous:
         rows = table[indices]  # O(nnz x width), never a copy of the table
         if dtype.kind in "iub":  # sum of integers, unweighted (checked)
             out = np.zeros((n_bags,) + row_shape, dtype=dtype)
-            np.add.at(out, _segment_of(splits), rows)
+            np.add.at(out, _segment_of(splits, indices.shape[0]), rows)
             return out
         work = np.float32 if dtype == np.float16 else dtype
         rows = np.ascontiguousarray(rows, dtype=work)
@@ -95,14 +174,55 @@ def _reduce(table, indices, weights, splits, combiner):
     return out
 
 
-def _segment_of(splits):
-    """The bag of each entry in ``[splits[0], splits[-1])``: int64, O(nnz)."""
+def _reduce_device(table, indices, weights, splits, combiner):
+    """:func:`_reduce` of a cupy `table` (indices, weights and splits on the
+    device too): the bag kernel of ``_cuda.segment``."""
+    xp = get_array_module(table, indices, splits, weights)
+    n_bags = splits.shape[0] - 1
+    row_shape = table.shape[1:]
+    dtype = table.dtype
+    _check_device_dtype(dtype, "the bags")
+    if not table.flags.c_contiguous:  # its rows, O(nnz x width)
+        table = xp.ascontiguousarray(table[indices])
+        indices = xp.arange(indices.shape[0], dtype=np.int64)
+    width = int(np.prod(row_shape, dtype=np.int64))
+    if n_bags == 0 or width == 0:
+        return xp.zeros((n_bags,) + row_shape, dtype=dtype)
+    out = xp.empty((n_bags,) + row_shape, dtype=dtype)
+    w = _EMPTY_DEVICE(xp, dtype) if weights is None else xp.ascontiguousarray(
+        weights.astype(dtype, copy=False))
+    _cuda_segment.sparse_segment_reduce(
+        table.reshape(table.shape[0], width), xp.ascontiguousarray(indices), w,
+        splits, _COMBINERS[combiner], out.reshape(n_bags, width), 0)
+    return out
+
+
+def _EMPTY_DEVICE(xp, dtype):  # noqa: N802 (the device twin of _EMPTY)
+    return xp.zeros((0,), dtype=dtype)
+
+
+def _check_device_dtype(dtype, what):
+    """The GPU kernels take float32 and float64 values only."""
+    if not is_kernel_float(dtype):
+        raise InvalidArgumentError(
+            f"{what}: values of dtype {np.dtype(dtype)} are not supported on the "
+            "GPU (float32 and float64 are)"
+        )
+
+
+def _segment_of(splits, nnz):
+    """The bag of each of the `nnz` entries of `splits` (from 0 to `nnz`):
+    int64, O(nnz)."""
+    if is_cupy_array(splits):
+        return _cuda_segment.segment_of_splits(splits, nnz)
     counts = np.diff(splits)
     return np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts)
 
 
 def _coefficients(splits, weights, combiner, dtype, segment_of):
     """The factor of each entry in the gradient, or None for ones."""
+    if is_cupy_array(splits):
+        return _coefficients_device(splits, weights, combiner, dtype, segment_of)
     counts = np.diff(splits)
     if weights is None:
         if combiner == "sum":
@@ -127,10 +247,82 @@ def _coefficients(splits, weights, combiner, dtype, segment_of):
     return np.ascontiguousarray(weights * per_bag[segment_of])
 
 
+def _coefficients_device(splits, weights, combiner, dtype, segment_of):
+    """:func:`_coefficients` on the device, with the CPU's bits: the per-bag
+    sums of the weights (float64, in entry order from zero, as
+    ``np.bincount``) are bags of the weights themselves."""
+    xp = get_array_module(splits, weights, segment_of)
+    dtype = np.dtype(dtype)
+    counts = splits[1:] - splits[:-1]
+    one = xp.ones((1,), dtype=dtype)
+    if weights is None:
+        if combiner == "sum":
+            return None
+        if combiner == "mean":
+            per_bag = one / counts.astype(dtype)
+        else:
+            per_bag = one / xp.sqrt(counts.astype(np.float64)).astype(dtype)
+        return xp.ascontiguousarray(per_bag[segment_of])
+    if combiner == "sum":
+        return weights
+    n_bags = counts.shape[0]
+    terms = weights if combiner == "mean" else weights * weights
+    terms = xp.ascontiguousarray(terms.astype(np.float64)).reshape(-1, 1)
+    denom = xp.empty((n_bags, 1), dtype=np.float64)
+    _cuda_segment.sparse_segment_reduce(
+        terms, xp.arange(terms.shape[0], dtype=np.int64),
+        xp.zeros((0,), dtype=np.float64), splits, _COMBINERS["sum"], denom, 0)
+    denom = denom.reshape(-1)
+    if combiner == "sqrtn":
+        denom = xp.sqrt(denom)
+    denom = denom.astype(dtype)
+    safe = xp.where(denom == 0, one, denom)
+    per_bag = xp.where(denom == 0, xp.zeros((1,), dtype=dtype), one / safe)
+    return xp.ascontiguousarray(weights * per_bag[segment_of])
+
+
+def _bag_grad_device(grad, table_shape, indices, segment_of, coef, splits):
+    """:func:`_bag_grad` of a cupy upstream gradient."""
+    from .._cuda.sort import group_rows
+
+    xp = get_array_module(grad._value, indices, segment_of)
+    g = xp.ascontiguousarray(grad._value)
+    dtype = g.dtype
+    _check_device_dtype(dtype, "the bag gradient")
+    row_shape = tuple(table_shape[1:])
+    width = int(np.prod(row_shape, dtype=np.int64))
+    if indices.shape[0]:
+        unique, order, starts = group_rows(xp.ascontiguousarray(indices))
+    else:
+        unique = indices[:0].copy()
+        order = xp.zeros((0,), dtype=np.int64)
+        starts = xp.zeros((1,), dtype=np.int64)
+    shape = (unique.shape[0],) + row_shape
+    if unique.shape[0] * width:
+        values = xp.empty(shape, dtype=dtype)
+        c = xp.zeros((0,), dtype=dtype) if coef is None else xp.ascontiguousarray(
+            coef.astype(dtype, copy=False))
+        _cuda_segment.sparse_segment_reduce_grad(
+            g.reshape(g.shape[0], width), order, starts,
+            xp.ascontiguousarray(segment_of), c,
+            values.reshape(unique.shape[0], width), 0)
+    else:
+        values = xp.zeros(shape, dtype=dtype)
+    out = wrap(values)
+    record_operation(
+        "SparseSegmentReduceGrad", (grad,), (out,),
+        {"order": order, "starts": starts, "coef": coef, "splits": splits,
+         "n_unique": unique.shape[0]},
+    )
+    return IndexedSlices._from_trusted(out, wrap(unique), tuple(table_shape))
+
+
 def _bag_grad(grad, table_shape, indices, segment_of, coef, splits):
     """The gradient w.r.t. the table: IndexedSlices over the sorted distinct
     indices; recorded as "SparseSegmentReduceGrad" (differentiable again)."""
     grad = array_ops.densify(grad)
+    if is_cupy_array(grad._value) or is_cupy_array(indices):
+        return _bag_grad_device(grad, table_shape, indices, segment_of, coef, splits)
     g = np.ascontiguousarray(grad._value)
     dtype = g.dtype
     n_rows = table_shape[0]
@@ -176,9 +368,13 @@ def _bag_grad_grad(op, grad):
     # dvalues[u(k)], where u(k) is the group of entry k.
     order, starts = op.get_attr("order"), op.get_attr("starts")
     splits, coef = op.get_attr("splits"), op.get_attr("coef")
-    group_of = np.empty(order.shape[0], np.int64)
-    group_of[order] = np.repeat(
-        np.arange(op.get_attr("n_unique"), dtype=np.int64), np.diff(starts))
+    if is_cupy_array(order):
+        group_of = _cuda_segment.cupy().empty((order.shape[0],), dtype=np.int64)
+        group_of[order] = _cuda_segment.segment_of_splits(starts, order.shape[0])
+    else:
+        group_of = np.empty(order.shape[0], np.int64)
+        group_of[order] = np.repeat(
+            np.arange(op.get_attr("n_unique"), dtype=np.int64), np.diff(starts))
     return (_bag(array_ops.densify(grad), group_of, splits, coef, "sum"),)
 
 
@@ -197,7 +393,7 @@ def _embedding_bag_grad(op, grad):
     (table,) = op.inputs
     ids, splits = op.get_attr("ids"), op.get_attr("splits")
     weights, combiner = op.get_attr("weights"), op.get_attr("combiner")
-    segment_of = _segment_of(splits)
+    segment_of = _segment_of(splits, ids.shape[0])
     coef = _coefficients(splits, weights, combiner, table.dtype, segment_of)
     return (_bag_grad(grad, table.shape, ids, segment_of, coef, splits),)
 
@@ -206,7 +402,7 @@ def _embedding_bag_grad(op, grad):
 
 
 def _table(data, what, name="data"):
-    t = as_borrowed_tensor(data, name=name)  # an ndarray table is not copied
+    t = _borrow(data, name)  # an ndarray (or cupy) table is not copied
     if t.ndim == 0:
         raise InvalidArgumentError(
             f"{what}: Shape must be at least rank 1 but is rank 0 ({name} is a "
@@ -253,6 +449,13 @@ def _index_input(x, name):
         x = x.value()
     if isinstance(x, Tensor):
         x = x._value
+    if is_cupy_array(x):  # sparse_rows.as_index_array, on the device
+        array = _device_index_array(x, name)
+        if array.ndim != 1:
+            raise InvalidArgumentError(
+                f"{name} must be 1-D, got shape {tuple(array.shape)}"
+            )
+        return _cuda_segment.cupy().ascontiguousarray(array)
     return sparse_rows.as_index_array(x, name)
 
 
@@ -268,21 +471,34 @@ def _sparse_segment(combiner, data, indices, segment_ids, num_segments):
             f"has {idx.shape[0]} entries, segment_ids {seg.shape[0]})"
         )
     n = _num_segments(num_segments, what)
-    splits = sparse_rows.sorted_segment_splits(seg, n)
     n_rows = t.shape[0]
+    if is_cupy_array(t._value) or is_cupy_array(idx) or is_cupy_array(seg):
+        get_array_module(t._value, idx, seg)  # no mixing of host and device
+        _check_device_dtype(t.dtype, what)
+        seg_summary, idx_summary = _cuda_segment.read_summaries(
+            _cuda_segment.summarize(seg), _cuda_segment.summarize(idx))
+        splits = _sorted_splits_device(seg, n, seg_summary)
+        if idx.shape[0] and (idx_summary[0] < 0 or idx_summary[1] >= n_rows):
+            _check_bag_indices(what, _to_host(idx), n_rows)
+    else:
+        splits = sparse_rows.sorted_segment_splits(seg, n)
+        _check_bag_indices(what, idx, n_rows)
+    # Private copies: the recorded op must not see later edits of the caller's
+    # arrays (they are small next to the output).
+    idx_t = wrap(idx.copy())
+    seg_t = wrap(seg.copy())
+    out = wrap(_reduce(t._value, idx_t._value, None, splits, combiner))
+    record_operation(_OP_TYPES[combiner], (t, idx_t, seg_t), (out,),
+                     {"splits": splits})
+    return out
+
+
+def _check_bag_indices(what, idx, n_rows):
     bad = sparse_rows.first_out_of_range(idx, n_rows)
     if bad is not None:
         raise InvalidArgumentError(
             f"{what}: Bad: indices[{bad}] == {idx[bad]} out of range [0, {n_rows})"
         )
-    # Private copies: the recorded op must not see later edits of the caller's
-    # arrays (they are small next to the output).
-    idx_t = wrap(np.array(idx, copy=True))
-    seg_t = wrap(np.array(seg, copy=True))
-    out = wrap(_reduce(t._value, idx_t._value, None, splits, combiner))
-    record_operation(_OP_TYPES[combiner], (t, idx_t, seg_t), (out,),
-                     {"splits": splits})
-    return out
 
 
 def _sparse_segment_grad(op, grad, combiner):
@@ -549,22 +765,22 @@ def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None):
     idx = _index_input(ids, "ids")
     spl = _index_input(splits, "splits")
     nnz = idx.shape[0]
-    if spl.shape[0] == 0 or spl[0] != 0 or spl[-1] != nnz:
-        raise InvalidArgumentError(
-            f"{what}: splits must run from 0 to the number of ids ({nnz}), got "
-            f"{spl[:1].tolist()} ... {spl[-1:].tolist()}"
-        )
-    if spl.shape[0] > 1:
-        steps = np.diff(spl)
-        if steps.min() < 0:
-            k = int(np.flatnonzero(steps < 0)[0])
-            raise InvalidArgumentError(
-                f"{what}: splits must be non-decreasing, but splits[{k + 1}] = "
-                f"{spl[k + 1]} < splits[{k}] = {spl[k]}"
-            )
+    device = is_cupy_array(t._value) or is_cupy_array(idx) or is_cupy_array(spl)
+    if device:
+        get_array_module(t._value, idx, spl)  # no mixing of host and device
+        spl_summary, idx_summary = _cuda_segment.read_summaries(
+            _cuda_segment.summarize(spl), _cuda_segment.summarize(idx))
+        if (spl.shape[0] == 0 or spl_summary[3] != 0 or spl_summary[4] != nnz
+                or spl_summary[2] < spl.shape[0]):
+            _check_splits(what, _to_host(spl), nnz)
+            raise AssertionError("splits failed a check that found no error")
+    else:
+        _check_splits(what, spl, nnz)
     w = None
     if weights is not None:
-        w = np.asarray(as_tensor(weights, name="weights")._value)
+        w = as_tensor(weights, name="weights")._value
+        if not is_cupy_array(w):
+            w = np.asarray(w)
         if w.shape != (nnz,):
             raise InvalidArgumentError(
                 f"{what}: weights must have one entry per id, shape ({nnz},), got "
@@ -580,6 +796,16 @@ def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None):
             f"{combiner!r}, got dtype {t.dtype}"
         )
     _check_float(t, what, "sum", "params")
+    if device:
+        get_array_module(t._value, w)
+        _check_device_dtype(t.dtype, what)
+        if nnz and (idx_summary[0] < 0 or idx_summary[1] >= t.shape[0]):
+            sparse_rows.check_in_range(_to_host(idx), t.shape[0], "ids")
+        # As below: private copies while a tape records.
+        copy = is_recording()
+        return _bag(t, idx.copy() if copy else idx,
+                    spl.astype(np.int64, copy=copy),
+                    None if w is None else w.astype(t.dtype, copy=copy), combiner)
     sparse_rows.check_in_range(idx, t.shape[0], "ids")
     # A recorded op keeps its ids, splits and weights for the gradient: its
     # own copies then, so that the caller may reuse their arrays.
@@ -589,6 +815,23 @@ def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None):
     if w is not None:
         w = keep(w, dtype=t.dtype)
     return _bag(t, ids_kept, splits64, w, combiner)
+
+
+def _check_splits(what, spl, nnz):
+    """The row splits of embedding_bag: from 0 to `nnz`, non-decreasing."""
+    if spl.shape[0] == 0 or spl[0] != 0 or spl[-1] != nnz:
+        raise InvalidArgumentError(
+            f"{what}: splits must run from 0 to the number of ids ({nnz}), got "
+            f"{spl[:1].tolist()} ... {spl[-1:].tolist()}"
+        )
+    if spl.shape[0] > 1:
+        steps = np.diff(spl)
+        if steps.min() < 0:
+            k = int(np.flatnonzero(steps < 0)[0])
+            raise InvalidArgumentError(
+                f"{what}: splits must be non-decreasing, but splits[{k + 1}] = "
+                f"{spl[k + 1]} < splits[{k}] = {spl[k]}"
+            )
 
 
 def check_combiner(combiner):
