@@ -2,7 +2,10 @@
 
 * No module imports a private name (``_x``; dunders such as ``__version__``
   are fine) from another sparsegrad module; the compiled kernel modules of
-  ``sparsegrad._kernels`` may be imported by name.
+  ``sparsegrad._kernels`` and the CUDA launchers of ``sparsegrad._cuda`` may
+  be imported by name.
+* ``sparsegrad._cuda`` is a kernel layer: it imports no other part of the
+  package.
 * framework/, autodiff/, ops/ and testing.py import the package's own modules
   at the top only, never inside a function (a function-level import is how a
   cycle between layers gets hidden).
@@ -38,6 +41,19 @@ NO_LOCAL_IMPORTS = (
 
 # module prefix -> sparsegrad modules it must not import (prefix match)
 FORBIDDEN = {
+    # the CUDA kernels' launchers are a kernel layer, like _kernels
+    "sparsegrad._cuda": (
+        "sparsegrad.framework",
+        "sparsegrad.autodiff",
+        "sparsegrad.ops",
+        "sparsegrad.nn",
+        "sparsegrad.sparse",
+        "sparsegrad.testing",
+        "sparsegrad.training",
+        "sparsegrad.optimizers",
+        "sparsegrad.ragged",
+        "sparsegrad._kernels",
+    ),
     "sparsegrad.framework": (
         "sparsegrad.autodiff",
         "sparsegrad.ops",
@@ -117,8 +133,9 @@ def _private_imports(rel, tree):
         for alias in node.names:
             if not _is_private(alias.name):
                 continue
-            kernels = source.startswith("sparsegrad._kernels") or (
-                source == "sparsegrad" and alias.name == "_kernels"
+            kernel_layers = ("sparsegrad._kernels", "sparsegrad._cuda")
+            kernels = source.startswith(kernel_layers) or (
+                source == "sparsegrad" and alias.name in ("_kernels", "_cuda")
             )
             if not kernels:
                 bad.append(f"{rel}:{node.lineno} imports {alias.name} from {source}")

@@ -1,0 +1,95 @@
+"""The ``device`` fixture of the GPU tests: each test runs once per backend.
+
+* ``cupy``: the real CuPy on a real GPU; skipped where either is missing.
+* ``emulated``: ``emulator/fake_cupy.py`` stands in for ``cupy`` (arrays on
+  the host behind the cupy interface; the ``.cu`` kernels compiled with g++
+  against ``emulator/cuda_emu.h``); skipped where g++ is missing.  It runs the
+  CUDA kernels and the whole routing on machines without a GPU.
+
+While a test runs on a backend, ``sys.modules["cupy"]`` is that backend's
+module, so ``sparsegrad`` (which imports CuPy lazily) sees it.
+"""
+
+import importlib.util
+import os
+import shutil
+import sys
+
+import numpy as np
+import pytest
+
+from sparsegrad import _cuda
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _load_fake():
+    name = "sparsegrad_tests_fake_cupy"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, os.path.join(_HERE, "emulator", "fake_cupy.py"))
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules[name].module
+
+
+def _real_cupy():
+    """The real cupy module when it and a GPU are usable, else a skip reason."""
+    previous = sys.modules.get("cupy")
+    if previous is not None and getattr(previous, "EMULATED", False):
+        del sys.modules["cupy"]
+    try:
+        import cupy
+    except Exception as exc:  # ImportError, or a broken CUDA install
+        if previous is not None:
+            sys.modules["cupy"] = previous
+        return None, f"CuPy not importable: {exc}"
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return None, "no GPU"
+    except Exception as exc:
+        return None, f"no usable GPU: {exc}"
+    return cupy, None
+
+
+class Device:
+    """One backend: its ``xp`` module and host <-> device copies."""
+
+    def __init__(self, name, xp):
+        self.name = name
+        self.xp = xp
+
+    def asarray(self, array):
+        """A device copy of host array `array`."""
+        return self.xp.asarray(np.asarray(array))
+
+    def asnumpy(self, array):
+        """A host copy of device array `array`."""
+        return self.xp.asnumpy(array)
+
+    def __repr__(self):
+        return f"Device({self.name})"
+
+
+@pytest.fixture(params=["cupy", "emulated"])
+def device(request):
+    saved = sys.modules.get("cupy", None)
+    if request.param == "cupy":
+        xp, reason = _real_cupy()
+        if xp is None:
+            pytest.skip(reason)
+    else:
+        if shutil.which("g++") is None:
+            pytest.skip("g++ not found: the CUDA emulator needs it")
+        xp = _load_fake()
+    sys.modules["cupy"] = xp
+    _cuda.clear_cache()
+    try:
+        yield Device(request.param, xp)
+    finally:
+        _cuda.clear_cache()
+        if saved is None:
+            sys.modules.pop("cupy", None)
+        else:
+            sys.modules["cupy"] = saved

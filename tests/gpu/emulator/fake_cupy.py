@@ -1,0 +1,478 @@
+"""A stand-in for the ``cupy`` module that runs sparsegrad's CUDA kernels on
+the CPU, for testing the GPU path on a machine without a GPU.
+
+* :class:`ndarray` wraps a NumPy array ("device memory").  Like a real cupy
+  array it refuses implicit conversion to NumPy (``np.asarray`` raises
+  TypeError), does not mix with NumPy arrays in arithmetic, has no buffer
+  protocol (so a Cython kernel cannot take it) and returns 0-d arrays from
+  reductions.  ``.get()`` / :func:`asnumpy` copy to the host.
+* Module functions (``zeros``, ``argsort``, ``cumsum``, ...) are NumPy's,
+  unwrapping and wrapping arrays.  ``argsort`` is stable, as CuPy's is.
+* :class:`RawModule` compiles the CUDA source with g++ against
+  ``cuda_emu.h`` (blocks one after another, the threads of a block as fibers
+  that switch at ``__syncthreads()``).  A launch checks every argument against
+  the kernel's C signature: an array of the pointee's dtype, C-contiguous, for
+  a pointer; a NumPy scalar of exactly the parameter's type for a scalar.
+  Real CuPy checks neither, so a wrong dtype or a Python int would pass there
+  and corrupt memory or read garbage.
+"""
+
+import ctypes
+import functools
+import hashlib
+import os
+import re
+import subprocess
+import tempfile
+import types
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+__version__ = "0.0-emulated"
+
+_IMPLICIT = ("Implicit conversion to a NumPy array is not allowed. Please use "
+             "`.get()` to construct a NumPy array explicitly.")
+
+
+class _MemoryPointer:
+    def __init__(self, array):
+        self.ptr = array.ctypes.data
+
+
+class ndarray:
+    """A "device" array: a NumPy array behind the cupy interface."""
+
+    __slots__ = ("_a",)
+    __hash__ = None
+
+    def __init__(self, shape, dtype=float):
+        self._a = np.empty(shape, dtype=dtype)
+
+    # -- host transfers -------------------------------------------------
+    def get(self):
+        return self._a.copy()
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError(_IMPLICIT)
+
+    @property
+    def data(self):
+        return _MemoryPointer(self._a)
+
+    # -- NumPy protocols: stay on the "device" --------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        inputs = _unwrap(inputs)
+        if "out" in kwargs:
+            kwargs["out"] = _unwrap(kwargs["out"])
+        return _wrap(getattr(ufunc, method)(*inputs, **kwargs))
+
+    def __array_function__(self, func, types_, args, kwargs):
+        return _wrap(func(*_unwrap(args), **_unwrap(kwargs)))
+
+    # -- attributes -----------------------------------------------------
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        attr = getattr(self._a, name)
+        if callable(attr):
+            @functools.wraps(attr)
+            def method(*args, **kwargs):
+                return _wrap(attr(*_unwrap(args), **_unwrap(kwargs)))
+            return method
+        return _wrap(attr)
+
+    @property
+    def shape(self):
+        return self._a.shape
+
+    @property
+    def dtype(self):
+        return self._a.dtype
+
+    @property
+    def ndim(self):
+        return self._a.ndim
+
+    @property
+    def size(self):
+        return self._a.size
+
+    @property
+    def flags(self):
+        return self._a.flags
+
+    @property
+    def T(self):
+        return ndarray._of(self._a.T)
+
+    def item(self):
+        return self._a.item()
+
+    def tolist(self):
+        return self._a.tolist()
+
+    def __len__(self):
+        return len(self._a)
+
+    def __iter__(self):
+        return (_wrap(x) for x in self._a)
+
+    def __bool__(self):
+        return bool(self._a)
+
+    def __float__(self):
+        return float(self._a)
+
+    def __int__(self):
+        return int(self._a)
+
+    def __complex__(self):
+        return complex(self._a)
+
+    def __repr__(self):
+        return repr(self._a)
+
+    def __str__(self):
+        return str(self._a)
+
+    def __getitem__(self, key):
+        return _wrap(self._a[_unwrap(key)])
+
+    def __setitem__(self, key, value):
+        self._a[_unwrap(key)] = _unwrap(value, allow_host=True)
+
+    def __copy__(self):
+        return ndarray._of(self._a.copy())
+
+    def __deepcopy__(self, memo):
+        return ndarray._of(self._a.copy())
+
+    def __reduce__(self):
+        return (_from_host, (self._a,))
+
+    @staticmethod
+    def _of(array):
+        out = ndarray.__new__(ndarray)
+        out._a = array
+        return out
+
+
+ndarray.__module__ = "cupy"
+ndarray.__qualname__ = "ndarray"
+
+
+def _from_host(array):
+    return ndarray._of(np.array(array))
+
+
+def _binary(name):
+    def op(self, *args):
+        return _wrap(getattr(self._a, name)(*_unwrap(args)))
+    op.__name__ = name
+    return op
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
+              "and", "or", "xor", "lshift", "rshift", "divmod"):
+    for _form in ("__%s__", "__r%s__", "__i%s__"):
+        _dunder = _form % _name
+        if hasattr(np.ndarray, _dunder):
+            setattr(ndarray, _dunder, _binary(_dunder))
+for _dunder in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__",
+                "__neg__", "__pos__", "__abs__", "__invert__"):
+    setattr(ndarray, _dunder, _binary(_dunder))
+
+
+def _unwrap(x, allow_host=False):
+    if isinstance(x, ndarray):
+        return x._a
+    if isinstance(x, np.ndarray) and not allow_host and x.ndim > 0:
+        raise TypeError(
+            f"Unsupported type {type(x)}: a numpy array where the emulated cupy "
+            "expects device arrays (real CuPy refuses it too)")
+    if isinstance(x, tuple):
+        return tuple(_unwrap(v, allow_host) for v in x)
+    if isinstance(x, list):
+        return [_unwrap(v, allow_host) for v in x]
+    if isinstance(x, dict):
+        return {k: _unwrap(v, allow_host) for k, v in x.items()}
+    return x
+
+
+def _wrap(x):
+    if isinstance(x, np.ndarray):
+        return ndarray._of(x)
+    if isinstance(x, np.generic):
+        return ndarray._of(np.asarray(x))
+    if isinstance(x, tuple):
+        return tuple(_wrap(v) for v in x)
+    if isinstance(x, list):
+        return [_wrap(v) for v in x]
+    return x
+
+
+class _Namespace(types.ModuleType):
+    """A module whose functions are NumPy's, on wrapped arrays."""
+
+    def __init__(self, name, source):
+        super().__init__(name)
+        self._source = source
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        attr = getattr(self._source, name)
+        if isinstance(attr, types.ModuleType):
+            attr = _Namespace(f"{self.__name__}.{name}", attr)
+        elif isinstance(attr, (type, np.ufunc)) or not callable(attr):
+            return attr
+        else:
+            func = attr
+
+            @functools.wraps(func)
+            def attr(*args, **kwargs):
+                return _wrap(func(*_unwrap(args), **_unwrap(kwargs)))
+        setattr(self, name, attr)
+        return attr
+
+
+# ---------------------------------------------------------------------------
+# Raw kernels
+
+
+def _cache_dir():
+    path = os.path.join(tempfile.gettempdir(), f"sparsegrad-cuda-emu-{os.getuid()}")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+_SIG = re.compile(r'extern\s+"C"\s+SG_KERNEL_MARK\s+void\s+(\w+)\s*\(([^)]*)\)')
+_C_TYPES = {
+    "float": np.float32, "double": np.float64, "i64": np.int64,
+    "long long": np.int64, "long long int": np.int64, "int": np.int32,
+    "unsigned int": np.uint32, "unsigned": np.uint32,
+    "unsigned long long": np.uint64, "unsigned char": np.uint8,
+    "signed char": np.int8, "char": np.int8, "bool": np.bool_, "short": np.int16,
+}
+
+
+def _param(text):
+    """(C type text, base dtype, is pointer) of one parameter declaration."""
+    text = " ".join(text.replace("*", " * ").split())
+    words = text.split(" ")
+    ctype = " ".join(words[:-1])                 # drop the parameter name
+    is_pointer = "*" in words[:-1]
+    base = " ".join(w for w in words[:-1]
+                    if w not in ("const", "__restrict__", "__restrict", "*",
+                                 "volatile"))
+    if base not in _C_TYPES or ctype.count("*") > 1:
+        raise TypeError(f"emulator: unsupported kernel parameter type {ctype!r}")
+    return ctype, np.dtype(_C_TYPES[base]), is_pointer
+
+
+def _compile(code, options):
+    if re.search(r"#\s*include\s*<", code):
+        raise RuntimeError("CUDA source includes a system header: NVRTC has none")
+    flags = [o for o in options if o.startswith(("-I", "-D"))]
+    digest = hashlib.sha256(
+        "\0".join([code, *flags]
+                  + [open(os.path.join(HERE, f)).read()
+                     for f in ("cuda_emu.h", "cuda_emu_runtime.cpp")]).encode()
+    ).hexdigest()[:24]
+    base = os.path.join(_cache_dir(), digest)
+    so, sigs = base + ".so", base + ".sig"
+    if not (os.path.exists(so) and os.path.exists(sigs)):
+        src = base + ".cpp"
+        with open(src, "w") as f:
+            f.write('#include "cuda_emu.h"\n' + code)
+        common = ["g++", "-std=c++17", f"-I{HERE}", *flags, "-w"]
+        scanned = subprocess.run(
+            [*common, "-E", "-P", "-DSG_EMU_SCAN", "-D__global__=SG_KERNEL_MARK",
+             src], check=True, capture_output=True, text=True).stdout
+        kernels = _SIG.findall(scanned)
+        tramps = []
+        for name, params in kernels:
+            decls = [p for p in (x.strip() for x in params.split(",")) if p]
+            if decls == ["void"]:
+                decls = []
+            casts = ", ".join(f"*({_param(d)[0]}*)a[{i}]"
+                              for i, d in enumerate(decls))
+            tramps.append(f'extern "C" void sg_tramp_{name}(void** a) '
+                          f"{{ {name}({casts}); }}")
+        with open(src, "a") as f:
+            f.write("\n" + "\n".join(tramps) + "\n")
+        tmp = so + f".{os.getpid()}.tmp"
+        result = subprocess.run(
+            [*common, "-O1", "-fPIC", "-shared", "-ffp-contract=off",
+             "-fno-fast-math", src, os.path.join(HERE, "cuda_emu_runtime.cpp"),
+             "-o", tmp], capture_output=True, text=True)
+        if result.returncode:
+            raise RuntimeError(f"emulator: g++ failed:\n{result.stderr[-4000:]}")
+        with open(sigs + f".{os.getpid()}.tmp", "w") as f:
+            for name, params in kernels:
+                f.write(name + "\t" + params.replace("\n", " ") + "\n")
+        os.replace(sigs + f".{os.getpid()}.tmp", sigs)
+        os.replace(tmp, so)
+    kernels = {}
+    with open(sigs) as f:
+        for line in f:
+            name, params = line.rstrip("\n").split("\t")
+            decls = [p for p in (x.strip() for x in params.split(",")) if p]
+            kernels[name] = [_param(d) for d in decls if d != "void"]
+    return ctypes.CDLL(so), kernels
+
+
+class RawModule:
+    """CuPy's ``RawModule(code=..., options=...)``, compiled for the CPU."""
+
+    def __init__(self, code=None, options=(), name_expressions=None, **kwargs):
+        if code is None:
+            raise TypeError("emulator: RawModule needs code=")
+        self.options = tuple(options)
+        self._lib, self._kernels = _compile(code, self.options)
+        self._lib.sg_emu_launch.restype = ctypes.c_int
+
+    def get_function(self, name):
+        if name not in self._kernels:
+            raise AttributeError(f"emulator: no kernel {name!r} in the module "
+                                 f"(has {sorted(self._kernels)})")
+        return RawKernel._bound(self, name)
+
+
+class RawKernel:
+    """A kernel of a :class:`RawModule`: ``kernel(grid, block, args)``."""
+
+    @classmethod
+    def _bound(cls, module, name):
+        self = cls.__new__(cls)
+        self._module = module
+        self.name = name
+        self._params = module._kernels[name]
+        self._tramp = ctypes.cast(getattr(module._lib, f"sg_tramp_{name}"),
+                                  ctypes.c_void_p)
+        return self
+
+    def __call__(self, grid, block, args, *, shared_mem=0, stream=None):
+        if shared_mem:
+            raise ValueError("emulator: no dynamic shared memory in sparsegrad")
+        args = tuple(args)
+        if len(args) != len(self._params):
+            raise TypeError(f"{self.name}: {len(args)} arguments for "
+                            f"{len(self._params)} parameters")
+        keep, slots = [], (ctypes.c_void_p * max(1, len(args)))()
+        for i, (arg, (ctype, dtype, is_pointer)) in enumerate(zip(args, self._params)):
+            if is_pointer:
+                if not isinstance(arg, ndarray):
+                    raise TypeError(f"{self.name}: argument {i} ({ctype}) must be a "
+                                    f"device array, got {type(arg).__name__}")
+                if arg.dtype != dtype:
+                    raise TypeError(f"{self.name}: argument {i} ({ctype}) has dtype "
+                                    f"{arg.dtype}, the kernel reads {dtype}")
+                if not arg._a.flags.c_contiguous:
+                    raise ValueError(f"{self.name}: argument {i} is not C-contiguous")
+                if "const" not in ctype.split("*")[0] and not arg._a.flags.writeable:
+                    raise ValueError(f"{self.name}: argument {i} is read-only but "
+                                     f"the kernel may write it ({ctype})")
+                cell = ctypes.c_void_p(arg._a.ctypes.data)
+            else:
+                if not isinstance(arg, np.generic) or arg.dtype != dtype:
+                    raise TypeError(
+                        f"{self.name}: argument {i} ({ctype}) must be a NumPy "
+                        f"{dtype} scalar, got {type(arg).__name__} {arg!r}")
+                cell = np.array(arg)
+            keep.append(cell)
+            slots[i] = (ctypes.addressof(cell) if is_pointer else cell.ctypes.data)
+        g = tuple(grid) + (1,) * (3 - len(grid))
+        b = tuple(block) + (1,) * (3 - len(block))
+        rc = self._module._lib.sg_emu_launch(
+            self._tramp, slots, *(ctypes.c_uint(int(v)) for v in g + b))
+        if rc:
+            raise ValueError(f"{self.name}: bad launch shape grid={grid} block={block}")
+
+
+# ---------------------------------------------------------------------------
+# The module
+
+
+def asarray(a, dtype=None, order=None):
+    if isinstance(a, ndarray):
+        out = a._a if dtype is None else a._a.astype(dtype, copy=False)
+        return a if out is a._a else ndarray._of(out)
+    return ndarray._of(np.array(a, dtype=dtype, order=order or "K", copy=True))
+
+
+def array(obj, dtype=None, copy=True, order="K", ndmin=0):
+    if isinstance(obj, ndarray):
+        obj = obj._a
+    return ndarray._of(np.array(obj, dtype=dtype, copy=True, order=order, ndmin=ndmin))
+
+
+def ascontiguousarray(a, dtype=None):
+    return ndarray._of(np.ascontiguousarray(_unwrap(a), dtype=dtype))
+
+
+def asnumpy(a, stream=None):
+    return a._a.copy() if isinstance(a, ndarray) else np.asarray(a)
+
+
+def get_array_module(*args):
+    return module if any(isinstance(a, ndarray) for a in args) else np
+
+
+def argsort(a, axis=-1, kind=None):
+    return ndarray._of(np.argsort(_unwrap(a), axis=axis, kind="stable"))
+
+
+def sort(a, axis=-1, kind=None):
+    return ndarray._of(np.sort(_unwrap(a), axis=axis, kind="stable"))
+
+
+class _Device:
+    def __init__(self, device=0):
+        self.id = device
+
+    def synchronize(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+
+class _Runtime:
+    @staticmethod
+    def getDeviceCount():
+        return 1
+
+    @staticmethod
+    def getDeviceProperties(device):
+        return {"name": b"sparsegrad CUDA emulator (CPU)", "totalGlobalMem": 0}
+
+
+class _Stream:
+    def synchronize(self):
+        pass
+
+
+def _make_module():
+    mod = _Namespace("cupy", np)
+    mod.__file__ = __file__
+    mod.__version__ = __version__
+    mod.EMULATED = True
+    for name, value in dict(
+        ndarray=ndarray, RawModule=RawModule, RawKernel=RawKernel, asarray=asarray,
+        array=array, ascontiguousarray=ascontiguousarray, asnumpy=asnumpy,
+        get_array_module=get_array_module, argsort=argsort, sort=sort,
+    ).items():
+        setattr(mod, name, value)
+    cuda = types.SimpleNamespace(
+        runtime=_Runtime(), Device=_Device,
+        get_current_stream=lambda: _Stream(), Stream=_Stream)
+    mod.cuda = cuda
+    return mod
+
+
+module = _make_module()

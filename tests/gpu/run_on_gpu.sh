@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# On a machine with an NVIDIA GPU, CuPy and nvcc: build sparsegrad in place,
+# run the GPU tests on the real device (and on the emulator, for comparison),
+# then the GPU benchmark.  Output goes to ${OUT:-.}/gpu-*.txt.
+#   bash tests/gpu/run_on_gpu.sh            # tests + benchmark
+#   QUICK=1 bash tests/gpu/run_on_gpu.sh    # benchmark at small sizes
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-.}
+python -m pip install -q cython numpy scipy pytest hypothesis 2>&1 | tail -1
+python setup.py build_ext --inplace -q 2>&1 | tail -3
+python -m sparsegrad info | tee "$OUT/gpu-info.txt"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee -a "$OUT/gpu-info.txt"
+python -m pytest -q -p no:cacheprovider tests/gpu -ra 2>&1 | tee "$OUT/gpu-tests.txt" | tail -40
+python benchmarks/bench_gpu.py ${QUICK:+--quick} --json "$OUT/gpu-bench.json" 2>&1 \
+    | tee "$OUT/gpu-bench.txt"
