@@ -775,7 +775,7 @@ def _unsorted_normalized(data, segment_ids, num_segments, what, root):
         counts = get_array_module(counts).sqrt(counts)
     if total.dtype != dtype:
         total = array_ops.cast(total, dtype)
-    return math_ops.divide(total, counts)
+    return math_ops.divide(total, _operand(counts))
 
 
 def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
@@ -903,11 +903,18 @@ def _gather_upstream_device(grad, ids_array):
     return _mask_rows(gathered, ids_array >= 0)
 
 
+def _operand(array):
+    """A cupy operand of a sparsegrad op as a Tensor (the ops convert only
+    host values themselves); a NumPy one as it is."""
+    return wrap(array) if is_cupy_array(array) else array
+
+
 def _mask_rows(rows, keep):
     """`rows` with the rows where `keep` is false set to zero."""
     mask = keep.reshape(keep.shape + (1,) * (rows.ndim - 1))
     xp = get_array_module(keep)
-    return math_ops.where(mask, rows, xp.zeros((), dtype=rows.dtype))
+    return math_ops.where(_operand(mask), rows,
+                          _operand(xp.zeros((), dtype=rows.dtype)))
 
 
 def _sum_grad(op, grad):
@@ -926,7 +933,7 @@ def _mean_grad(op, grad):
         grad = IndexedSlices._from_trusted(
             math_ops.divide(grad.values, rows), grad.indices, grad.dense_shape)
     else:
-        grad = math_ops.divide(grad, counts)
+        grad = math_ops.divide(grad, _operand(counts))
     return _gather_upstream(grad, ids), None
 
 
@@ -949,9 +956,10 @@ def _extreme_grad(op, grad):
     counts = _unsorted_forward(selected.astype(x.dtype), ids_array, n_segments,
                                _SUM).reshape(out.shape)
     counts = xp.maximum(counts, 1)
-    weighted = math_ops.divide(array_ops.densify(grad), counts)
+    weighted = math_ops.divide(array_ops.densify(grad), _operand(counts))
     gathered = _gather_upstream(weighted, ids)
-    return math_ops.where(selected, gathered, xp.zeros((), dtype=x.dtype)), None
+    return math_ops.where(_operand(selected), gathered,
+                          _operand(xp.zeros((), dtype=x.dtype))), None
 
 
 def _prod_grad(op, grad):
@@ -961,7 +969,7 @@ def _prod_grad(op, grad):
     x = data._value
     if is_cupy_array(x) or is_cupy_array(ids_array):
         others = _prod_others_device(op, x, ids_array, n_segments)
-        return math_ops.multiply(_gather_upstream(grad, ids), others), None
+        return math_ops.multiply(_gather_upstream(grad, ids), wrap(others)), None
     n = ids_array.shape[0]
     work = x if is_kernel_float(x.dtype) else x.astype(np.float64)
     rows = _rows_2d(work, n)
