@@ -27,7 +27,7 @@ from ..framework.backend import get_array_module, is_cupy_array
 from ..framework.buffers import check_allocation
 from ..framework.dtypes import check_numeric, is_kernel_float
 from ..framework.indexed_slices import IndexedSlices
-from ..framework.tensor import Tensor, wrap
+from ..framework.tensor import wrap
 from ..framework.threads import get_num_threads
 from ..framework.variable import Variable
 from . import array_ops, math_ops

@@ -189,16 +189,14 @@ def _reduce_device(table, indices, weights, splits, combiner):
     if n_bags == 0 or width == 0:
         return xp.zeros((n_bags,) + row_shape, dtype=dtype)
     out = xp.empty((n_bags,) + row_shape, dtype=dtype)
-    w = _EMPTY_DEVICE(xp, dtype) if weights is None else xp.ascontiguousarray(
-        weights.astype(dtype, copy=False))
+    if weights is None:  # the kernel's "unweighted"
+        w = xp.zeros((0,), dtype=dtype)
+    else:
+        w = xp.ascontiguousarray(weights.astype(dtype, copy=False))
     _cuda_segment.sparse_segment_reduce(
         table.reshape(table.shape[0], width), xp.ascontiguousarray(indices), w,
         splits, _COMBINERS[combiner], out.reshape(n_bags, width), 0)
     return out
-
-
-def _EMPTY_DEVICE(xp, dtype):  # noqa: N802 (the device twin of _EMPTY)
-    return xp.zeros((0,), dtype=dtype)
 
 
 def _check_device_dtype(dtype, what):
@@ -258,10 +256,11 @@ def _coefficients_device(splits, weights, combiner, dtype, segment_of):
     if weights is None:
         if combiner == "sum":
             return None
-        if combiner == "mean":
-            per_bag = one / counts.astype(dtype)
-        else:
-            per_bag = one / xp.sqrt(counts.astype(np.float64)).astype(dtype)
+        with np.errstate(divide="ignore"):  # empty bags (never looked up)
+            if combiner == "mean":
+                per_bag = one / counts.astype(dtype)
+            else:
+                per_bag = one / xp.sqrt(counts.astype(np.float64)).astype(dtype)
         return xp.ascontiguousarray(per_bag[segment_of])
     if combiner == "sum":
         return weights
