@@ -21,14 +21,9 @@ from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, wrap
 from ..framework.variable import Variable
 from . import array_ops, math_ops, reduction_ops, unary_ops
+from ._device import borrow_array, check_in_range_device, device_index_array
 from ._helpers import as_borrowed_tensor, as_tensor
-from .sparse_segment_ops import (
-    _borrow,
-    _check_in_range_device,
-    _device_index_array,
-    check_combiner,
-    embedding_bag,
-)
+from .sparse_segment_ops import check_combiner, embedding_bag
 
 __all__ = [
     "gather",
@@ -61,7 +56,7 @@ def _index_tensor(indices, name="indices"):
 def _index_array(indices, name):
     """:func:`sparse_rows.index_array`; a cupy array stays on the device."""
     if is_cupy_array(indices):
-        return _device_index_array(indices, name)
+        return device_index_array(indices, name)
     return sparse_rows.index_array(indices, name)
 
 
@@ -69,7 +64,7 @@ def _check_in_range(indices, n_rows, name="indices"):
     """:func:`sparse_rows.check_in_range`; for a cupy array one device
     reduction and one read back."""
     if is_cupy_array(indices):
-        _check_in_range_device(indices, n_rows, name)
+        check_in_range_device(indices, n_rows, name)
     else:
         sparse_rows.check_in_range(indices, n_rows, name)
 
@@ -167,7 +162,7 @@ def gather(params, indices, axis=None, name=None, *, batch_dims=0):
            [5., 5.]])
     """
     del name
-    p = _borrow(params, "params")  # an ndarray (or cupy) table is not copied
+    p = borrow_array(params, "params")  # an ndarray (or cupy) table is not copied
     if p.ndim == 0:
         raise InvalidArgumentError("gather: params must be at least 1-D, got a scalar")
     idx = _index_tensor(indices)

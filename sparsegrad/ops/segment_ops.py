@@ -17,7 +17,6 @@ treated as a constant.
 
 import numpy as np
 
-from .._cuda import segment as _cuda_segment
 from .._kernels import segment as _segment
 from ..autodiff.recording import is_recording, record_operation
 from ..autodiff.registry import register_gradient
@@ -31,13 +30,14 @@ from ..framework.tensor import wrap
 from ..framework.threads import get_num_threads
 from ..framework.variable import Variable
 from . import array_ops, math_ops
-from .embedding_ops import gather
-from .sparse_segment_ops import (
-    _borrow,
-    _check_device_dtype,
-    _index_values,
-    _to_host,
+from ._device import (
+    borrow_array,
+    index_values,
+    segment_prod_others,
+    sorted_segment_reduce,
+    unsorted_segment_reduce,
 )
+from .embedding_ops import gather
 
 __all__ = [
     "segment_sum",
@@ -65,7 +65,7 @@ _UFUNC = {_SUM: np.add, _MAX: np.maximum, _MIN: np.minimum, _PROD: np.multiply}
 def _data_tensor(data, what):
     # An ndarray is viewed, not copied: the result is a new array, and a
     # new Tensor is on no tape.
-    t = _borrow(data, f"{what}: data")
+    t = borrow_array(data, f"{what}: data")
     dtype = check_numeric(t.dtype, f"{what}: data")
     if dtype == np.bool_:
         raise InvalidArgumentError(
@@ -76,7 +76,7 @@ def _data_tensor(data, what):
 
 
 def _ids_array(segment_ids, what):
-    return _index_values(segment_ids, f"{what}: segment_ids")
+    return index_values(segment_ids, f"{what}: segment_ids")
 
 
 def _rows_2d(array, n):
@@ -130,7 +130,12 @@ def _sorted_reduce(data, segment_ids, op, what):
             "segment_ids should be the same size as dimension 0 of input."
         )
     if is_cupy_array(d._value) or is_cupy_array(ids):
-        return _sorted_reduce_device(d, ids, op, what)
+        get_array_module(d._value, ids)  # no mixing of host and device
+        out, ids = sorted_segment_reduce(
+            d._value, ids, op, _fill_value(op, d.dtype, unsorted=False), what)
+        result = wrap(out)
+        record_operation(_SORTED_TYPES[op], (d, _recorded_ids(ids)), (result,))
+        return result
     ids = np.ascontiguousarray(ids)
     n = ids.shape[0]
     if n and (ids[0] < 0 or ids[-1] < 0):
@@ -149,34 +154,6 @@ def _sorted_reduce(data, segment_ids, op, what):
     else:
         splits = sparse_rows.sorted_segment_splits(ids)
         out = _reduce_splits(x, splits, op, fill)
-    result = wrap(out.reshape(shape))
-    record_operation(_SORTED_TYPES[op], (d, _recorded_ids(ids)), (result,))
-    return result
-
-
-def _sorted_reduce_device(d, ids, op, what):
-    """:func:`_sorted_reduce` of cupy arrays: the ids are summarized on the
-    device and read back once (their last id sets the output's size), then
-    turned into row splits and reduced, one thread per output element."""
-    xp = get_array_module(d._value, ids)
-    ids = xp.ascontiguousarray(ids)
-    n = ids.shape[0]
-    (summary,) = _cuda_segment.read_summaries(_cuda_segment.summarize(ids))
-    _, _, decrease, first, last = summary
-    if n and (first < 0 or last < 0 or decrease < n):
-        sparse_rows.sorted_segment_splits(_to_host(ids))  # TensorFlow's error
-        raise AssertionError("segment ids failed a check that found no error")
-    n_segments = last + 1 if n else 0
-    shape = (n_segments,) + d.shape[1:]
-    check_allocation(shape, d.dtype, f"{what}: segment_ids")
-    _check_device_dtype(d.dtype, what)
-    x = _rows_2d(d._value, n)
-    out = xp.empty((n_segments, x.shape[1]), dtype=d.dtype)
-    if out.size:
-        splits = _cuda_segment.splits_of_sorted(ids, n_segments)
-        _cuda_segment.reduce_sorted(x, splits, op,
-                                    _fill_value(op, d.dtype, unsorted=False),
-                                    False, out)
     result = wrap(out.reshape(shape))
     record_operation(_SORTED_TYPES[op], (d, _recorded_ids(ids)), (result,))
     return result
@@ -488,7 +465,10 @@ def _unsorted_forward(data, ids, n_segments, op, shaped_ids=None):
     anything the caller sees (`shaped_ids`: the ids as the caller shaped
     them, for the position in the message)."""
     if is_cupy_array(data) or is_cupy_array(ids):
-        return _unsorted_forward_device(data, ids, n_segments, op, shaped_ids)
+        get_array_module(data, ids)  # no mixing of host and device
+        return unsorted_segment_reduce(
+            data, ids, n_segments, op,
+            _fill_value(op, data.dtype, unsorted=True), _check_below, shaped_ids)
     n = ids.shape[0]
     x = _rows_2d(data, n)
     fill = _fill_value(op, x.dtype, unsorted=True)
@@ -521,44 +501,6 @@ def _unsorted_forward(data, ids, n_segments, op, shaped_ids=None):
             has_nan = np.zeros(out.shape, dtype=np.int64)
             np.add.at(has_nan, ids[keep], nan_rows)
             out[has_nan > 0] = np.nan
-    return out
-
-
-def _unsorted_forward_device(data, ids, n_segments, op, shaped_ids):
-    """:func:`_unsorted_forward` of cupy arrays, the CPU's two paths: sorted
-    ids (what ragged rows give) are reduced as segments from the fill;
-    others are grouped stably (a radix sort) and each segment walks its rows
-    in their original order from the fill."""
-    from .._cuda.sort import group_rows
-
-    xp = get_array_module(data, ids)
-    ids = xp.ascontiguousarray(ids)
-    n = ids.shape[0]
-    x = _rows_2d(data, n)
-    fill = _fill_value(op, x.dtype, unsorted=True)
-    summary = None
-    if n:
-        (summary,) = _cuda_segment.read_summaries(_cuda_segment.summarize(ids))
-        if summary[1] >= n_segments:
-            _check_below(_to_host(ids if shaped_ids is None else shaped_ids),
-                         n_segments)
-            raise AssertionError("segment ids failed a check that found no error")
-    out = xp.empty((n_segments, x.shape[1]), dtype=x.dtype)
-    if n == 0 or x.shape[1] == 0 or n_segments == 0:
-        out.fill(fill)
-        return out
-    _check_device_dtype(x.dtype, "unsorted segment reduction")
-    _, _, decrease, _, last = summary
-    if decrease >= n:  # sorted
-        if last < 0:
-            out.fill(fill)
-        else:
-            splits = _cuda_segment.splits_of_sorted(ids, n_segments)
-            _cuda_segment.reduce_sorted(x, splits, op, fill, True, out)
-        return out
-    out.fill(fill)
-    unique, order, starts = group_rows(ids)
-    _cuda_segment.reduce_groups(x, unique, order, starts, op, out)
     return out
 
 
@@ -968,7 +910,8 @@ def _prod_grad(op, grad):
     ids_array = ids._value
     x = data._value
     if is_cupy_array(x) or is_cupy_array(ids_array):
-        others = _prod_others_device(op, x, ids_array, n_segments)
+        others = segment_prod_others(x, ids_array, n_segments,
+                                     op.type == "SegmentProd")
         return math_ops.multiply(_gather_upstream(grad, ids), wrap(others)), None
     n = ids_array.shape[0]
     work = x if is_kernel_float(x.dtype) else x.astype(np.float64)
@@ -987,30 +930,6 @@ def _prod_grad(op, grad):
     others = others.astype(x.dtype, copy=False).reshape(x.shape)
     gathered = _gather_upstream(grad, ids)
     return math_ops.multiply(gathered, others), None
-
-
-def _prod_others_device(op, x, ids_array, n_segments):
-    """The "product of the other rows" factor of :func:`_prod_grad` on the
-    device: sorted ids as their row splits, others grouped stably (the rows
-    of negative ids get 0, as on the CPU)."""
-    from .._cuda.sort import group_rows
-
-    xp = get_array_module(x, ids_array)
-    _check_device_dtype(x.dtype, "segment product gradient")
-    n = ids_array.shape[0]
-    rows = _rows_2d(x, n)
-    others = xp.zeros_like(rows)
-    if n:
-        if op.type == "SegmentProd":
-            order = xp.arange(n, dtype=np.int64)
-            starts = _cuda_segment.splits_of_sorted(ids_array, n_segments)
-        else:
-            _, order, starts = group_rows(xp.ascontiguousarray(ids_array))
-        _cuda_segment.prod_others(rows, order, starts, others, 0)
-        if op.type != "SegmentProd":
-            others = xp.where((ids_array < 0).reshape(-1, 1),
-                              xp.zeros((), dtype=x.dtype), others)
-    return others.reshape(x.shape)
 
 
 _SORTED_TYPES = {

@@ -21,20 +21,27 @@ is itself differentiable (its transpose is a weighted bag again).
 import numpy as np
 
 from .._cuda import segment as _cuda_segment
+from .._cuda import sort as _cuda_sort
 from .._kernels import segment as _segment
 from ..autodiff.recording import is_recording, record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
 from ..framework import buffers, sparse_rows
 from ..framework.backend import get_array_module, is_cupy_array, kernels_for_cpu
-from ..framework.buffers import check_allocation
-from ..framework.dtypes import INDEX_DTYPES, check_numeric, is_kernel_float
+from ..framework.dtypes import is_kernel_float
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, wrap
 from ..framework.threads import get_num_threads
 from ..framework.variable import Variable
 from . import array_ops
-from ._helpers import as_borrowed_tensor, as_tensor
+from ._device import (
+    borrow_array,
+    check_device_dtype,
+    device_index_array,
+    host_copy,
+    sorted_splits_device,
+)
+from ._helpers import as_tensor
 
 __all__ = [
     "sparse_segment_sum",
@@ -56,81 +63,6 @@ _OP_TYPES = {
 }
 _EMPTY = {np.dtype(np.float32): np.zeros(0, np.float32),
           np.dtype(np.float64): np.zeros(0, np.float64)}
-
-
-# -- device (cupy) arguments -----------------------------------------------------
-#
-# The checks of sparse_rows for cupy arrays: the data are reduced on the device
-# (_cuda.segment.summarize) and ONE small array is read back; only when a check
-# fails is the offending array copied to the host, to raise the CPU's error
-# with the CPU's own code.
-
-
-def _borrow(x, name):
-    """:func:`as_borrowed_tensor`, and a cupy array viewed too (a copy of a
-    device table would cost O(table) per call)."""
-    if is_cupy_array(x):
-        check_numeric(x.dtype, name)
-        return wrap(x.view())
-    return as_borrowed_tensor(x, name=name)
-
-
-def _device_index_array(array, name):
-    """:func:`sparse_rows.index_array` of a cupy array (no data read)."""
-    if array.dtype in INDEX_DTYPES:
-        return array
-    if array.dtype.kind not in "iu" or array.dtype == np.bool_:
-        if array.size == 0 and array.dtype.kind == "f":
-            return array.astype(np.int64)
-        raise InvalidArgumentError(
-            f"{name} must be int32 or int64, got dtype {array.dtype}"
-        )
-    return array.astype(np.int64)
-
-
-def _index_values(x, name):
-    """An index argument (array_like, Tensor or Variable) as an int32/int64
-    array of any shape: a cupy one stays on the device."""
-    if isinstance(x, Variable):
-        x = x.value()
-    if isinstance(x, Tensor):
-        x = x._value
-    if is_cupy_array(x):
-        return _device_index_array(x, name)
-    return sparse_rows.index_array(x, name)
-
-
-def _to_host(array):
-    """A host copy, for building an error message only."""
-    return _cuda_segment.cupy().asnumpy(array)
-
-
-def _check_in_range_device(indices, n_rows, name="indices", summary=None):
-    """:func:`sparse_rows.check_in_range` of a cupy array: one device
-    reduction and one read back (or the given `summary`)."""
-    if indices.size == 0:
-        return
-    if summary is None:
-        (summary,) = _cuda_segment.read_summaries(
-            _cuda_segment.summarize(indices.reshape(-1)))
-    if summary[0] < 0 or summary[1] >= n_rows:
-        sparse_rows.check_in_range(_to_host(indices), n_rows, name)
-        raise AssertionError("indices failed a check that found no error")
-
-
-def _sorted_splits_device(seg, n, seg_summary):
-    """:func:`sparse_rows.sorted_segment_splits` of cupy `seg` (its
-    `seg_summary` read back): the splits on the device, or the CPU's error."""
-    size = seg.shape[0]
-    _, _, decrease, first, last = seg_summary
-    last_plus_one = last + 1 if size else 0
-    bad = size and (last < 0 or first < 0 or decrease < size)
-    if bad or (n is not None and n < last_plus_one):
-        sparse_rows.sorted_segment_splits(_to_host(seg), n)
-        raise AssertionError("segment ids failed a check that found no error")
-    n_segments = last_plus_one if n is None else n
-    check_allocation((n_segments + 1,), np.int64, "segment_ids")
-    return _cuda_segment.splits_of_sorted(seg, n_segments)
 
 
 # -- the shared primitive ------------------------------------------------------------
@@ -181,7 +113,7 @@ def _reduce_device(table, indices, weights, splits, combiner):
     n_bags = splits.shape[0] - 1
     row_shape = table.shape[1:]
     dtype = table.dtype
-    _check_device_dtype(dtype, "the bags")
+    check_device_dtype(dtype, "the bags")
     if not table.flags.c_contiguous:  # its rows, O(nnz x width)
         table = xp.ascontiguousarray(table[indices])
         indices = xp.arange(indices.shape[0], dtype=np.int64)
@@ -197,15 +129,6 @@ def _reduce_device(table, indices, weights, splits, combiner):
         table.reshape(table.shape[0], width), xp.ascontiguousarray(indices), w,
         splits, _COMBINERS[combiner], out.reshape(n_bags, width), 0)
     return out
-
-
-def _check_device_dtype(dtype, what):
-    """The GPU kernels take float32 and float64 values only."""
-    if not is_kernel_float(dtype):
-        raise InvalidArgumentError(
-            f"{what}: values of dtype {np.dtype(dtype)} are not supported on the "
-            "GPU (float32 and float64 are)"
-        )
 
 
 def _segment_of(splits, nnz):
@@ -282,16 +205,14 @@ def _coefficients_device(splits, weights, combiner, dtype, segment_of):
 
 def _bag_grad_device(grad, table_shape, indices, segment_of, coef, splits):
     """:func:`_bag_grad` of a cupy upstream gradient."""
-    from .._cuda.sort import group_rows
-
     xp = get_array_module(grad._value, indices, segment_of)
     g = xp.ascontiguousarray(grad._value)
     dtype = g.dtype
-    _check_device_dtype(dtype, "the bag gradient")
+    check_device_dtype(dtype, "the bag gradient")
     row_shape = tuple(table_shape[1:])
     width = int(np.prod(row_shape, dtype=np.int64))
     if indices.shape[0]:
-        unique, order, starts = group_rows(xp.ascontiguousarray(indices))
+        unique, order, starts = _cuda_sort.group_rows(xp.ascontiguousarray(indices))
     else:
         unique = indices[:0].copy()
         order = xp.zeros((0,), dtype=np.int64)
@@ -401,7 +322,7 @@ def _embedding_bag_grad(op, grad):
 
 
 def _table(data, what, name="data"):
-    t = _borrow(data, name)  # an ndarray (or cupy) table is not copied
+    t = borrow_array(data, name)  # an ndarray (or cupy) table is not copied
     if t.ndim == 0:
         raise InvalidArgumentError(
             f"{what}: Shape must be at least rank 1 but is rank 0 ({name} is a "
@@ -449,7 +370,7 @@ def _index_input(x, name):
     if isinstance(x, Tensor):
         x = x._value
     if is_cupy_array(x):  # sparse_rows.as_index_array, on the device
-        array = _device_index_array(x, name)
+        array = device_index_array(x, name)
         if array.ndim != 1:
             raise InvalidArgumentError(
                 f"{name} must be 1-D, got shape {tuple(array.shape)}"
@@ -473,12 +394,12 @@ def _sparse_segment(combiner, data, indices, segment_ids, num_segments):
     n_rows = t.shape[0]
     if is_cupy_array(t._value) or is_cupy_array(idx) or is_cupy_array(seg):
         get_array_module(t._value, idx, seg)  # no mixing of host and device
-        _check_device_dtype(t.dtype, what)
+        check_device_dtype(t.dtype, what)
         seg_summary, idx_summary = _cuda_segment.read_summaries(
             _cuda_segment.summarize(seg), _cuda_segment.summarize(idx))
-        splits = _sorted_splits_device(seg, n, seg_summary)
+        splits = sorted_splits_device(seg, n, seg_summary)
         if idx.shape[0] and (idx_summary[0] < 0 or idx_summary[1] >= n_rows):
-            _check_bag_indices(what, _to_host(idx), n_rows)
+            _check_bag_indices(what, host_copy(idx), n_rows)
     else:
         splits = sparse_rows.sorted_segment_splits(seg, n)
         _check_bag_indices(what, idx, n_rows)
@@ -771,7 +692,7 @@ def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None):
             _cuda_segment.summarize(spl), _cuda_segment.summarize(idx))
         if (spl.shape[0] == 0 or spl_summary[3] != 0 or spl_summary[4] != nnz
                 or spl_summary[2] < spl.shape[0]):
-            _check_splits(what, _to_host(spl), nnz)
+            _check_splits(what, host_copy(spl), nnz)
             raise AssertionError("splits failed a check that found no error")
     else:
         _check_splits(what, spl, nnz)
@@ -797,9 +718,9 @@ def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None):
     _check_float(t, what, "sum", "params")
     if device:
         get_array_module(t._value, w)
-        _check_device_dtype(t.dtype, what)
+        check_device_dtype(t.dtype, what)
         if nnz and (idx_summary[0] < 0 or idx_summary[1] >= t.shape[0]):
-            sparse_rows.check_in_range(_to_host(idx), t.shape[0], "ids")
+            sparse_rows.check_in_range(host_copy(idx), t.shape[0], "ids")
         # As below: private copies while a tape records.
         copy = is_recording()
         return _bag(t, idx.copy() if copy else idx,
