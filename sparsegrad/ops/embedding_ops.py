@@ -626,8 +626,9 @@ def _clip_rows(rows, max_norm, ids_rank):
         norm = unary_ops.abs(rows)
     else:
         sq = reduction_ops.reduce_sum(rows * rows, axis=axes, keepdims=True)
-        positive = sq._value > 0
-        safe = math_ops.where(positive, sq, np.ones_like(sq._value))
+        positive = wrap(sq._value > 0)
+        safe = math_ops.where(positive, sq, wrap(get_array_module(
+            sq._value).ones_like(sq._value)))
         norm = math_ops.where(positive, unary_ops.sqrt(safe), sq)
     return rows * max_norm / math_ops.maximum(norm, max_norm)
 
@@ -739,16 +740,15 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights=None, combiner="mean",
 
 def _combine(params, ids, splits, weights, combiner, max_norm):
     """The bags of validated-to-be ids, splits and weights (ndarrays)."""
+    first = params[0] if isinstance(params, (list, tuple)) and params else params
+    ids, splits, weights = _ids_to_device_of(first, ids, splits, weights)
     if max_norm is None and not (isinstance(params, (list, tuple))
                                  and len(params) != 1):
-        if isinstance(params, (list, tuple)):
-            params = params[0]
-        ids, splits, weights = _ids_to_device_of(params, ids, splits, weights)
-        return embedding_bag(params, ids, splits, weights, combiner)
+        return embedding_bag(first, ids, splits, weights, combiner)
     # Shards or max_norm: the rows go through embedding_lookup (its shard
     # layout and clipping), then one bag per row over those rows.
     rows = embedding_lookup(params, ids, max_norm=max_norm)
-    positions = np.arange(ids.shape[0], dtype=np.int64)
+    positions = get_array_module(ids).arange(ids.shape[0], dtype=np.int64)
     return embedding_bag(rows, positions, splits, weights, combiner)
 
 
@@ -952,5 +952,7 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
                    max_norm)
     if default_id is None and empty.any():
         mask = (~empty).astype(out.dtype).reshape((n_out,) + (1,) * (out.ndim - 1))
+        if is_cupy_array(out._value):  # the table's device, as the ids were
+            mask = get_array_module(out._value).asarray(mask)
         out = out * wrap(mask)
     return out

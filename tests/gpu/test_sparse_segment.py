@@ -234,3 +234,15 @@ def test_embedding_lookup_sparse_scipy_ids(device, combiner):
     got = sg.nn.embedding_lookup_sparse(device.asarray(table), ids,
                                         combiner=combiner)
     np.testing.assert_array_equal(_host(device, got), want)
+
+
+def test_safe_embedding_lookup_sparse(device):
+    table = np.arange(8.0).reshape(4, 2)
+    ids = scipy.sparse.csr_array((np.array([1.0, 2.0, 1.0]), [1, 3, 2], [0, 2, 2, 3]),
+                                 shape=(3, 4))
+    for default_id in (None, 0):
+        want = sg.nn.safe_embedding_lookup_sparse(table, ids,
+                                                  default_id=default_id).numpy()
+        got = sg.nn.safe_embedding_lookup_sparse(device.asarray(table), ids,
+                                                 default_id=default_id)
+        np.testing.assert_array_equal(_host(device, got), want)
