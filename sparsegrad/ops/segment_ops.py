@@ -8,6 +8,11 @@ dtype: the bits do not depend on the thread count); other real dtypes
 pass that reduces them; a problem is reported with TensorFlow's message by
 :func:`~sparsegrad.framework.sparse_rows.sorted_segment_splits`.
 
+CuPy arrays (float32 / float64) run the CUDA twins of those kernels
+(``_cuda/segment.cu``, through :mod:`sparsegrad.ops._device`): each output
+element reduced by one device thread in the CPU's order, so the same bits;
+the ids are checked with one device reduction and one read back first.
+
 Gradients w.r.t. `data` are dense Tensors (they cover every row of `data`);
 segment ids and ``num_segments`` get None.  They are written with sparsegrad
 ops (gather, divide, where, multiply), so they can be differentiated again;

@@ -16,6 +16,10 @@ occurrence because the optimizer that consumes it sums repeated rows anyway:
 summing them here, while the upstream rows are hot in cache, writes and
 reads fewer rows (see ``benchmarks/bench_embedding_bag.py``).  The gradient
 is itself differentiable (its transpose is a weighted bag again).
+
+CuPy arrays (float32 / float64) run the CUDA twins of the bag kernels
+(``_cuda/segment.cu``), forward and gradient, with the CPU's bits; indices
+and segment ids are checked with one device reduction and one read back.
 """
 
 import numpy as np
