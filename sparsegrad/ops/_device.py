@@ -103,9 +103,10 @@ def sorted_splits_device(seg, n, seg_summary):
     return _cuda_segment.splits_of_sorted(seg, n_segments)
 
 
-def check_device_dtype(dtype, what):
-    """The GPU kernels take float32 and float64 values only."""
-    if not is_kernel_float(dtype):
+def check_device_dtype(dtype, what, half=False):
+    """The GPU kernels take float32 and float64 values (and float16 where
+    `half`: an op that computes it in float32, as on the CPU)."""
+    if not is_kernel_float(dtype) and not (half and dtype == np.float16):
         raise InvalidArgumentError(
             f"{what}: values of dtype {np.dtype(dtype)} are not supported on the "
             "GPU (float32 and float64 are)"

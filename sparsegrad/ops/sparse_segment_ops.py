@@ -117,6 +117,11 @@ def _reduce_device(table, indices, weights, splits, combiner):
     n_bags = splits.shape[0] - 1
     row_shape = table.shape[1:]
     dtype = table.dtype
+    if dtype == np.float16:  # in float32, rounded once (as on the CPU)
+        rows = xp.ascontiguousarray(table[indices]).astype(np.float32)
+        local = xp.arange(indices.shape[0], dtype=np.int64)
+        w = None if weights is None else weights.astype(np.float32)
+        return _reduce_device(rows, local, w, splits, combiner).astype(dtype)
     check_device_dtype(dtype, "the bags")
     if not table.flags.c_contiguous:  # its rows, O(nnz x width)
         table = xp.ascontiguousarray(table[indices])
@@ -212,7 +217,11 @@ def _bag_grad_device(grad, table_shape, indices, segment_of, coef, splits):
     xp = get_array_module(grad._value, indices, segment_of)
     g = xp.ascontiguousarray(grad._value)
     dtype = g.dtype
-    check_device_dtype(dtype, "the bag gradient")
+    work_coef = coef
+    if dtype == np.float16:  # in float32, rounded once (as on the CPU)
+        g = g.astype(np.float32)
+        work_coef = None if coef is None else coef.astype(np.float32)
+    check_device_dtype(g.dtype, "the bag gradient")
     row_shape = tuple(table_shape[1:])
     width = int(np.prod(row_shape, dtype=np.int64))
     if indices.shape[0]:
@@ -223,13 +232,14 @@ def _bag_grad_device(grad, table_shape, indices, segment_of, coef, splits):
         starts = xp.zeros((1,), dtype=np.int64)
     shape = (unique.shape[0],) + row_shape
     if unique.shape[0] * width:
-        values = xp.empty(shape, dtype=dtype)
-        c = xp.zeros((0,), dtype=dtype) if coef is None else xp.ascontiguousarray(
-            coef.astype(dtype, copy=False))
+        values = xp.empty(shape, dtype=g.dtype)
+        c = xp.zeros((0,), dtype=g.dtype) if work_coef is None else (
+            xp.ascontiguousarray(work_coef.astype(g.dtype, copy=False)))
         _cuda_segment.sparse_segment_reduce_grad(
             g.reshape(g.shape[0], width), order, starts,
             xp.ascontiguousarray(segment_of), c,
             values.reshape(unique.shape[0], width), 0)
+        values = values.astype(dtype, copy=False)
     else:
         values = xp.zeros(shape, dtype=dtype)
     out = wrap(values)
@@ -398,7 +408,7 @@ def _sparse_segment(combiner, data, indices, segment_ids, num_segments):
     n_rows = t.shape[0]
     if is_cupy_array(t._value) or is_cupy_array(idx) or is_cupy_array(seg):
         get_array_module(t._value, idx, seg)  # no mixing of host and device
-        check_device_dtype(t.dtype, what)
+        check_device_dtype(t.dtype, what, half=True)
         seg_summary, idx_summary = _cuda_segment.read_summaries(
             _cuda_segment.summarize(seg), _cuda_segment.summarize(idx))
         splits = sorted_splits_device(seg, n, seg_summary)
@@ -722,7 +732,7 @@ def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None):
     _check_float(t, what, "sum", "params")
     if device:
         get_array_module(t._value, w)
-        check_device_dtype(t.dtype, what)
+        check_device_dtype(t.dtype, what, half=True)
         if nnz and (idx_summary[0] < 0 or idx_summary[1] >= t.shape[0]):
             sparse_rows.check_in_range(host_copy(idx), t.shape[0], "ids")
         # As below: private copies while a tape records.

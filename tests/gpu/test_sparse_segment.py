@@ -119,6 +119,36 @@ def test_embedding_bag(device, monkeypatch, dtype, combiner, weighted):
     _assert_slices_equal(device, g_got, g_want)
 
 
+@pytest.mark.parametrize("combiner", ["sum", "mean", "sqrtn"])
+def test_float16_bags_in_float32(device, monkeypatch, combiner):
+    # float16 is reduced in float32 and rounded once, forward and gradient.
+    rng = np.random.default_rng(15)
+    table = rng.standard_normal((6, 3)).astype(np.float16)
+    ids = np.array([0, 5, 5, 2, 1, 0, 3])
+    splits = np.array([0, 3, 3, 7])
+    weights = rng.uniform(0.5, 1.5, 7).astype(np.float16)
+    args = (table, ids, splits, weights, combiner)
+    d_args = tuple(device.asarray(a) if isinstance(a, np.ndarray) else a
+                   for a in args)
+    want = embedding_bag(*args).numpy()
+    got = embedding_bag(*d_args)
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(_host(device, got), want)
+    upstream = rng.standard_normal(want.shape).astype(np.float16)
+    g_want = recorded_gradient(monkeypatch, sparse_segment_ops, embedding_bag,
+                               args, wrap(upstream))
+    g_got = recorded_gradient(monkeypatch, sparse_segment_ops, embedding_bag,
+                              d_args, wrap(device.asarray(upstream)))
+    _assert_slices_equal(device, g_got, g_want)
+    seg = np.array([0, 0, 1, 1, 1, 3, 3])
+    f = {"sum": sg.sparse.segment_sum, "mean": sg.sparse.segment_mean,
+         "sqrtn": sg.sparse.segment_sqrt_n}[combiner]
+    np.testing.assert_array_equal(
+        _host(device, f(device.asarray(table), device.asarray(ids),
+                        device.asarray(seg))),
+        f(table, ids, seg).numpy())
+
+
 def test_empty_and_single_entry(device):
     table = np.arange(6.0).reshape(3, 2)
     for op, f in SPARSE.items():
