@@ -6,7 +6,7 @@ import operator
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from . import sparse_rows
+from . import backend, sparse_rows
 from .densify_warning import warn_densify
 from .dtypes import check_numeric
 from .tensor import Tensor, convert_to_tensor, wrap
@@ -51,6 +51,11 @@ class IndexedSlices:
     stored, and the representation stays sparse through aggregation and
     clipping into the optimizer.  Indices may repeat; a repeated index stands
     for the sum of its rows.
+
+    Values and indices may be CuPy arrays (both, or CuPy values with indices
+    given as a list): the IndexedSlices then lives on the GPU, and every
+    operation on it (densifying, deduplicating, scaling, clipping) runs
+    there.  NumPy and CuPy arrays do not mix.
 
     Parameters
     ----------
@@ -99,8 +104,10 @@ class IndexedSlices:
 
     def __init__(self, values, indices, dense_shape=None):
         values = convert_to_tensor(values, name="values")
+        raw = indices._value if isinstance(indices, Tensor) else indices
+        xp = sparse_rows.module_of(values._value, raw)
         indices_array = sparse_rows.as_index_array(
-            indices._value if isinstance(indices, Tensor) else indices, "indices"
+            sparse_rows.as_array_of(xp, raw), "indices"
         )
         if values.ndim == 0:
             raise InvalidArgumentError(
@@ -120,7 +127,7 @@ class IndexedSlices:
                 )
             sparse_rows.check_in_range(indices_array, dense_shape[0], "indices")
         else:
-            if indices_array.size and indices_array.min() < 0:
+            if indices_array.size and bool(indices_array.min() < 0):
                 sparse_rows.check_in_range(
                     indices_array, np.iinfo(indices_array.dtype).max, "indices"
                 )
@@ -202,9 +209,10 @@ class IndexedSlices:
             If `dense_shape` is None.
         """
         shape = self._require_dense_shape("to_dense")
-        xp_values = np.asarray(self._values)
-        out = np.zeros(shape, dtype=xp_values.dtype)
-        sparse_rows.scatter_add(out, self._indices._value, xp_values)
+        values = self._values._value
+        xp = sparse_rows.module_of(values)
+        out = xp.zeros(shape, dtype=values.dtype)
+        sparse_rows.scatter_add(out, self._indices._value, values)
         return wrap(out)
 
     def _as_tensor(self):
@@ -219,6 +227,8 @@ class IndexedSlices:
         if copy is False:
             raise ValueError("densifying IndexedSlices always makes a new array")
         dense = self.to_dense()._value
+        if backend.is_cupy_array(dense):
+            dense = dense.get()  # np.asarray of GPU slices: a host copy
         return dense if dtype is None else dense.astype(dtype)
 
     def deduplicate(self):
@@ -234,7 +244,7 @@ class IndexedSlices:
         indices = self._indices._value
         max_index = None if self._dense_shape is None else self._dense_shape[0] - 1
         unique, summed = sparse_rows.deduplicate(
-            indices, np.asarray(self._values), max_index=max_index
+            indices, self._values._value, max_index=max_index
         )
         return IndexedSlices._from_trusted(summed, unique, self._dense_shape)
 
@@ -242,18 +252,24 @@ class IndexedSlices:
 
     def __neg__(self):
         return IndexedSlices._from_trusted(
-            -np.asarray(self._values), self._indices, self._dense_shape
+            -self._values._value, self._indices, self._dense_shape
         )
 
     def _scalar(self, factor, op):
         """`factor` as a 0-d array of the values' dtype, or None when it is not
-        a number (the operator then returns NotImplemented).
+        a number (the operator then returns NotImplemented).  A CuPy factor
+        stays a 0-d CuPy array; a host one becomes a NumPy scalar (what both
+        kinds of values multiply with).
 
         A complex factor, or a float one for integer values, is an error: the
         cast would drop its imaginary or fractional part.
         """
-        if isinstance(factor, (Tensor, np.ndarray, np.generic)):
-            array = np.asarray(factor)
+        if isinstance(factor, Tensor):
+            factor = factor._value
+        if backend.is_cupy_array(factor) or isinstance(
+            factor, (np.ndarray, np.generic)
+        ):
+            array = factor if backend.is_cupy_array(factor) else np.asarray(factor)
             if array.ndim != 0:
                 raise TypeError(
                     f"IndexedSlices {op} needs a scalar, got an array of shape "
@@ -277,14 +293,16 @@ class IndexedSlices:
                 raise InvalidArgumentError(
                     f"{what} does not fit in the values' dtype {self.dtype}"
                 )
-        return array.astype(self.dtype)
+        sparse_rows.module_of(self._values._value, factor)  # arrays do not mix
+        array = array.astype(self.dtype)
+        return array if backend.is_cupy_array(array) else array[()]
 
     def __mul__(self, factor):
         scale = self._scalar(factor, "*")
         if scale is None:
             return NotImplemented
         return IndexedSlices._from_trusted(
-            np.asarray(self._values) * scale, self._indices, self._dense_shape
+            self._values._value * scale, self._indices, self._dense_shape
         )
 
     __rmul__ = __mul__
@@ -294,7 +312,7 @@ class IndexedSlices:
         if scale is None:
             return NotImplemented
         return IndexedSlices._from_trusted(
-            np.asarray(self._values) / scale, self._indices, self._dense_shape
+            self._values._value / scale, self._indices, self._dense_shape
         )
 
     # -- scipy.sparse ----------------------------------------------------------
@@ -356,8 +374,8 @@ class IndexedSlices:
                 f"to_scipy needs a 2-D dense_shape, got {shape}"
             )
         dedup = self.deduplicate()
-        rows = np.asarray(dedup._indices)
-        values = np.asarray(dedup._values)
+        rows = dedup._indices.numpy()
+        values = dedup._values.numpy()
         coo = scipy.sparse.coo_array(
             (
                 values.reshape(-1),
@@ -428,11 +446,13 @@ def concat(slices, join_values=None):
             )
     index_dtypes = {s.indices.dtype for s in slices}
     index_dtype = np.int64 if len(index_dtypes) > 1 else first.indices.dtype
-    indices = np.concatenate([np.asarray(s.indices) for s in slices]).astype(
+    xp = sparse_rows.module_of(*(t._value for s in slices for t in (s.values,
+                                                                   s.indices)))
+    indices = xp.concatenate([s.indices._value for s in slices]).astype(
         index_dtype, copy=False
     )
     if join_values is None:
-        values = np.concatenate([np.asarray(s.values) for s in slices])
+        values = xp.concatenate([s.values._value for s in slices])
     else:
         values = join_values([s.values for s in slices])
     return IndexedSlices._from_trusted(

@@ -5,14 +5,22 @@ and calls the kernel with the current thread count.  float32 and float64 values
 go to the compiled kernels; other real dtypes (integers, float16) take a NumPy
 path with the same results.  Index ranges are always checked here, before
 anything is written.
+
+CuPy arrays go to the CUDA twins of the same kernels (``sparsegrad._cuda``),
+through the same checks: a range check is one pass on the device and one
+flag read back; everything else stays on the device.  Arrays of the two
+kinds never mix (``ValueError``).
 """
 
 import numpy as np
 
+from .. import _cuda
+from .._cuda import slices as _cuda_slices
+from .._cuda import sort as _cuda_sort
 from .._kernels import segment as _segment
 from .._kernels import slices as _slices
 from ..errors import InvalidArgumentError
-from . import buffers
+from . import backend, buffers
 from .buffers import check_allocation
 from .dtypes import INDEX_DTYPES, is_kernel_float
 from .threads import get_num_threads
@@ -27,6 +35,8 @@ __all__ = [
     "deduplicate",
     "sorted_segment_splits",
     "unaliased",
+    "module_of",
+    "as_array_of",
     "INT64_MAX",
 ]
 
@@ -61,7 +71,7 @@ def index_array(indices, name="indices"):
     >>> index_array(np.array([1, 2], dtype=np.uint8)).dtype
     dtype('int64')
     """
-    array = np.asarray(indices)
+    array = indices if backend.is_cupy_array(indices) else np.asarray(indices)
     if array.dtype in INDEX_DTYPES:
         return array
     if array.dtype.kind not in "iu" or array.dtype == np.bool_:
@@ -70,9 +80,9 @@ def index_array(indices, name="indices"):
         raise InvalidArgumentError(
             f"{name} must be int32 or int64, got dtype {array.dtype}"
         )
-    if array.dtype == np.uint64 and array.size and array.max() > INT64_MAX:
+    if array.dtype == np.uint64 and array.size and int(array.max()) > INT64_MAX:
         raise InvalidArgumentError(
-            f"{name} holds {array.max()}, which does not fit in int64"
+            f"{name} holds {int(array.max())}, which does not fit in int64"
         )
     return array.astype(np.int64)
 
@@ -85,15 +95,46 @@ def as_index_array(indices, name="indices"):
     ------
     InvalidArgumentError
         If `indices` is not 1-D, or not of an integer dtype.
+
+    A CuPy array stays on the device (a CuPy array comes back).
     """
-    array = np.asarray(indices)
+    on_device = backend.is_cupy_array(indices)
+    array = indices if on_device else np.asarray(indices)
     if array.dtype not in INDEX_DTYPES:
         array = index_array(array, name)
     if array.ndim != 1:
         raise InvalidArgumentError(
             f"{name} must be 1-D, got shape {tuple(array.shape)}"
         )
+    if on_device:
+        return array if array.flags.c_contiguous else _xp().ascontiguousarray(array)
     return np.ascontiguousarray(array)
+
+
+def _xp():
+    """The cupy module (only asked for when a CuPy array is at hand)."""
+    return _cuda.cupy()
+
+
+def module_of(*arrays):
+    """``numpy`` or ``cupy``: the module of the arrays among `arrays` (lists,
+    scalars and None do not count; they are converted to that module).
+
+    Raises
+    ------
+    ValueError
+        If NumPy and CuPy arrays are mixed.
+    """
+    return backend.get_array_module(
+        *(a for a in arrays if isinstance(a, np.ndarray) or backend.is_cupy_array(a))
+    )
+
+
+def as_array_of(xp, value):
+    """`value` as an array of module `xp` (no copy when it already is one)."""
+    if xp is np:
+        return np.asarray(value)
+    return value if backend.is_cupy_array(value) else xp.asarray(value)
 
 
 def check_in_range(indices, n_rows, name="indices"):
@@ -128,6 +169,8 @@ def check_in_range(indices, n_rows, name="indices"):
     bad = first_out_of_range(flat, n_rows)
     if bad is None:
         return
+    if backend.is_cupy_array(flat):
+        flat = flat.get()  # an error: its message needs the offending value
     if indices.ndim == 0:
         where = ""
     else:
@@ -144,10 +187,19 @@ def first_out_of_range(indices, n_rows):
     """The position of the first index outside ``[0, n_rows)``, or None.
 
     One compiled pass for int32/int64 arrays (the common, valid case); the
-    position is searched only when something is out of range.
+    position is searched only when something is out of range.  For a CuPy
+    array the pass runs on the device and one flag comes back; the position
+    of a bad index is searched on a host copy.
     """
     if indices.size == 0:
         return None
+    if backend.is_cupy_array(indices):
+        kernel_ok = (indices.dtype in INDEX_DTYPES and indices.ndim == 1
+                     and 0 <= n_rows <= INT64_MAX)
+        if kernel_ok and _cuda_slices.all_in_range(
+                _xp().ascontiguousarray(indices), n_rows):
+            return None
+        indices = indices.get()
     if (
         indices.dtype in INDEX_DTYPES
         and indices.ndim == 1
@@ -163,7 +215,14 @@ def first_out_of_range(indices, n_rows):
 
 def _rows_2d(array, n):
     """View `array` of shape (n, ...) as C-contiguous (n, row_width)."""
+    if backend.is_cupy_array(array):
+        return _xp().ascontiguousarray(array).reshape(n, -1)
     return np.ascontiguousarray(array).reshape(n, -1)
+
+
+def _slices_kernels(array):
+    """The row kernels for `array`: the CUDA twins for a CuPy array."""
+    return _cuda_slices if backend.is_cupy_array(array) else _slices
 
 
 def _check_rows(out, indices, values, what):
@@ -183,9 +242,10 @@ def _check_rows(out, indices, values, what):
 
 
 def _check_writable_target(out, what):
-    if not isinstance(out, np.ndarray):
+    if not (isinstance(out, np.ndarray) or backend.is_cupy_array(out)):
         raise TypeError(f"{what}: the target must be a numpy array")
-    if not out.flags.c_contiguous or not out.flags.writeable:
+    # CuPy arrays have no read-only flag
+    if not out.flags.c_contiguous or not getattr(out.flags, "writeable", True):
         raise InvalidArgumentError(
             f"{what}: the target must be a writeable C-contiguous array"
         )
@@ -199,10 +259,13 @@ def unaliased(array, *written):
     rows another thread is writing would make the result depend on the thread
     count (``v.scatter_add(IndexedSlices(v.value()[:2], ...))``), and indices
     changing under a kernel could send it outside its target.  NumPy's
-    ``np.add.at`` copies an overlapping operand the same way.
+    ``np.add.at`` copies an overlapping operand the same way.  (On the GPU
+    the blocks of a launch read and write concurrently just the same.)
     """
+    shares = (_xp().may_share_memory if backend.is_cupy_array(array)
+              else np.may_share_memory)
     for buffer in written:
-        if np.may_share_memory(array, buffer):
+        if shares(array, buffer):
             return array.copy()
     return array
 
@@ -215,8 +278,9 @@ def scatter_add(out, indices, values, name="indices"):
     Nothing is written when any check fails.
     """
     _check_writable_target(out, "scatter_add")
-    indices = as_index_array(indices, name)
-    values = np.asarray(values)
+    xp = module_of(out, indices, values)
+    indices = as_index_array(as_array_of(xp, indices), name)
+    values = as_array_of(xp, values)
     _check_rows(out, indices, values, "scatter_add")
     indices, values = unaliased(indices, out), unaliased(values, out)
     check_in_range(indices, out.shape[0], name)
@@ -225,12 +289,15 @@ def scatter_add(out, indices, values, name="indices"):
         return out
     if is_kernel_float(out.dtype):
         n = indices.shape[0]
-        _slices.scatter_add(
+        _slices_kernels(out).scatter_add(
             _rows_2d(values, n), indices, out.reshape(out.shape[0], -1),
             get_num_threads(),
         )
-    else:
+    elif xp is np:
         np.add.at(out, indices, values)
+    else:
+        # integers on the device: exact in any order
+        _add_at(xp, out, indices, values)
     return out
 
 
@@ -238,8 +305,9 @@ def scatter_update(out, indices, values, name="indices"):
     """``out[indices[k]] = values[k]`` in place, k in order: the last duplicate
     wins.  Checks as :func:`scatter_add`."""
     _check_writable_target(out, "scatter_update")
-    indices = as_index_array(indices, name)
-    values = np.asarray(values)
+    xp = module_of(out, indices, values)
+    indices = as_index_array(as_array_of(xp, indices), name)
+    values = as_array_of(xp, values)
     _check_rows(out, indices, values, "scatter_update")
     indices, values = unaliased(indices, out), unaliased(values, out)
     check_in_range(indices, out.shape[0], name)
@@ -248,15 +316,26 @@ def scatter_update(out, indices, values, name="indices"):
         return out
     if is_kernel_float(out.dtype):
         n = indices.shape[0]
-        _slices.scatter_update(
+        _slices_kernels(out).scatter_update(
             _rows_2d(values, n), indices, out.reshape(out.shape[0], -1),
             get_num_threads(),
         )
     else:
         # Keep the last occurrence of each index, then one plain assignment.
-        reversed_unique, position = np.unique(indices[::-1], return_index=True)
+        reversed_unique, position = xp.unique(indices[::-1], return_index=True)
         out[reversed_unique] = values[::-1][position]
     return out
+
+
+def _add_at(xp, out, indices, values):
+    """``out[indices] += values`` on the device, duplicates accumulating (for
+    integer values: exact in any order)."""
+    if hasattr(xp.add, "at"):
+        xp.add.at(out, indices, values)
+    else:  # CuPy before ufunc.at
+        import cupyx  # only ever asked for with CuPy arrays at hand
+
+        cupyx.scatter_add(out, indices, values)
 
 
 # Below this many gathered bytes, NumPy's take (one thread) is as fast.
@@ -291,6 +370,8 @@ def gather_rows(table, indices):
     row_bytes = table.dtype.itemsize
     for n in table.shape[1:]:
         row_bytes *= n
+    if backend.is_cupy_array(table):
+        return _gather_rows_device(table, indices, row_bytes)
     if indices.size * row_bytes < _GATHER_MIN_BYTES or table.dtype.hasobject:
         return np.take(table, indices, axis=0)
     out = buffers.empty(indices.shape + table.shape[1:], table.dtype)
@@ -303,6 +384,20 @@ def gather_rows(table, indices):
     return out
 
 
+def _gather_rows_device(table, indices, row_bytes):
+    """gather_rows for CuPy arrays: the CUDA kernel, whatever the size."""
+    xp = _xp()
+    shape = indices.shape + table.shape[1:]
+    if indices.size == 0 or row_bytes == 0:
+        return xp.zeros(shape, table.dtype)
+    out = xp.empty(shape, table.dtype)
+    flat = xp.ascontiguousarray(indices.reshape(-1))
+    table = xp.ascontiguousarray(table)
+    _cuda_slices.gather_rows(table.reshape(table.shape[0], -1).view(np.uint8), flat,
+                             out.reshape(flat.shape[0], -1).view(np.uint8), 1)
+    return out
+
+
 def group_rows(indices, max_index):
     """Group equal indices stably.
 
@@ -311,8 +406,11 @@ def group_rows(indices, max_index):
     distinct index in their original order, and the bounds of each group in
     ``order`` (``len(unique) + 1`` entries).  Indices must be non-negative and at
     most `max_index` (checked by the caller).  Cost O(n), for the optimizers that
-    coalesce duplicate rows too.
+    coalesce duplicate rows too.  CuPy indices are grouped on the device
+    (`max_index` unused there).
     """
+    if backend.is_cupy_array(indices):
+        return _cuda_sort.group_rows(indices)
     n = indices.shape[0]
     # recycled blocks: fresh ones would cost a page fault per 4 KiB, which on
     # a virtual machine is more than the sort itself
@@ -345,8 +443,9 @@ def deduplicate(indices, values, max_index=None):
         ``summed[u]`` is the sum, in the original order, of the rows of
         `values` whose index is ``unique[u]``.
     """
-    indices = as_index_array(indices)
-    values = np.asarray(values)
+    xp = module_of(indices, values)
+    indices = as_index_array(as_array_of(xp, indices))
+    values = as_array_of(xp, values)
     n = indices.shape[0]
     if values.shape[:1] != (n,):
         raise InvalidArgumentError(
@@ -355,20 +454,23 @@ def deduplicate(indices, values, max_index=None):
         )
     if n == 0:
         return indices.copy(), values.copy()
-    if indices.min() < 0:
+    if bool(indices.min() < 0):
         check_in_range(indices, np.iinfo(indices.dtype).max)
-    if max_index is None:
+    if max_index is None and xp is np:
         max_index = int(indices.max())
     unique, order, starts = group_rows(indices, max_index)
-    summed = np.zeros((unique.shape[0],) + values.shape[1:], dtype=values.dtype)
+    summed = xp.zeros((unique.shape[0],) + values.shape[1:], dtype=values.dtype)
     if is_kernel_float(values.dtype):
-        _slices.gather_group_sum(
+        _slices_kernels(values).gather_group_sum(
             _rows_2d(values, n), order, starts,
             summed.reshape(unique.shape[0], -1), get_num_threads(),
         )
-    else:
+    elif xp is np:
         group_of = np.repeat(np.arange(unique.shape[0]), np.diff(starts))
         np.add.at(summed, group_of, values[order])
+    else:
+        group_of = xp.searchsorted(starts[1:], xp.arange(n), side="right")
+        _add_at(xp, summed, group_of, values[order])
     return unique, summed
 
 

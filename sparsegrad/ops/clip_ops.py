@@ -16,6 +16,13 @@ TensorFlow's formulas.  Every function records itself on active tapes; the
 gradient functions sit next to the forward functions.  Their results are
 computed with NumPy, so a gradient of a clip op is not itself differentiable
 (second-order gradients through clipping are not supported).
+
+CuPy arguments are clipped on the GPU (``sparsegrad._cuda.clip``) with the
+CPU's bits: the sum of squares follows the CPU kernel's block order, and a
+computed norm never leaves the device (the scale kernels read their factors
+from device memory).  A Tensor `clip_norm` or `use_norm` on the GPU is read
+back (one scalar).  The gradients of the clip ops are computed on the host
+and not available for GPU arguments yet.
 """
 
 import collections.abc
@@ -25,17 +32,25 @@ import warnings
 
 import numpy as np
 
+from .._cuda import clip as _cuda_clip
 from .._kernels import clip as _clip
 from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
-from ..framework import buffers, sparse_rows
+from ..framework import backend, buffers, sparse_rows
 from ..framework.dtypes import check_numeric, is_kernel_float
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, wrap
 from ..framework.threads import get_num_threads
 from ..framework.variable import Variable
 from . import array_ops, math_ops, reduction_ops
+from ._clip_gpu import (
+    device_global_scale,
+    device_norm,
+    device_scaled,
+    host_only_gradient,
+    on_device,
+)
 from ._helpers import as_borrowed_tensor, as_tensor, convert_like, normalize_axis
 
 __all__ = [
@@ -106,7 +121,8 @@ class _Rows:
         unique, rows = sparse_rows.deduplicate(
             indices, values, max_index=None if shape is None else shape[0] - 1
         )
-        return rows.astype(np.float64), np.searchsorted(unique, indices)
+        xp = sparse_rows.module_of(indices)
+        return rows.astype(np.float64), xp.searchsorted(unique, indices)
 
 
 def _groups_of(indices, top=None):
@@ -114,7 +130,8 @@ def _groups_of(indices, top=None):
     at most `top` when given), or None when they are distinct."""
     if indices.shape[0] < 2:
         return None
-    top = int(indices.max()) if top is None else top
+    if top is None and not backend.is_cupy_array(indices):
+        top = int(indices.max())  # (the device sort needs no bound)
     _, order, starts = sparse_rows.group_rows(indices, top)
     return (order, starts) if starts.shape[0] - 1 < indices.shape[0] else None
 
@@ -124,7 +141,7 @@ def _squares_entry(values, groups):
     `groups` when not None)."""
     if not is_kernel_float(values.dtype):
         values = values.astype(np.float32)  # float16: exact in float32
-    values = np.ascontiguousarray(values)
+    values = sparse_rows.module_of(values).ascontiguousarray(values)
     if groups is None:
         return (values,)
     return (values.reshape(values.shape[0], -1),) + groups
@@ -150,6 +167,7 @@ def sum_of_squares(grads):
     Returns
     -------
     float
+        For CuPy gradients, a 0-d float64 CuPy array (nothing read back).
 
     Examples
     --------
@@ -174,7 +192,14 @@ def sum_of_squares(grads):
             entries.append(_squares_entry(values, groups))
         else:
             entries.append(_squares_entry(g, None))
-    return _clip.sum_of_squares_list(entries, get_num_threads())
+    return _squares_kernels(entries).sum_of_squares_list(entries, get_num_threads())
+
+
+def _squares_kernels(entries):
+    """The clip kernels for sum-of-squares `entries` (the CUDA ones for CuPy
+    arrays; NumPy and CuPy arrays must not mix)."""
+    xp = sparse_rows.module_of(*(a for entry in entries for a in entry))
+    return _clip if xp is np else _cuda_clip
 
 
 def _float_values(rows, op_name, arg):
@@ -214,6 +239,7 @@ def _as_list(t_list, op_name, one_dtype=True):
                 f"dtype {dtype}; every tensor of the list must have one dtype"
             )
         entries.append(rows)
+    sparse_rows.module_of(*(r.values._value for r in entries if r is not None))
     return entries, dtype
 
 
@@ -225,6 +251,8 @@ def _scalar_norm_arg(value, dtype, op_name, arg):
         value = as_tensor(value)
     if isinstance(value, Tensor):
         array = value._value
+        if backend.is_cupy_array(array):
+            array = array.get()  # a scalar argument: read back once
         tensor = value
     else:
         if isinstance(value, (bool, np.bool_)) or value is None:
@@ -256,13 +284,19 @@ def _sum_of_squares(entries):
 def _scaled(x, c, d=1.0):
     """``(x * c) / d`` in x's dtype, a new array (c and d are in that dtype)."""
     if x.size and is_kernel_float(x.dtype):
+        if on_device(x):
+            xp = sparse_rows.module_of(x)
+            out = xp.empty(x.shape, x.dtype)
+            _cuda_clip.scale(xp.ascontiguousarray(x).reshape(-1), float(c),
+                             float(d), out.reshape(-1), 1)
+            return out
         out = buffers.empty(x.shape, x.dtype)
         _clip.scale(
             np.ascontiguousarray(x).reshape(-1), float(c), float(d),
             out.reshape(-1), get_num_threads(),
         )
         return out
-    c, d = np.asarray(c, x.dtype), np.asarray(d, x.dtype)
+    c, d = np.asarray(c, x.dtype)[()], np.asarray(d, x.dtype)[()]
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         return x * c if d == 1 else (x * c) / d
 
@@ -384,17 +418,26 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
 
 
 def _clipped_values(x, lo, hi):
+    xp = sparse_rows.module_of(x)
+    if xp is not np:
+        # host bounds (numbers, arrays) go to the device: they are arguments
+        lo, hi = sparse_rows.as_array_of(xp, lo), sparse_rows.as_array_of(xp, hi)
     if not (x.size and is_kernel_float(x.dtype)):
-        return np.maximum(np.minimum(x, hi), lo)
+        return xp.maximum(xp.minimum(x, hi), lo)
 
     def flat(bound):
         if bound.size == 1:
-            return bound.reshape(1)
-        return np.ascontiguousarray(np.broadcast_to(bound, x.shape)).reshape(-1)
+            return xp.ascontiguousarray(bound.reshape(1))
+        return xp.ascontiguousarray(xp.broadcast_to(bound, x.shape)).reshape(-1)
 
-    out = buffers.empty(x.shape, x.dtype)
-    _clip.clip_values(
-        np.ascontiguousarray(x).reshape(-1), flat(lo), flat(hi), out.reshape(-1),
+    if xp is np:
+        out = buffers.empty(x.shape, x.dtype)
+        kernels = _clip
+    else:
+        out = xp.empty(x.shape, x.dtype)
+        kernels = _cuda_clip
+    kernels.clip_values(
+        xp.ascontiguousarray(x).reshape(-1), flat(lo), flat(hi), out.reshape(-1),
         get_num_threads(),
     )
     return out
@@ -454,7 +497,7 @@ class _Slices:
 
     def compact_squares(self):
         """The sums of squares of the represented tensor over each slice."""
-        return np.square(self.rep).sum(axis=self.axes, keepdims=True)
+        return (self.rep * self.rep).sum(axis=self.axes, keepdims=True)
 
     def to_rows(self, compact):
         """A compact per-slice array broadcast against the value rows."""
@@ -525,8 +568,11 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     c = np.maximum(c, np.asarray(0, dtype))
     xv = x._value
     axes = normalize_axis(axes, xv.ndim, "clip_by_norm")
+    device = on_device(xv)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        if len(axes) == xv.ndim:
+        if device:
+            z, slices = _device_clip_by_norm(rows, xv, c, axes, dtype), None
+        elif len(axes) == xv.ndim:
             norm = np.asarray(math.sqrt(_sum_of_squares([rows])), dtype)
             divisor = np.maximum(norm, c)
             if divisor == 0:
@@ -543,12 +589,32 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     inputs = (x,) if c_tensor is None else (x, c_tensor)
 
     def grad_fn(grad):
+        if device:
+            host_only_gradient("clip_by_norm")
         return _clip_by_norm_grad(
             _dense(grad, xv), xv, rows, axes, slices, float(c), c_raw >= 0, inputs
         )
 
     record_operation("ClipByNorm", inputs, (z,), grad_fn=grad_fn)
     return rows.rewrap(z)
+
+
+def _device_clip_by_norm(rows, xv, c, axes, dtype):
+    """clip_by_norm of CuPy values `xv` (c a host 0-d array, >= 0): the
+    CPU's operations in its order, the norm and divisor kept on the device."""
+    xp = sparse_rows.module_of(xv)
+    if len(axes) == xv.ndim:
+        norm, _ = device_norm([rows], dtype)
+        if is_kernel_float(dtype):
+            return device_scaled(xv, _cuda_clip.norm_divisor(norm, c[()]))
+        divisor = xp.maximum(norm, c[()])
+        divisor = xp.where(divisor == 0, xp.ones_like(divisor), divisor)
+        return (xv * c[()]) / divisor
+    slices = _Slices(rows, axes)
+    norm = xp.sqrt(slices.compact_squares()).astype(dtype)
+    divisor = xp.maximum(norm, c[()])
+    divisor = xp.where(divisor == 0, xp.ones_like(divisor), divisor)
+    return (xv * c[()]) / slices.to_rows(divisor)
 
 
 def _clip_by_norm_grad(g, xv, rows, axes, slices, c, c_used, inputs):
@@ -582,7 +648,12 @@ def _clip_by_norm_grad(g, xv, rows, axes, slices, c, c_used, inputs):
 
 
 def _global_norm(entries, dtype):
-    """``(norm as a 0-d array of dtype, float64 norm)`` of a list of _Rows."""
+    """``(norm as a 0-d array of dtype, float64 norm)`` of a list of _Rows.
+
+    For CuPy entries both are 0-d device arrays, the second one the float64
+    sum of squares (only the host gradients use it)."""
+    if entries and on_device(entries[0].values._value):
+        return device_norm(entries, dtype)
     norm64 = math.sqrt(_sum_of_squares(entries))
     return np.asarray(norm64, dtype), norm64
 
@@ -649,6 +720,8 @@ def global_norm(t_list, name=None):
     z = wrap(norm)
 
     def grad_fn(grad):
+        if on_device(norm):
+            host_only_gradient("global_norm")
         g_norm = float(_dense(grad, norm))
         return tuple(
             wrap(d.astype(r.values._value.dtype))
@@ -782,13 +855,22 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
         )
     c, c_tensor = _scalar_norm_arg(clip_norm, norm.dtype, "clip_by_global_norm",
                                    "clip_norm")
-    scale = global_norm_scale(norm, c)
-    outputs = [
-        None
-        if r is None
-        else wrap(_scaled(r.values._value, scale.astype(r.values.dtype)))
-        for r in entries
-    ]
+    device = on_device(norm)
+    if device:
+        # the norm stays on the device: so do the scale and its use
+        scale = device_global_scale(norm, c)
+        outputs = [
+            None if r is None else wrap(device_scaled(r.values._value, scale))
+            for r in entries
+        ]
+    else:
+        scale = global_norm_scale(norm, c)
+        outputs = [
+            None
+            if r is None
+            else wrap(_scaled(r.values._value, scale.astype(r.values.dtype)))
+            for r in entries
+        ]
     clipped = [None if r is None else r.rewrap(z) for r, z in zip(entries, outputs)]
     inputs = tuple(r.values for r in present)
     inputs += tuple(t for t in (c_tensor, given) if t is not None)
@@ -797,6 +879,8 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
         recorded += (norm_tensor,)
 
     def grad_fn(*grads):
+        if device:
+            host_only_gradient("clip_by_global_norm")
         return _clip_by_global_norm_grad(
             grads, present, norm64, float(c), float(scale), c_tensor, given
         )

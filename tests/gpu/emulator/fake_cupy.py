@@ -60,6 +60,10 @@ class ndarray:
     def data(self):
         return _MemoryPointer(self._a)
 
+    @property
+    def device(self):
+        return _Device(0)
+
     # -- NumPy protocols: stay on the "device" --------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         inputs = _unwrap(inputs)
@@ -275,11 +279,11 @@ def _compile(code, options):
     if re.search(r"#\s*include\s*<", code):
         raise RuntimeError("CUDA source includes a system header: NVRTC has none")
     flags = [o for o in options if o.startswith(("-I", "-D"))]
-    digest = hashlib.sha256(
-        "\0".join([code, *flags]
-                  + [open(os.path.join(HERE, f)).read()
-                     for f in ("cuda_emu.h", "cuda_emu_runtime.cpp")]).encode()
-    ).hexdigest()[:24]
+    parts = [code, *flags]
+    for name in ("cuda_emu.h", "cuda_emu_runtime.cpp"):
+        with open(os.path.join(HERE, name)) as f:
+            parts.append(f.read())
+    digest = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
     base = os.path.join(_cache_dir(), digest)
     so, sigs = base + ".so", base + ".sig"
     if not (os.path.exists(so) and os.path.exists(sigs)):

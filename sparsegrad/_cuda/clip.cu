@@ -1,0 +1,218 @@
+// CUDA twins of sparsegrad/_kernels/clip.pyx: the sum of squares of a list
+// of tensors, scaling, clipping by value; plus the few scalar steps of the
+// clip ops (norm, scale factor, divisor) so that a norm never leaves the GPU.
+//
+// The sum of squares reproduces the CPU's order exactly, so its bits are the
+// CPU's: the CPU cuts each tensor into blocks that depend only on the sizes
+// (CHUNK elements of a dense tensor; groups of rows totalling about CHUNK
+// values of an IndexedSlices with repeated indices), sums each block with a
+// fixed pattern of eight float64 accumulators (or, for a group of repeated
+// rows, column sums squared in column order), then adds the block partials
+// in table order.  Here each accumulator chain is one thread (the eight
+// chains of a block side by side), the partials go to one array in table
+// order and one block adds them in that order.
+#include "common.cuh"
+
+#define SG_CHUNK 4096
+#define SG_LANES 8
+// CPU blocks per GPU block in squares_dense: one per eight threads.
+#define SG_DENSE_PER_BLOCK (SPARSEGRAD_BLOCK / SG_LANES)
+
+// The CPU's _squares combine of the eight accumulators.
+__device__ __forceinline__ double sg_combine8(const double* a) {
+    return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+}
+
+// Accumulator `lane` of _squares over x[0:n]: elements lane, lane + 8, ...
+// below the last full octet; lane 0 also takes the tail, after them.
+template <typename T>
+__device__ double sg_lane_squares(const T* __restrict__ x, i64 n, int lane) {
+    double a = 0;
+    const i64 full = n - n % SG_LANES;
+    for (i64 k = lane; k < full; k += SG_LANES) a += (double)x[k] * x[k];
+    if (lane == 0)
+        for (i64 k = full; k < n; ++k) a += (double)x[k] * x[k];
+    return a;
+}
+
+// partials[offset + b] = _squares of CPU block b of the dense x (n elements).
+template <typename T>
+__device__ void squares_dense(const T* __restrict__ x, i64 n,
+                              double* __restrict__ partials, i64 offset) {
+    __shared__ double acc[SPARSEGRAD_BLOCK];
+    const i64 n_cpu_blocks = (n + SG_CHUNK - 1) / SG_CHUNK;
+    const int lane = threadIdx.x % SG_LANES;
+    for (i64 base = (i64)blockIdx.x * SG_DENSE_PER_BLOCK; base < n_cpu_blocks;
+         base += (i64)gridDim.x * SG_DENSE_PER_BLOCK) {
+        const i64 b = base + threadIdx.x / SG_LANES;
+        double a = 0;
+        if (b < n_cpu_blocks) {
+            const i64 lo = b * SG_CHUNK;
+            const i64 cnt = n - lo < SG_CHUNK ? n - lo : SG_CHUNK;
+            a = sg_lane_squares<T>(x + lo, cnt, lane);
+        }
+        acc[threadIdx.x] = a;
+        __syncthreads();
+        if (lane == 0 && b < n_cpu_blocks)
+            partials[offset + b] = sg_combine8(acc + threadIdx.x);
+        __syncthreads();
+    }
+}
+
+// partials[offset + b] = the CPU's _block_squares of grouped block b: groups
+// [b * per, min((b + 1) * per, n_groups)) of the rows values[order[...]].
+template <typename T>
+__device__ void squares_grouped(const T* __restrict__ values,
+                                const i64* __restrict__ order,
+                                const i64* __restrict__ starts, i64 n_groups,
+                                i64 width, i64 per, double* __restrict__ partials,
+                                i64 offset) {
+    __shared__ double sq[SPARSEGRAD_BLOCK];
+    const int t = threadIdx.x;
+    const i64 n_cpu_blocks = (n_groups + per - 1) / per;
+    for (i64 b = blockIdx.x; b < n_cpu_blocks; b += gridDim.x) {
+        const i64 g_end = (b + 1) * per < n_groups ? (b + 1) * per : n_groups;
+        double block_total = 0;  // thread 0's
+        for (i64 g = b * per; g < g_end; ++g) {
+            const i64 first = starts[g], stop = starts[g + 1];
+            if (stop - first == 1) {
+                // one row: _squares of the row
+                if (t < SG_LANES)
+                    sq[t] = sg_lane_squares<T>(values + order[first] * width, width, t);
+                __syncthreads();
+                if (t == 0) block_total += sg_combine8(sq);
+                __syncthreads();
+                continue;
+            }
+            // repeated rows: each column summed in order from zero in T, its
+            // square added to the group's total in column order
+            double group_total = 0;  // thread 0's
+            for (i64 j0 = 0; j0 < width; j0 += SPARSEGRAD_BLOCK) {
+                const i64 j = j0 + t;
+                if (j < width) {
+                    T s = 0;
+                    for (i64 k = first; k < stop; ++k) s = s + values[order[k] * width + j];
+                    sq[t] = (double)s * s;
+                }
+                __syncthreads();
+                if (t == 0) {
+                    const i64 m = width - j0 < SPARSEGRAD_BLOCK ? width - j0 : SPARSEGRAD_BLOCK;
+                    for (i64 q = 0; q < m; ++q) group_total += sq[q];
+                }
+                __syncthreads();
+            }
+            if (t == 0) block_total += group_total;
+        }
+        if (t == 0) partials[offset + b] = block_total;
+    }
+}
+
+// One block: total[0] = partials[0] + partials[1] + ... in order (from
+// zero, as the CPU), and norm[0] = sqrt(total) rounded once to T.
+template <typename T>
+__device__ void finish_norm(const double* __restrict__ partials, i64 n,
+                            double* __restrict__ total, T* __restrict__ norm) {
+    __shared__ double buf[SPARSEGRAD_BLOCK];
+    double sum = 0;  // thread 0's
+    for (i64 base = 0; base < n; base += SPARSEGRAD_BLOCK) {
+        const i64 k = base + threadIdx.x;
+        buf[threadIdx.x] = k < n ? partials[k] : 0.0;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            const i64 m = n - base < SPARSEGRAD_BLOCK ? n - base : SPARSEGRAD_BLOCK;
+            for (i64 q = 0; q < m; ++q) sum += buf[q];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        total[0] = sum;
+        norm[0] = (T)sqrt(sum);
+    }
+}
+
+// NumPy's minimum and maximum of two floats: a NaN operand gives NaN.
+template <typename T> __device__ __forceinline__ T sg_np_minimum(T a, T b) {
+    return (a <= b || a != a) ? a : b;
+}
+template <typename T> __device__ __forceinline__ T sg_np_maximum(T a, T b) {
+    return (a >= b || a != a) ? a : b;
+}
+
+// clip_by_global_norm: cd = (c * minimum(1 / norm, 1 / c) + (norm - norm), 1)
+// (TensorFlow's formula, each step rounded to T as NumPy's 0-d arithmetic).
+template <typename T>
+__device__ void global_scale(const T* __restrict__ norm, T c, T* __restrict__ cd) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        const T n = norm[0], one = 1;
+        const T m = sg_np_minimum<T>(one / n, one / c);
+        const T lhs = c * m;
+        const T rhs = n - n;
+        cd[0] = lhs + rhs;
+        cd[1] = one;
+    }
+}
+
+// clip_by_norm: cd = (c, maximum(norm, c), or 1 where that is 0), c >= 0.
+template <typename T>
+__device__ void norm_divisor(const T* __restrict__ norm, T c, T* __restrict__ cd) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        T d = sg_np_maximum<T>(norm[0], c);
+        if (d == (T)0) d = (T)1;
+        cd[0] = c;
+        cd[1] = d;
+    }
+}
+
+// out = (x * c) / d, or x * c when d is 1 (Cython scale).
+template <typename T>
+__device__ __forceinline__ T sg_scaled(T x, T c, T d) {
+    const T p = x * c;
+    return d != (T)1 ? p / d : p;
+}
+
+#define SG_CLIP_KERNELS(T, SUF)                                               \
+    extern "C" __global__ void squares_dense_##SUF(                            \
+        const T* x, i64 n, double* partials, i64 offset) {                     \
+        squares_dense<T>(x, n, partials, offset);                              \
+    }                                                                          \
+    extern "C" __global__ void squares_grouped_##SUF(                          \
+        const T* values, const i64* order, const i64* starts, i64 n_groups,     \
+        i64 width, i64 per, double* partials, i64 offset) {                    \
+        squares_grouped<T>(values, order, starts, n_groups, width, per,         \
+                           partials, offset);                                  \
+    }                                                                          \
+    extern "C" __global__ void finish_norm_##SUF(                              \
+        const double* partials, i64 n, double* total, T* norm) {               \
+        finish_norm<T>(partials, n, total, norm);                              \
+    }                                                                          \
+    extern "C" __global__ void global_scale_##SUF(const T* norm, T c, T* cd) { \
+        global_scale<T>(norm, c, cd);                                          \
+    }                                                                          \
+    extern "C" __global__ void norm_divisor_##SUF(const T* norm, T c, T* cd) { \
+        norm_divisor<T>(norm, c, cd);                                          \
+    }                                                                          \
+    extern "C" __global__ void scale_##SUF(const T* x, i64 n, T c, T d,        \
+                                           T* out) {                           \
+        SG_GRID_LOOP(k, n) out[k] = sg_scaled<T>(x[k], c, d);                  \
+    }                                                                          \
+    /* c and d read on the device (cd[0], cd[1]): no host round trip */        \
+    extern "C" __global__ void scale_dev_##SUF(const T* x, i64 n, const T* cd, \
+                                               T* out) {                       \
+        const T c = cd[0], d = cd[1];                                          \
+        SG_GRID_LOOP(k, n) out[k] = sg_scaled<T>(x[k], c, d);                  \
+    }                                                                          \
+    /* maximum(minimum(x, hi), lo), NumPy's NaN rule (Cython clip_values) */   \
+    extern "C" __global__ void clip_values_##SUF(                              \
+        const T* x, i64 n, const T* lo, i64 lo_step, const T* hi, i64 hi_step,  \
+        T* out) {                                                              \
+        SG_GRID_LOOP(k, n) {                                                   \
+            T v = x[k];                                                        \
+            const T h = hi[k * hi_step];                                       \
+            if (!(v <= h || v != v)) v = h;                                    \
+            const T m = lo[k * lo_step];                                       \
+            if (!(v >= m || v != v)) v = m;                                    \
+            out[k] = v;                                                        \
+        }                                                                      \
+    }
+SG_CLIP_KERNELS(float, f32)
+SG_CLIP_KERNELS(double, f64)

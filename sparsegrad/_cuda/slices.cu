@@ -1,0 +1,122 @@
+// CUDA twins of sparsegrad/_kernels/slices.pyx: scatter into a dense array,
+// sums of grouped rows, gathers, and the index range check.
+//
+// Duplicate indices are never resolved by atomics: the launcher groups the
+// indices first (sort.group_rows: distinct rows and, for each, its positions
+// in their original order), then one block owns each distinct row and its
+// threads walk the columns; each output element is therefore accumulated by
+// one thread, in the order of the CPU kernel, and has its bits.
+#include "common.cuh"
+
+// ---- index range ------------------------------------------------------------
+
+// bad[0] = 1 when an index lies outside [0, n_rows).  Every thread that sees
+// one stores the same value, so the result does not depend on which did.
+#define SG_RANGE_FLAG(NAME, IDX)                                              \
+    extern "C" __global__ void NAME(const IDX* __restrict__ indices, i64 n,    \
+                                    i64 n_rows, int* __restrict__ bad) {       \
+        SG_GRID_LOOP(k, n) {                                                   \
+            i64 x = (i64)indices[k];                                           \
+            if (x < 0 || x >= n_rows) bad[0] = 1;                              \
+        }                                                                      \
+    }
+SG_RANGE_FLAG(range_flag_i32, int)
+SG_RANGE_FLAG(range_flag_i64, i64)
+
+// ---- grouped row kernels ----------------------------------------------------
+// Block b takes groups b, b + gridDim.x, ...; its threads take columns.
+
+// out[rows[g], j] += values[order[k], j] for k in [starts[g], starts[g + 1]),
+// in order (scatter_add: the CPU adds the duplicates of a row in index order).
+template <typename T>
+__device__ void scatter_add_grouped(const T* __restrict__ values,
+                                    const i64* __restrict__ rows,
+                                    const i64* __restrict__ order,
+                                    const i64* __restrict__ starts,
+                                    i64 n_groups, i64 width, T* __restrict__ out) {
+    for (i64 g = blockIdx.x; g < n_groups; g += gridDim.x) {
+        const i64 lo = starts[g], hi = starts[g + 1];
+        T* dst = out + rows[g] * width;
+        for (i64 j = threadIdx.x; j < width; j += blockDim.x) {
+            T acc = dst[j];
+            for (i64 k = lo; k < hi; ++k) acc = acc + values[order[k] * width + j];
+            dst[j] = acc;
+        }
+    }
+}
+
+// out[rows[g]] = values[order[starts[g + 1] - 1]]: the last duplicate wins.
+template <typename T>
+__device__ void scatter_update_grouped(const T* __restrict__ values,
+                                       const i64* __restrict__ rows,
+                                       const i64* __restrict__ order,
+                                       const i64* __restrict__ starts,
+                                       i64 n_groups, i64 width, T* __restrict__ out) {
+    for (i64 g = blockIdx.x; g < n_groups; g += gridDim.x) {
+        const T* src = values + order[starts[g + 1] - 1] * width;
+        T* dst = out + rows[g] * width;
+        for (i64 j = threadIdx.x; j < width; j += blockDim.x) dst[j] = src[j];
+    }
+}
+
+// out[g] += sum of values[order[starts[g]:starts[g + 1]]], in that order
+// (out is zero-filled by the caller: deduplicate sums from zero).
+template <typename T>
+__device__ void gather_group_sum(const T* __restrict__ values,
+                                 const i64* __restrict__ order,
+                                 const i64* __restrict__ starts, i64 n_groups,
+                                 i64 width, T* __restrict__ out) {
+    for (i64 g = blockIdx.x; g < n_groups; g += gridDim.x) {
+        const i64 lo = starts[g], hi = starts[g + 1];
+        T* dst = out + g * width;
+        for (i64 j = threadIdx.x; j < width; j += blockDim.x) {
+            T acc = dst[j];
+            for (i64 k = lo; k < hi; ++k) acc = acc + values[order[k] * width + j];
+            dst[j] = acc;
+        }
+    }
+}
+
+#define SG_GROUPED(T, SUF)                                                    \
+    extern "C" __global__ void scatter_add_grouped_##SUF(                      \
+        const T* values, const i64* rows, const i64* order, const i64* starts,  \
+        i64 n_groups, i64 width, T* out) {                                     \
+        scatter_add_grouped<T>(values, rows, order, starts, n_groups, width,    \
+                               out);                                           \
+    }                                                                          \
+    extern "C" __global__ void scatter_update_grouped_##SUF(                   \
+        const T* values, const i64* rows, const i64* order, const i64* starts,  \
+        i64 n_groups, i64 width, T* out) {                                     \
+        scatter_update_grouped<T>(values, rows, order, starts, n_groups, width, \
+                                  out);                                        \
+    }                                                                          \
+    extern "C" __global__ void gather_group_sum_##SUF(                         \
+        const T* values, const i64* order, const i64* starts, i64 n_groups,     \
+        i64 width, T* out) {                                                   \
+        gather_group_sum<T>(values, order, starts, n_groups, width, out);       \
+    }
+SG_GROUPED(float, f32)
+SG_GROUPED(double, f64)
+
+// ---- gather -----------------------------------------------------------------
+
+// out[k] = table[indices[k]], rows of `width` words W (the launcher picks the
+// widest of 8, 4 or 1 bytes that divides the row and the alignment): block b
+// takes rows b, b + gridDim.x, ...; its threads take neighbouring words.
+#define SG_GATHER(NAME, IDX, W)                                               \
+    extern "C" __global__ void NAME(const W* __restrict__ table,               \
+                                    const IDX* __restrict__ indices, i64 n,     \
+                                    i64 width, W* __restrict__ out) {          \
+        for (i64 k = blockIdx.x; k < n; k += gridDim.x) {                      \
+            const W* src = table + (i64)indices[k] * width;                    \
+            W* dst = out + k * width;                                          \
+            for (i64 j = threadIdx.x; j < width; j += blockDim.x)              \
+                dst[j] = src[j];                                               \
+        }                                                                      \
+    }
+SG_GATHER(gather_rows_w1_i32, int, unsigned char)
+SG_GATHER(gather_rows_w1_i64, i64, unsigned char)
+SG_GATHER(gather_rows_w4_i32, int, int)
+SG_GATHER(gather_rows_w4_i64, i64, int)
+SG_GATHER(gather_rows_w8_i32, int, i64)
+SG_GATHER(gather_rows_w8_i64, i64, i64)

@@ -1,0 +1,61 @@
+"""The GPU side of the clip ops (``sparsegrad.ops.clip_ops``) for CuPy
+arguments: norms that stay on the device, and scaling by factors the kernels
+read from device memory, so that no norm makes a host round trip.
+"""
+
+import numpy as np
+
+from .._cuda import clip as _cuda_clip
+from ..framework import backend, sparse_rows
+from ..framework.dtypes import is_kernel_float
+
+__all__ = ["on_device", "host_only_gradient", "device_norm", "device_scaled",
+           "device_global_scale"]
+
+
+def on_device(array):
+    """True for a CuPy array."""
+    return backend.is_cupy_array(array)
+
+
+def host_only_gradient(op_name):
+    """Raise: the clip ops' gradients are computed on the host."""
+    raise NotImplementedError(
+        f"the gradient of {op_name} is computed on the host and does not take "
+        "GPU (CuPy) arguments yet"
+    )
+
+
+def device_norm(entries, dtype):
+    """``(norm, total)`` of a list of clip_ops ``_Rows`` holding CuPy arrays
+    (None skipped): the float64 sum of squares (the CPU's bits) and its
+    square root rounded once to `dtype`, both 0-d device arrays."""
+    squares = [r.squares_entry() for r in entries if r is not None]
+    if is_kernel_float(dtype):
+        return _cuda_clip.norm_of_list(squares, dtype)
+    norm64, total = _cuda_clip.norm_of_list(squares, np.dtype(np.float64))
+    return norm64.astype(dtype), total  # float16: one rounding, as the CPU
+
+
+def device_scaled(x, cd):
+    """``(x * cd[0]) / cd[1]`` (``x * cd[0]`` when ``cd[1]`` is 1) for a CuPy
+    `x`, the factors a (2,) device array of x's dtype, read by the kernel."""
+    xp = sparse_rows.module_of(x)
+    if not (x.size and is_kernel_float(x.dtype)):
+        return (x * cd[0]) / cd[1]
+    out = xp.empty(x.shape, x.dtype)
+    _cuda_clip.scale_dev(xp.ascontiguousarray(x).reshape(-1), cd, out.reshape(-1))
+    return out
+
+
+def device_global_scale(norm, c):
+    """clip_ops.global_norm_scale of a 0-d device `norm` and a host 0-d `c`
+    of its dtype, as the (2,) device factors ``(scale, 1)`` of
+    :func:`device_scaled`."""
+    if is_kernel_float(norm.dtype):
+        return _cuda_clip.global_scale(norm, c[()])
+    xp = sparse_rows.module_of(norm)
+    c = c[()]
+    one = norm.dtype.type(1)
+    scale = c * xp.minimum(one / norm, one / c) + (norm - norm)
+    return xp.stack([scale, xp.ones_like(scale)])
