@@ -1,10 +1,11 @@
 """The device (cupy) side of the segment, sparse segment and lookup ops.
 
-Arguments: the checks of ``sparse_rows`` for cupy arrays.  The data are
-reduced on the device (``_cuda.segment.summarize``) and ONE small array is
-read back, before any kernel writes; only when a check fails is the offending
-array copied to the host, to raise the CPU's error with the CPU's own code
-(one validation layer, one set of messages).
+Arguments: what ``sparse_rows`` does not check on the device itself (sorted
+segment ids: ``sorted_segment_splits``).  The ids are reduced on the device
+(``_cuda.segment.summarize``) and ONE small array is read back, before any
+kernel writes; only when a check fails are the ids copied to the host, to
+raise the CPU's error with the CPU's own code (one validation layer, one set
+of messages).
 
 Reductions: the segment reductions' device paths, the twins of the NumPy
 paths of :mod:`sparsegrad.ops.segment_ops` (which records the ops and owns
@@ -20,14 +21,12 @@ from ..errors import InvalidArgumentError
 from ..framework import sparse_rows
 from ..framework.backend import get_array_module, is_cupy_array
 from ..framework.buffers import check_allocation
-from ..framework.dtypes import INDEX_DTYPES, check_numeric, is_kernel_float
-from ..framework.tensor import Tensor, wrap
-from ..framework.variable import Variable
+from ..framework.dtypes import check_numeric, is_kernel_float
+from ..framework.tensor import wrap
 from ._helpers import as_borrowed_tensor
 
 __all__ = [
-    "borrow_array", "device_index_array", "index_values", "host_copy",
-    "check_in_range_device", "sorted_splits_device", "check_device_dtype",
+    "borrow_array", "host_copy", "sorted_splits_device", "check_device_dtype",
     "sorted_segment_reduce", "unsorted_segment_reduce", "segment_prod_others",
 ]
 
@@ -44,48 +43,9 @@ def borrow_array(x, name):
     return as_borrowed_tensor(x, name=name)
 
 
-def device_index_array(array, name):
-    """:func:`sparse_rows.index_array` of a cupy array (no data read; a
-    uint64 value above the int64 range is not detected)."""
-    if array.dtype in INDEX_DTYPES:
-        return array
-    if array.dtype.kind not in "iu" or array.dtype == np.bool_:
-        if array.size == 0 and array.dtype.kind == "f":
-            return array.astype(np.int64)
-        raise InvalidArgumentError(
-            f"{name} must be int32 or int64, got dtype {array.dtype}"
-        )
-    return array.astype(np.int64)
-
-
-def index_values(x, name):
-    """An index argument (array_like, Tensor or Variable) as an int32/int64
-    array of any shape: a cupy one stays on the device."""
-    if isinstance(x, Variable):
-        x = x.value()
-    if isinstance(x, Tensor):
-        x = x._value
-    if is_cupy_array(x):
-        return device_index_array(x, name)
-    return sparse_rows.index_array(x, name)
-
-
 def host_copy(array):
     """A host copy, for building an error message only."""
     return _cuda_segment.cupy().asnumpy(array)
-
-
-def check_in_range_device(indices, n_rows, name="indices", summary=None):
-    """:func:`sparse_rows.check_in_range` of a cupy array: one device
-    reduction and one read back (or the `summary` already read back)."""
-    if indices.size == 0:
-        return
-    if summary is None:
-        (summary,) = _cuda_segment.read_summaries(
-            _cuda_segment.summarize(indices.reshape(-1)))
-    if summary[0] < 0 or summary[1] >= n_rows:
-        sparse_rows.check_in_range(host_copy(indices), n_rows, name)
-        raise AssertionError("indices failed a check that found no error")
 
 
 def sorted_splits_device(seg, n, seg_summary):

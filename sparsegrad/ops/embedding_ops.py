@@ -21,7 +21,7 @@ from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, wrap
 from ..framework.variable import Variable
 from . import array_ops, math_ops, reduction_ops, unary_ops
-from ._device import borrow_array, check_in_range_device, device_index_array
+from ._device import borrow_array
 from ._helpers import as_borrowed_tensor, as_tensor
 from .sparse_segment_ops import check_combiner, embedding_bag
 
@@ -47,26 +47,10 @@ def _index_tensor(indices, name="indices"):
     if isinstance(indices, Variable):
         indices = indices.value()
     if isinstance(indices, Tensor):
-        array = _index_array(indices._value, name)
+        array = sparse_rows.index_array(indices._value, name)
         return indices if array is indices._value else wrap(array)
-    array = _index_array(indices, name)
+    array = sparse_rows.index_array(indices, name)
     return wrap(array.copy() if is_cupy_array(array) else np.array(array, copy=True))
-
-
-def _index_array(indices, name):
-    """:func:`sparse_rows.index_array`; a cupy array stays on the device."""
-    if is_cupy_array(indices):
-        return device_index_array(indices, name)
-    return sparse_rows.index_array(indices, name)
-
-
-def _check_in_range(indices, n_rows, name="indices"):
-    """:func:`sparse_rows.check_in_range`; for a cupy array one device
-    reduction and one read back."""
-    if is_cupy_array(indices):
-        check_in_range_device(indices, n_rows, name)
-    else:
-        sparse_rows.check_in_range(indices, n_rows, name)
 
 
 def _int_argument(value, name):
@@ -169,7 +153,7 @@ def gather(params, indices, axis=None, name=None, *, batch_dims=0):
     batch_dims = _check_batch_dims(batch_dims, idx.ndim)
     axis = _check_gather_axis(batch_dims if axis is None else axis, p.ndim)
     get_array_module(p._value, idx._value)  # no mixing of host and device
-    _check_in_range(idx._value, p.shape[axis])
+    sparse_rows.check_in_range(idx._value, p.shape[axis])
     if batch_dims:
         return _batched_gather(p, idx, axis, batch_dims)
     out = wrap(_take(p._value, idx._value, axis))
@@ -229,10 +213,8 @@ def _take(array, indices, axis):
     """``np.take`` without its copy of a non-contiguous `array` (which would
     cost O(array) for a strided or broadcast table); rows of a contiguous
     table on the kernel threads."""
-    if is_cupy_array(array):
-        if axis == 0:
-            return array[indices]
-        return get_array_module(array).take(array, indices, axis=axis)
+    if is_cupy_array(array) and not (axis == 0 and array.flags.c_contiguous):
+        return array[(slice(None),) * axis + (indices,)]
     if array.flags.c_contiguous:
         if axis == 0:
             return sparse_rows.gather_rows(array, indices)
@@ -269,7 +251,7 @@ def _compose_slices(grad, indices, params_shape):
             f"gather gradient: an IndexedSlices of dense shape {grad.dense_shape} "
             f"does not match the gather output of {indices.shape[0]} rows"
         )
-    _check_in_range(outer, indices.shape[0], "upstream gradient indices")
+    sparse_rows.check_in_range(outer, indices.shape[0], "upstream gradient indices")
     rows = indices._value[outer].reshape(-1)
     values = array_ops.reshape(grad.values, (rows.size,) + tuple(params_shape[1:]))
     return IndexedSlices._from_trusted(values, wrap(rows), tuple(params_shape))

@@ -31,13 +31,12 @@ from ..framework.backend import get_array_module, is_cupy_array
 from ..framework.buffers import check_allocation
 from ..framework.dtypes import check_numeric, is_kernel_float
 from ..framework.indexed_slices import IndexedSlices
-from ..framework.tensor import wrap
+from ..framework.tensor import Tensor, wrap
 from ..framework.threads import get_num_threads
 from ..framework.variable import Variable
 from . import array_ops, math_ops
 from ._device import (
     borrow_array,
-    index_values,
     segment_prod_others,
     sorted_segment_reduce,
     unsorted_segment_reduce,
@@ -81,7 +80,11 @@ def _data_tensor(data, what):
 
 
 def _ids_array(segment_ids, what):
-    return index_values(segment_ids, f"{what}: segment_ids")
+    if isinstance(segment_ids, Variable):
+        segment_ids = segment_ids.value()
+    if isinstance(segment_ids, Tensor):
+        segment_ids = segment_ids._value
+    return sparse_rows.index_array(segment_ids, f"{what}: segment_ids")
 
 
 def _rows_2d(array, n):

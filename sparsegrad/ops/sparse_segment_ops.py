@@ -41,7 +41,6 @@ from . import array_ops
 from ._device import (
     borrow_array,
     check_device_dtype,
-    device_index_array,
     host_copy,
     sorted_splits_device,
 )
@@ -383,13 +382,6 @@ def _index_input(x, name):
         x = x.value()
     if isinstance(x, Tensor):
         x = x._value
-    if is_cupy_array(x):  # sparse_rows.as_index_array, on the device
-        array = device_index_array(x, name)
-        if array.ndim != 1:
-            raise InvalidArgumentError(
-                f"{name} must be 1-D, got shape {tuple(array.shape)}"
-            )
-        return _cuda_segment.cupy().ascontiguousarray(array)
     return sparse_rows.as_index_array(x, name)
 
 
@@ -409,14 +401,16 @@ def _sparse_segment(combiner, data, indices, segment_ids, num_segments):
     if is_cupy_array(t._value) or is_cupy_array(idx) or is_cupy_array(seg):
         get_array_module(t._value, idx, seg)  # no mixing of host and device
         check_device_dtype(t.dtype, what, half=True)
-        seg_summary, idx_summary = _cuda_segment.read_summaries(
-            _cuda_segment.summarize(seg), _cuda_segment.summarize(idx))
+        (seg_summary,) = _cuda_segment.read_summaries(_cuda_segment.summarize(seg))
         splits = sorted_splits_device(seg, n, seg_summary)
-        if idx.shape[0] and (idx_summary[0] < 0 or idx_summary[1] >= n_rows):
-            _check_bag_indices(what, host_copy(idx), n_rows)
     else:
         splits = sparse_rows.sorted_segment_splits(seg, n)
-        _check_bag_indices(what, idx, n_rows)
+    bad = sparse_rows.first_out_of_range(idx, n_rows)
+    if bad is not None:
+        raise InvalidArgumentError(
+            f"{what}: Bad: indices[{bad}] == {int(idx[bad])} out of range "
+            f"[0, {n_rows})"
+        )
     # Private copies: the recorded op must not see later edits of the caller's
     # arrays (they are small next to the output).
     idx_t = wrap(idx.copy())
@@ -425,14 +419,6 @@ def _sparse_segment(combiner, data, indices, segment_ids, num_segments):
     record_operation(_OP_TYPES[combiner], (t, idx_t, seg_t), (out,),
                      {"splits": splits})
     return out
-
-
-def _check_bag_indices(what, idx, n_rows):
-    bad = sparse_rows.first_out_of_range(idx, n_rows)
-    if bad is not None:
-        raise InvalidArgumentError(
-            f"{what}: Bad: indices[{bad}] == {idx[bad]} out of range [0, {n_rows})"
-        )
 
 
 def _sparse_segment_grad(op, grad, combiner):
@@ -702,8 +688,7 @@ def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None):
     device = is_cupy_array(t._value) or is_cupy_array(idx) or is_cupy_array(spl)
     if device:
         get_array_module(t._value, idx, spl)  # no mixing of host and device
-        spl_summary, idx_summary = _cuda_segment.read_summaries(
-            _cuda_segment.summarize(spl), _cuda_segment.summarize(idx))
+        (spl_summary,) = _cuda_segment.read_summaries(_cuda_segment.summarize(spl))
         if (spl.shape[0] == 0 or spl_summary[3] != 0 or spl_summary[4] != nnz
                 or spl_summary[2] < spl.shape[0]):
             _check_splits(what, host_copy(spl), nnz)
@@ -733,8 +718,7 @@ def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None):
     if device:
         get_array_module(t._value, w)
         check_device_dtype(t.dtype, what, half=True)
-        if nnz and (idx_summary[0] < 0 or idx_summary[1] >= t.shape[0]):
-            sparse_rows.check_in_range(host_copy(idx), t.shape[0], "ids")
+        sparse_rows.check_in_range(idx, t.shape[0], "ids")
         # As below: private copies while a tape records.
         copy = is_recording()
         return _bag(t, idx.copy() if copy else idx,

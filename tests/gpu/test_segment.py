@@ -259,3 +259,21 @@ def test_summary_many_blocks(device):
     ((lo, hi, dec, first, last),) = cuda_segment.read_summaries(
         cuda_segment.summarize(device.asarray(ids)))
     assert (lo, hi, dec, first, last) == (-7, ids[-1], 600, 0, ids[-1])
+
+
+def test_gradient_of_sparse_upstream(device, monkeypatch):
+    # An IndexedSlices upstream (densified on the device; the result is
+    # dense either way), with a repeated row.
+    from sparsegrad.framework.indexed_slices import IndexedSlices
+
+    x = np.arange(12.0).reshape(6, 2)
+    ids = np.array([0, 0, 1, 3, 3, 3])
+    values, rows = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), np.array([3, 0, 3])
+    for f in (sg.math.segment_sum, sg.math.segment_mean, sg.math.segment_max):
+        want = recorded_gradient(monkeypatch, segment_ops, f, (x, ids),
+                                 IndexedSlices(wrap(values), wrap(rows), (4, 2)))
+        got = recorded_gradient(
+            monkeypatch, segment_ops, f, (device.asarray(x), device.asarray(ids)),
+            IndexedSlices(wrap(device.asarray(values)), wrap(device.asarray(rows)),
+                          (4, 2)))
+        np.testing.assert_array_equal(_host(device, got), want.numpy())
