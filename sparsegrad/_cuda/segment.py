@@ -17,6 +17,7 @@ small array: the only host transfer, made before any kernel writes.
 import numpy as np
 
 from . import blocks_for, cupy, launch, suffix
+from .sort import group_rows
 
 __all__ = [
     "SUM", "MEAN", "MAX", "MIN", "PROD",
@@ -172,8 +173,6 @@ def scatter_reduce(data, ids, op, out, n_threads):
     """Mirrors ``_kernels.segment.scatter_reduce``: ``out[ids[k]] =
     op(out[ids[k]], data[k])`` for k in order (negative ids skipped); returns
     0, or 1 if an id is at least ``n_segments`` (its rows are skipped)."""
-    from .sort import group_rows
-
     del n_threads
     n, width = ids.shape[0], data.shape[1]
     if n == 0 or width == 0:
