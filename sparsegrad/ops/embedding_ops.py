@@ -16,10 +16,12 @@ from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
 from ..framework import sparse_rows
+from ..framework.backend import get_array_module, is_cupy_array
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, wrap
 from ..framework.variable import Variable
 from . import array_ops, math_ops, reduction_ops, unary_ops
+from ._device import borrow_array
 from ._helpers import as_borrowed_tensor, as_tensor
 from .sparse_segment_ops import check_combiner, embedding_bag
 
@@ -48,7 +50,7 @@ def _index_tensor(indices, name="indices"):
         array = sparse_rows.index_array(indices._value, name)
         return indices if array is indices._value else wrap(array)
     array = sparse_rows.index_array(indices, name)
-    return wrap(np.array(array, copy=True))
+    return wrap(array.copy() if is_cupy_array(array) else np.array(array, copy=True))
 
 
 def _int_argument(value, name):
@@ -144,12 +146,13 @@ def gather(params, indices, axis=None, name=None, *, batch_dims=0):
            [5., 5.]])
     """
     del name
-    p = as_borrowed_tensor(params, name="params")  # an ndarray table is not copied
+    p = borrow_array(params, "params")  # an ndarray (or cupy) table is not copied
     if p.ndim == 0:
         raise InvalidArgumentError("gather: params must be at least 1-D, got a scalar")
     idx = _index_tensor(indices)
     batch_dims = _check_batch_dims(batch_dims, idx.ndim)
     axis = _check_gather_axis(batch_dims if axis is None else axis, p.ndim)
+    get_array_module(p._value, idx._value)  # no mixing of host and device
     sparse_rows.check_in_range(idx._value, p.shape[axis])
     if batch_dims:
         return _batched_gather(p, idx, axis, batch_dims)
@@ -210,6 +213,8 @@ def _take(array, indices, axis):
     """``np.take`` without its copy of a non-contiguous `array` (which would
     cost O(array) for a strided or broadcast table); rows of a contiguous
     table on the kernel threads."""
+    if is_cupy_array(array) and not (axis == 0 and array.flags.c_contiguous):
+        return array[(slice(None),) * axis + (indices,)]
     if array.flags.c_contiguous:
         if axis == 0:
             return sparse_rows.gather_rows(array, indices)
@@ -603,8 +608,9 @@ def _clip_rows(rows, max_norm, ids_rank):
         norm = unary_ops.abs(rows)
     else:
         sq = reduction_ops.reduce_sum(rows * rows, axis=axes, keepdims=True)
-        positive = sq._value > 0
-        safe = math_ops.where(positive, sq, np.ones_like(sq._value))
+        positive = wrap(sq._value > 0)
+        safe = math_ops.where(positive, sq, wrap(get_array_module(
+            sq._value).ones_like(sq._value)))
         norm = math_ops.where(positive, unary_ops.sqrt(safe), sq)
     return rows * max_norm / math_ops.maximum(norm, max_norm)
 
@@ -716,16 +722,27 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights=None, combiner="mean",
 
 def _combine(params, ids, splits, weights, combiner, max_norm):
     """The bags of validated-to-be ids, splits and weights (ndarrays)."""
+    first = params[0] if isinstance(params, (list, tuple)) and params else params
+    ids, splits, weights = _ids_to_device_of(first, ids, splits, weights)
     if max_norm is None and not (isinstance(params, (list, tuple))
                                  and len(params) != 1):
-        if isinstance(params, (list, tuple)):
-            params = params[0]
-        return embedding_bag(params, ids, splits, weights, combiner)
+        return embedding_bag(first, ids, splits, weights, combiner)
     # Shards or max_norm: the rows go through embedding_lookup (its shard
     # layout and clipping), then one bag per row over those rows.
     rows = embedding_lookup(params, ids, max_norm=max_norm)
-    positions = np.arange(ids.shape[0], dtype=np.int64)
+    positions = get_array_module(ids).arange(ids.shape[0], dtype=np.int64)
     return embedding_bag(rows, positions, splits, weights, combiner)
+
+
+def _ids_to_device_of(params, ids, splits, weights):
+    """The ids of a ``scipy.sparse`` matrix (always on the host) copied to the
+    GPU when the table lives there: the one upload of this op, O(nnz)."""
+    table = params._value if isinstance(params, (Variable, Tensor)) else params
+    if not is_cupy_array(table) or is_cupy_array(ids):
+        return ids, splits, weights
+    xp = get_array_module(table)
+    return (xp.asarray(ids), xp.asarray(splits),
+            None if weights is None else xp.asarray(weights))
 
 
 def _bag_ids(sp_ids, sp_weights, every_row=False):
@@ -917,5 +934,7 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
                    max_norm)
     if default_id is None and empty.any():
         mask = (~empty).astype(out.dtype).reshape((n_out,) + (1,) * (out.ndim - 1))
+        if is_cupy_array(out._value):  # the table's device, as the ids were
+            mask = get_array_module(out._value).asarray(mask)
         out = out * wrap(mask)
     return out

@@ -8,6 +8,11 @@ dtype: the bits do not depend on the thread count); other real dtypes
 pass that reduces them; a problem is reported with TensorFlow's message by
 :func:`~sparsegrad.framework.sparse_rows.sorted_segment_splits`.
 
+CuPy arrays (float32 / float64) run the CUDA twins of those kernels
+(``_cuda/segment.cu``, through :mod:`sparsegrad.ops._device`): each output
+element reduced by one device thread in the CPU's order, so the same bits;
+the ids are checked with one device reduction and one read back first.
+
 Gradients w.r.t. `data` are dense Tensors (they cover every row of `data`);
 segment ids and ``num_segments`` get None.  They are written with sparsegrad
 ops (gather, divide, where, multiply), so they can be differentiated again;
@@ -22,6 +27,7 @@ from ..autodiff.recording import is_recording, record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
 from ..framework import sparse_rows
+from ..framework.backend import get_array_module, is_cupy_array
 from ..framework.buffers import check_allocation
 from ..framework.dtypes import check_numeric, is_kernel_float
 from ..framework.indexed_slices import IndexedSlices
@@ -29,7 +35,12 @@ from ..framework.tensor import Tensor, wrap
 from ..framework.threads import get_num_threads
 from ..framework.variable import Variable
 from . import array_ops, math_ops
-from ._helpers import as_borrowed_tensor
+from ._device import (
+    borrow_array,
+    segment_prod_others,
+    sorted_segment_reduce,
+    unsorted_segment_reduce,
+)
 from .embedding_ops import gather
 
 __all__ = [
@@ -58,7 +69,7 @@ _UFUNC = {_SUM: np.add, _MAX: np.maximum, _MIN: np.minimum, _PROD: np.multiply}
 def _data_tensor(data, what):
     # An ndarray is viewed, not copied: the result is a new array, and a
     # new Tensor is on no tape.
-    t = as_borrowed_tensor(data, name=f"{what}: data")
+    t = borrow_array(data, f"{what}: data")
     dtype = check_numeric(t.dtype, f"{what}: data")
     if dtype == np.bool_:
         raise InvalidArgumentError(
@@ -79,7 +90,7 @@ def _ids_array(segment_ids, what):
 def _rows_2d(array, n):
     """`array` of shape (n, ...) as a C-contiguous (n, width) array."""
     width = int(np.prod(array.shape[1:], dtype=np.int64))
-    return np.ascontiguousarray(array).reshape(n, width)
+    return get_array_module(array).ascontiguousarray(array).reshape(n, width)
 
 
 def _fill_value(op, dtype, unsorted):
@@ -126,6 +137,13 @@ def _sorted_reduce(data, segment_ids, op, what):
         raise InvalidArgumentError(
             "segment_ids should be the same size as dimension 0 of input."
         )
+    if is_cupy_array(d._value) or is_cupy_array(ids):
+        get_array_module(d._value, ids)  # no mixing of host and device
+        out, ids = sorted_segment_reduce(
+            d._value, ids, op, _fill_value(op, d.dtype, unsorted=False), what)
+        result = wrap(out)
+        record_operation(_SORTED_TYPES[op], (d, _recorded_ids(ids)), (result,))
+        return result
     ids = np.ascontiguousarray(ids)
     n = ids.shape[0]
     if n and (ids[0] < 0 or ids[-1] < 0):
@@ -433,11 +451,14 @@ def _unsorted_reduce(data, segment_ids, num_segments, op, what):
     d, ids, n_segments = _unsorted_args(data, segment_ids, num_segments, what)
     row_shape = d.shape[ids.ndim:]
     check_allocation((n_segments,) + row_shape, d.dtype, f"{what}: num_segments")
-    flat_ids = np.ascontiguousarray(ids.reshape(-1))
+    device = is_cupy_array(d._value) or is_cupy_array(ids)
+    xp = get_array_module(d._value, ids)
+    flat_ids = xp.ascontiguousarray(ids.reshape(-1))
     if ids.ndim != 1:
-        _check_below(ids, n_segments)  # reports the multi-dimensional position
+        if not device:  # (the device path checks with its one read back)
+            _check_below(ids, n_segments)  # reports the multi-dimensional position
         d = array_ops.reshape(d, (flat_ids.shape[0],) + row_shape)
-    out = _unsorted_forward(d._value, flat_ids, n_segments, op)
+    out = _unsorted_forward(d._value, flat_ids, n_segments, op, shaped_ids=ids)
     result = wrap(out.reshape((n_segments,) + row_shape))
     record_operation(
         _UNSORTED_TYPES[op], (d, _recorded_ids(flat_ids)), (result,),
@@ -446,10 +467,16 @@ def _unsorted_reduce(data, segment_ids, num_segments, op, what):
     return result
 
 
-def _unsorted_forward(data, ids, n_segments, op):
+def _unsorted_forward(data, ids, n_segments, op, shaped_ids=None):
     """The unsorted reduction of `data` (n, ...) by 1-D `ids` as an
     (n_segments, width) array; raises for an id >= n_segments before writing
-    anything the caller sees."""
+    anything the caller sees (`shaped_ids`: the ids as the caller shaped
+    them, for the position in the message)."""
+    if is_cupy_array(data) or is_cupy_array(ids):
+        get_array_module(data, ids)  # no mixing of host and device
+        return unsorted_segment_reduce(
+            data, ids, n_segments, op,
+            _fill_value(op, data.dtype, unsorted=True), _check_below, shaped_ids)
     n = ids.shape[0]
     x = _rows_2d(data, n)
     fill = _fill_value(op, x.dtype, unsorted=True)
@@ -670,6 +697,13 @@ def _segment_counts(ids, n_segments, row_rank, dtype):
     """``max(count of each segment, 1)`` as an (n_segments, 1, ...) array of
     `dtype` (negative ids not counted)."""
     flat = ids.reshape(-1)
+    if is_cupy_array(flat):
+        # Negative ids are counted in an extra bin (no data-sized mask).
+        xp = get_array_module(flat)
+        flat = xp.where(flat < 0, n_segments, flat)
+        counts = xp.bincount(flat, minlength=n_segments + 1)[:n_segments]
+        counts = xp.maximum(counts, 1).astype(dtype)
+        return counts.reshape((n_segments,) + (1,) * row_rank)
     if flat.size and flat.min() < 0:
         flat = flat[flat >= 0]
     counts = np.bincount(flat, minlength=n_segments)[:n_segments]
@@ -688,10 +722,10 @@ def _unsorted_normalized(data, segment_ids, num_segments, what, root):
     dtype = d.dtype if d.dtype.kind == "f" else np.dtype(np.float64)
     counts = _segment_counts(ids, n_segments, d.ndim - ids.ndim, dtype)
     if root:
-        counts = np.sqrt(counts)
+        counts = get_array_module(counts).sqrt(counts)
     if total.dtype != dtype:
         total = array_ops.cast(total, dtype)
-    return math_ops.divide(total, counts)
+    return math_ops.divide(total, _operand(counts))
 
 
 def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
@@ -782,6 +816,8 @@ def _gather_upstream(grad, ids):
     (an unsorted segment sum of its values) and each id looks its row up.
     """
     ids_array = ids._value
+    if is_cupy_array(ids_array):
+        return _gather_upstream_device(grad, ids_array)
     negative = ids_array.size and ids_array.min() < 0
     safe = np.where(ids_array < 0, 0, ids_array) if negative else ids_array
     if isinstance(grad, IndexedSlices):
@@ -807,10 +843,28 @@ def _gather_upstream(grad, ids):
     return gathered
 
 
+def _gather_upstream_device(grad, ids_array):
+    """:func:`_gather_upstream` of cupy ids: an IndexedSlices upstream is
+    densified (the result is dense anyway), and the rows of negative ids are
+    masked without reading the ids back."""
+    xp = get_array_module(ids_array)
+    grad = array_ops.densify(grad)
+    gathered = gather(grad, xp.where(ids_array < 0, 0, ids_array))
+    return _mask_rows(gathered, ids_array >= 0)
+
+
+def _operand(array):
+    """A cupy operand of a sparsegrad op as a Tensor (the ops convert only
+    host values themselves); a NumPy one as it is."""
+    return wrap(array) if is_cupy_array(array) else array
+
+
 def _mask_rows(rows, keep):
     """`rows` with the rows where `keep` is false set to zero."""
     mask = keep.reshape(keep.shape + (1,) * (rows.ndim - 1))
-    return math_ops.where(mask, rows, np.zeros((), dtype=rows.dtype))
+    xp = get_array_module(keep)
+    return math_ops.where(_operand(mask), rows,
+                          _operand(xp.zeros((), dtype=rows.dtype)))
 
 
 def _sum_grad(op, grad):
@@ -822,12 +876,14 @@ def _mean_grad(op, grad):
     data, ids = op.inputs
     n_segments = op.outputs[0].shape[0]
     counts = _segment_counts(ids._value, n_segments, data.ndim - 1, data.dtype)
+    if isinstance(grad, IndexedSlices) and is_cupy_array(counts):
+        grad = array_ops.densify(grad)
     if isinstance(grad, IndexedSlices):  # scale its rows; it stays sparse
         rows = counts[np.asarray(grad.indices._value).reshape(-1)]
         grad = IndexedSlices._from_trusted(
             math_ops.divide(grad.values, rows), grad.indices, grad.dense_shape)
     else:
-        grad = math_ops.divide(grad, counts)
+        grad = math_ops.divide(grad, _operand(counts))
     return _gather_upstream(grad, ids), None
 
 
@@ -839,18 +895,21 @@ def _extreme_grad(op, grad):
     out = op.outputs[0]._value
     n_segments = out.shape[0]
     ids_array = ids._value
-    safe = np.where(ids_array < 0, 0, ids_array)
     x = data._value
+    xp = get_array_module(x, ids_array)
+    safe = xp.where(ids_array < 0, 0, ids_array)
     extreme = out[safe]
-    selected = (x == extreme) | (np.isnan(x) & np.isnan(extreme))
-    if ids_array.size and ids_array.min() < 0:
+    selected = (x == extreme) | (xp.isnan(x) & xp.isnan(extreme))
+    # (on the device the mask is applied without reading the ids back)
+    if xp is not np or (ids_array.size and ids_array.min() < 0):
         selected &= (ids_array >= 0).reshape((-1,) + (1,) * (x.ndim - 1))
     counts = _unsorted_forward(selected.astype(x.dtype), ids_array, n_segments,
                                _SUM).reshape(out.shape)
-    counts = np.maximum(counts, 1)
-    weighted = math_ops.divide(array_ops.densify(grad), counts)
+    counts = xp.maximum(counts, 1)
+    weighted = math_ops.divide(array_ops.densify(grad), _operand(counts))
     gathered = _gather_upstream(weighted, ids)
-    return math_ops.where(selected, gathered, np.zeros((), dtype=x.dtype)), None
+    return math_ops.where(_operand(selected), gathered,
+                          _operand(xp.zeros((), dtype=x.dtype))), None
 
 
 def _prod_grad(op, grad):
@@ -858,6 +917,10 @@ def _prod_grad(op, grad):
     n_segments = op.outputs[0].shape[0]
     ids_array = ids._value
     x = data._value
+    if is_cupy_array(x) or is_cupy_array(ids_array):
+        others = segment_prod_others(x, ids_array, n_segments,
+                                     op.type == "SegmentProd")
+        return math_ops.multiply(_gather_upstream(grad, ids), wrap(others)), None
     n = ids_array.shape[0]
     work = x if is_kernel_float(x.dtype) else x.astype(np.float64)
     rows = _rows_2d(work, n)

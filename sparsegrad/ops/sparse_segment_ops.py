@@ -16,23 +16,35 @@ occurrence because the optimizer that consumes it sums repeated rows anyway:
 summing them here, while the upstream rows are hot in cache, writes and
 reads fewer rows (see ``benchmarks/bench_embedding_bag.py``).  The gradient
 is itself differentiable (its transpose is a weighted bag again).
+
+CuPy arrays (float32 / float64) run the CUDA twins of the bag kernels
+(``_cuda/segment.cu``), forward and gradient, with the CPU's bits; indices
+and segment ids are checked with one device reduction and one read back.
 """
 
 import numpy as np
 
+from .._cuda import segment as _cuda_segment
+from .._cuda import sort as _cuda_sort
 from .._kernels import segment as _segment
 from ..autodiff.recording import is_recording, record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
 from ..framework import buffers, sparse_rows
-from ..framework.backend import kernels_for_cpu
+from ..framework.backend import get_array_module, is_cupy_array, kernels_for_cpu
 from ..framework.dtypes import is_kernel_float
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, wrap
 from ..framework.threads import get_num_threads
 from ..framework.variable import Variable
 from . import array_ops
-from ._helpers import as_borrowed_tensor, as_tensor
+from ._device import (
+    borrow_array,
+    check_device_dtype,
+    host_copy,
+    sorted_splits_device,
+)
+from ._helpers import as_tensor
 
 __all__ = [
     "sparse_segment_sum",
@@ -70,11 +82,13 @@ def _reduce(table, indices, weights, splits, combiner):
     n_bags = splits.shape[0] - 1
     row_shape = table.shape[1:]
     dtype = table.dtype
+    if is_cupy_array(table):
+        return _reduce_device(table, indices, weights, splits, combiner)
     if not is_kernel_float(dtype) or not table.flags.c_contiguous:
         rows = table[indices]  # O(nnz x width), never a copy of the table
         if dtype.kind in "iub":  # sum of integers, unweighted (checked)
             out = np.zeros((n_bags,) + row_shape, dtype=dtype)
-            np.add.at(out, _segment_of(splits), rows)
+            np.add.at(out, _segment_of(splits, indices.shape[0]), rows)
             return out
         work = np.float32 if dtype == np.float16 else dtype
         rows = np.ascontiguousarray(rows, dtype=work)
@@ -95,14 +109,49 @@ def _reduce(table, indices, weights, splits, combiner):
     return out
 
 
-def _segment_of(splits):
-    """The bag of each entry in ``[splits[0], splits[-1])``: int64, O(nnz)."""
+def _reduce_device(table, indices, weights, splits, combiner):
+    """:func:`_reduce` of a cupy `table` (indices, weights and splits on the
+    device too): the bag kernel of ``_cuda.segment``."""
+    xp = get_array_module(table, indices, splits, weights)
+    n_bags = splits.shape[0] - 1
+    row_shape = table.shape[1:]
+    dtype = table.dtype
+    if dtype == np.float16:  # in float32, rounded once (as on the CPU)
+        rows = xp.ascontiguousarray(table[indices]).astype(np.float32)
+        local = xp.arange(indices.shape[0], dtype=np.int64)
+        w = None if weights is None else weights.astype(np.float32)
+        return _reduce_device(rows, local, w, splits, combiner).astype(dtype)
+    check_device_dtype(dtype, "the bags")
+    if not table.flags.c_contiguous:  # its rows, O(nnz x width)
+        table = xp.ascontiguousarray(table[indices])
+        indices = xp.arange(indices.shape[0], dtype=np.int64)
+    width = int(np.prod(row_shape, dtype=np.int64))
+    if n_bags == 0 or width == 0:
+        return xp.zeros((n_bags,) + row_shape, dtype=dtype)
+    out = xp.empty((n_bags,) + row_shape, dtype=dtype)
+    if weights is None:  # the kernel's "unweighted"
+        w = xp.zeros((0,), dtype=dtype)
+    else:
+        w = xp.ascontiguousarray(weights.astype(dtype, copy=False))
+    _cuda_segment.sparse_segment_reduce(
+        table.reshape(table.shape[0], width), xp.ascontiguousarray(indices), w,
+        splits, _COMBINERS[combiner], out.reshape(n_bags, width), 0)
+    return out
+
+
+def _segment_of(splits, nnz):
+    """The bag of each of the `nnz` entries of `splits` (from 0 to `nnz`):
+    int64, O(nnz)."""
+    if is_cupy_array(splits):
+        return _cuda_segment.segment_of_splits(splits, nnz)
     counts = np.diff(splits)
     return np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts)
 
 
 def _coefficients(splits, weights, combiner, dtype, segment_of):
     """The factor of each entry in the gradient, or None for ones."""
+    if is_cupy_array(splits):
+        return _coefficients_device(splits, weights, combiner, dtype, segment_of)
     counts = np.diff(splits)
     if weights is None:
         if combiner == "sum":
@@ -127,10 +176,86 @@ def _coefficients(splits, weights, combiner, dtype, segment_of):
     return np.ascontiguousarray(weights * per_bag[segment_of])
 
 
+def _coefficients_device(splits, weights, combiner, dtype, segment_of):
+    """:func:`_coefficients` on the device, with the CPU's bits: the per-bag
+    sums of the weights (float64, in entry order from zero, as
+    ``np.bincount``) are bags of the weights themselves."""
+    xp = get_array_module(splits, weights, segment_of)
+    dtype = np.dtype(dtype)
+    counts = splits[1:] - splits[:-1]
+    one = xp.ones((1,), dtype=dtype)
+    if weights is None:
+        if combiner == "sum":
+            return None
+        with np.errstate(divide="ignore"):  # empty bags (never looked up)
+            if combiner == "mean":
+                per_bag = one / counts.astype(dtype)
+            else:
+                per_bag = one / xp.sqrt(counts.astype(np.float64)).astype(dtype)
+        return xp.ascontiguousarray(per_bag[segment_of])
+    if combiner == "sum":
+        return weights
+    n_bags = counts.shape[0]
+    terms = weights if combiner == "mean" else weights * weights
+    terms = xp.ascontiguousarray(terms.astype(np.float64)).reshape(-1, 1)
+    denom = xp.empty((n_bags, 1), dtype=np.float64)
+    _cuda_segment.sparse_segment_reduce(
+        terms, xp.arange(terms.shape[0], dtype=np.int64),
+        xp.zeros((0,), dtype=np.float64), splits, _COMBINERS["sum"], denom, 0)
+    denom = denom.reshape(-1)
+    if combiner == "sqrtn":
+        denom = xp.sqrt(denom)
+    denom = denom.astype(dtype)
+    safe = xp.where(denom == 0, one, denom)
+    per_bag = xp.where(denom == 0, xp.zeros((1,), dtype=dtype), one / safe)
+    return xp.ascontiguousarray(weights * per_bag[segment_of])
+
+
+def _bag_grad_device(grad, table_shape, indices, segment_of, coef, splits):
+    """:func:`_bag_grad` of a cupy upstream gradient."""
+    xp = get_array_module(grad._value, indices, segment_of)
+    g = xp.ascontiguousarray(grad._value)
+    dtype = g.dtype
+    work_coef = coef
+    if dtype == np.float16:  # in float32, rounded once (as on the CPU)
+        g = g.astype(np.float32)
+        work_coef = None if coef is None else coef.astype(np.float32)
+    check_device_dtype(g.dtype, "the bag gradient")
+    row_shape = tuple(table_shape[1:])
+    width = int(np.prod(row_shape, dtype=np.int64))
+    if indices.shape[0]:
+        unique, order, starts = _cuda_sort.group_rows(xp.ascontiguousarray(indices))
+    else:
+        unique = indices[:0].copy()
+        order = xp.zeros((0,), dtype=np.int64)
+        starts = xp.zeros((1,), dtype=np.int64)
+    shape = (unique.shape[0],) + row_shape
+    if unique.shape[0] * width:
+        values = xp.empty(shape, dtype=g.dtype)
+        c = xp.zeros((0,), dtype=g.dtype) if work_coef is None else (
+            xp.ascontiguousarray(work_coef.astype(g.dtype, copy=False)))
+        _cuda_segment.sparse_segment_reduce_grad(
+            g.reshape(g.shape[0], width), order, starts,
+            xp.ascontiguousarray(segment_of), c,
+            values.reshape(unique.shape[0], width), 0)
+        values = values.astype(dtype, copy=False)
+    else:
+        values = xp.zeros(shape, dtype=dtype)
+    out = wrap(values)
+    record_operation(
+        "SparseSegmentReduceGrad", (grad,), (out,),
+        {"order": order, "starts": starts, "coef": coef, "splits": splits,
+         "n_unique": unique.shape[0]},
+    )
+    return IndexedSlices._from_trusted(out, wrap(unique), tuple(table_shape))
+
+
 def _bag_grad(grad, table_shape, indices, segment_of, coef, splits):
     """The gradient w.r.t. the table: IndexedSlices over the sorted distinct
     indices; recorded as "SparseSegmentReduceGrad" (differentiable again)."""
     grad = array_ops.densify(grad)
+    if is_cupy_array(grad._value) or is_cupy_array(indices):
+        return _bag_grad_device(grad, table_shape, indices, segment_of, coef, splits)
     g = np.ascontiguousarray(grad._value)
     dtype = g.dtype
     n_rows = table_shape[0]
@@ -176,9 +301,13 @@ def _bag_grad_grad(op, grad):
     # dvalues[u(k)], where u(k) is the group of entry k.
     order, starts = op.get_attr("order"), op.get_attr("starts")
     splits, coef = op.get_attr("splits"), op.get_attr("coef")
-    group_of = np.empty(order.shape[0], np.int64)
-    group_of[order] = np.repeat(
-        np.arange(op.get_attr("n_unique"), dtype=np.int64), np.diff(starts))
+    if is_cupy_array(order):
+        group_of = _cuda_segment.cupy().empty((order.shape[0],), dtype=np.int64)
+        group_of[order] = _cuda_segment.segment_of_splits(starts, order.shape[0])
+    else:
+        group_of = np.empty(order.shape[0], np.int64)
+        group_of[order] = np.repeat(
+            np.arange(op.get_attr("n_unique"), dtype=np.int64), np.diff(starts))
     return (_bag(array_ops.densify(grad), group_of, splits, coef, "sum"),)
 
 
@@ -197,7 +326,7 @@ def _embedding_bag_grad(op, grad):
     (table,) = op.inputs
     ids, splits = op.get_attr("ids"), op.get_attr("splits")
     weights, combiner = op.get_attr("weights"), op.get_attr("combiner")
-    segment_of = _segment_of(splits)
+    segment_of = _segment_of(splits, ids.shape[0])
     coef = _coefficients(splits, weights, combiner, table.dtype, segment_of)
     return (_bag_grad(grad, table.shape, ids, segment_of, coef, splits),)
 
@@ -206,7 +335,7 @@ def _embedding_bag_grad(op, grad):
 
 
 def _table(data, what, name="data"):
-    t = as_borrowed_tensor(data, name=name)  # an ndarray table is not copied
+    t = borrow_array(data, name)  # an ndarray (or cupy) table is not copied
     if t.ndim == 0:
         raise InvalidArgumentError(
             f"{what}: Shape must be at least rank 1 but is rank 0 ({name} is a "
@@ -268,17 +397,24 @@ def _sparse_segment(combiner, data, indices, segment_ids, num_segments):
             f"has {idx.shape[0]} entries, segment_ids {seg.shape[0]})"
         )
     n = _num_segments(num_segments, what)
-    splits = sparse_rows.sorted_segment_splits(seg, n)
     n_rows = t.shape[0]
+    if is_cupy_array(t._value) or is_cupy_array(idx) or is_cupy_array(seg):
+        get_array_module(t._value, idx, seg)  # no mixing of host and device
+        check_device_dtype(t.dtype, what, half=True)
+        (seg_summary,) = _cuda_segment.read_summaries(_cuda_segment.summarize(seg))
+        splits = sorted_splits_device(seg, n, seg_summary)
+    else:
+        splits = sparse_rows.sorted_segment_splits(seg, n)
     bad = sparse_rows.first_out_of_range(idx, n_rows)
     if bad is not None:
         raise InvalidArgumentError(
-            f"{what}: Bad: indices[{bad}] == {idx[bad]} out of range [0, {n_rows})"
+            f"{what}: Bad: indices[{bad}] == {int(idx[bad])} out of range "
+            f"[0, {n_rows})"
         )
     # Private copies: the recorded op must not see later edits of the caller's
     # arrays (they are small next to the output).
-    idx_t = wrap(np.array(idx, copy=True))
-    seg_t = wrap(np.array(seg, copy=True))
+    idx_t = wrap(idx.copy())
+    seg_t = wrap(seg.copy())
     out = wrap(_reduce(t._value, idx_t._value, None, splits, combiner))
     record_operation(_OP_TYPES[combiner], (t, idx_t, seg_t), (out,),
                      {"splits": splits})
@@ -549,22 +685,21 @@ def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None):
     idx = _index_input(ids, "ids")
     spl = _index_input(splits, "splits")
     nnz = idx.shape[0]
-    if spl.shape[0] == 0 or spl[0] != 0 or spl[-1] != nnz:
-        raise InvalidArgumentError(
-            f"{what}: splits must run from 0 to the number of ids ({nnz}), got "
-            f"{spl[:1].tolist()} ... {spl[-1:].tolist()}"
-        )
-    if spl.shape[0] > 1:
-        steps = np.diff(spl)
-        if steps.min() < 0:
-            k = int(np.flatnonzero(steps < 0)[0])
-            raise InvalidArgumentError(
-                f"{what}: splits must be non-decreasing, but splits[{k + 1}] = "
-                f"{spl[k + 1]} < splits[{k}] = {spl[k]}"
-            )
+    device = is_cupy_array(t._value) or is_cupy_array(idx) or is_cupy_array(spl)
+    if device:
+        get_array_module(t._value, idx, spl)  # no mixing of host and device
+        (spl_summary,) = _cuda_segment.read_summaries(_cuda_segment.summarize(spl))
+        if (spl.shape[0] == 0 or spl_summary[3] != 0 or spl_summary[4] != nnz
+                or spl_summary[2] < spl.shape[0]):
+            _check_splits(what, host_copy(spl), nnz)
+            raise AssertionError("splits failed a check that found no error")
+    else:
+        _check_splits(what, spl, nnz)
     w = None
     if weights is not None:
-        w = np.asarray(as_tensor(weights, name="weights")._value)
+        w = as_tensor(weights, name="weights")._value
+        if not is_cupy_array(w):
+            w = np.asarray(w)
         if w.shape != (nnz,):
             raise InvalidArgumentError(
                 f"{what}: weights must have one entry per id, shape ({nnz},), got "
@@ -580,6 +715,15 @@ def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None):
             f"{combiner!r}, got dtype {t.dtype}"
         )
     _check_float(t, what, "sum", "params")
+    if device:
+        get_array_module(t._value, w)
+        check_device_dtype(t.dtype, what, half=True)
+        sparse_rows.check_in_range(idx, t.shape[0], "ids")
+        # As below: private copies while a tape records.
+        copy = is_recording()
+        return _bag(t, idx.copy() if copy else idx,
+                    spl.astype(np.int64, copy=copy),
+                    None if w is None else w.astype(t.dtype, copy=copy), combiner)
     sparse_rows.check_in_range(idx, t.shape[0], "ids")
     # A recorded op keeps its ids, splits and weights for the gradient: its
     # own copies then, so that the caller may reuse their arrays.
@@ -589,6 +733,23 @@ def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None):
     if w is not None:
         w = keep(w, dtype=t.dtype)
     return _bag(t, ids_kept, splits64, w, combiner)
+
+
+def _check_splits(what, spl, nnz):
+    """The row splits of embedding_bag: from 0 to `nnz`, non-decreasing."""
+    if spl.shape[0] == 0 or spl[0] != 0 or spl[-1] != nnz:
+        raise InvalidArgumentError(
+            f"{what}: splits must run from 0 to the number of ids ({nnz}), got "
+            f"{spl[:1].tolist()} ... {spl[-1:].tolist()}"
+        )
+    if spl.shape[0] > 1:
+        steps = np.diff(spl)
+        if steps.min() < 0:
+            k = int(np.flatnonzero(steps < 0)[0])
+            raise InvalidArgumentError(
+                f"{what}: splits must be non-decreasing, but splits[{k + 1}] = "
+                f"{spl[k + 1]} < splits[{k}] = {spl[k]}"
+            )
 
 
 def check_combiner(combiner):

@@ -1,0 +1,339 @@
+// CUDA twins of sparsegrad/_kernels/segment.pyx and _sparse_segment.pxi:
+// segment reductions (sorted and unsorted), the product of the other rows of
+// a segment, and the sparse segment (embedding-bag) reductions and their
+// gradient.
+//
+// Every output element (a segment or bag, one column) is computed by one
+// thread that walks its rows in the order the Cython kernel walks them, in
+// the value type, so the bits are the CPU's: a 1-D sorted sum uses the same
+// eight interleaved partial sums as _sum_contiguous.  Neighbouring threads
+// take neighbouring columns of one segment, so the row reads coalesce.
+// Index arrays are int64 (the launchers convert int32 ids); kernels never
+// check: the launchers validate first.
+#include "common.cuh"
+
+#define SG_SUM 0
+#define SG_MEAN 1
+#define SG_MAX 2
+#define SG_MIN 3
+#define SG_PROD 4
+
+#define SG_COMBINER_SUM 0
+#define SG_COMBINER_MEAN 1
+#define SG_COMBINER_SQRTN 2
+
+#define SG_INT64_MIN (-9223372036854775807LL - 1LL)
+
+// -- id summaries --------------------------------------------------------------
+//
+// summary_partial: each block reduces its grid-stride share of ids to (min,
+// max, first position p with ids[p] < ids[p - 1], or n); summary_final folds
+// the partials of all blocks in block order (one block).  Integer min/max are
+// exact, so the answer does not depend on the launch shape.
+
+extern "C" __global__ void summary_partial(const i64 *ids, i64 n, i64 *partial) {
+    __shared__ i64 s_min[SPARSEGRAD_BLOCK];
+    __shared__ i64 s_max[SPARSEGRAD_BLOCK];
+    __shared__ i64 s_dec[SPARSEGRAD_BLOCK];
+    i64 lo = 9223372036854775807LL, hi = SG_INT64_MIN, dec = n;
+    SG_GRID_LOOP(i, n) {
+        i64 v = ids[i];
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+        if (i > 0 && v < ids[i - 1] && i < dec) dec = i;
+    }
+    int t = threadIdx.x;
+    s_min[t] = lo;
+    s_max[t] = hi;
+    s_dec[t] = dec;
+    __syncthreads();
+    for (int stride = SPARSEGRAD_BLOCK / 2; stride > 0; stride /= 2) {
+        if (t < stride) {
+            s_min[t] = s_min[t + stride] < s_min[t] ? s_min[t + stride] : s_min[t];
+            s_max[t] = s_max[t + stride] > s_max[t] ? s_max[t + stride] : s_max[t];
+            s_dec[t] = s_dec[t + stride] < s_dec[t] ? s_dec[t + stride] : s_dec[t];
+        }
+        __syncthreads();
+    }
+    if (t == 0) {
+        partial[3 * (i64)blockIdx.x] = s_min[0];
+        partial[3 * (i64)blockIdx.x + 1] = s_max[0];
+        partial[3 * (i64)blockIdx.x + 2] = s_dec[0];
+    }
+}
+
+// out[0..5) = (min, max, first decrease or n, ids[0], ids[n - 1]); for n == 0
+// (min, max) = (INT64_MAX, INT64_MIN) and the ends are 0.
+extern "C" __global__ void summary_final(const i64 *ids, i64 n, const i64 *partial,
+                                         i64 n_parts, i64 *out) {
+    __shared__ i64 s_min[SPARSEGRAD_BLOCK];
+    __shared__ i64 s_max[SPARSEGRAD_BLOCK];
+    __shared__ i64 s_dec[SPARSEGRAD_BLOCK];
+    i64 lo = 9223372036854775807LL, hi = SG_INT64_MIN, dec = n;
+    int t = threadIdx.x;
+    for (i64 b = t; b < n_parts; b += SPARSEGRAD_BLOCK) {
+        lo = partial[3 * b] < lo ? partial[3 * b] : lo;
+        hi = partial[3 * b + 1] > hi ? partial[3 * b + 1] : hi;
+        dec = partial[3 * b + 2] < dec ? partial[3 * b + 2] : dec;
+    }
+    s_min[t] = lo;
+    s_max[t] = hi;
+    s_dec[t] = dec;
+    __syncthreads();
+    for (int stride = SPARSEGRAD_BLOCK / 2; stride > 0; stride /= 2) {
+        if (t < stride) {
+            s_min[t] = s_min[t + stride] < s_min[t] ? s_min[t + stride] : s_min[t];
+            s_max[t] = s_max[t + stride] > s_max[t] ? s_max[t + stride] : s_max[t];
+            s_dec[t] = s_dec[t + stride] < s_dec[t] ? s_dec[t + stride] : s_dec[t];
+        }
+        __syncthreads();
+    }
+    if (t == 0) {
+        out[0] = s_min[0];
+        out[1] = s_max[0];
+        out[2] = s_dec[0];
+        out[3] = n > 0 ? ids[0] : 0;
+        out[4] = n > 0 ? ids[n - 1] : 0;
+    }
+}
+
+// -- sorted_splits -------------------------------------------------------------
+//
+// The boundary before position i (i in [0, n]) writes the segments that start
+// there, as the Cython loop does; with sorted ids every entry of splits is
+// written by exactly one thread.
+
+extern "C" __global__ void sorted_splits(const i64 *ids, i64 n, i64 n_segments,
+                                         i64 *splits) {
+    SG_GRID_LOOP(i, n + 1) {
+        i64 a = i > 0 ? ids[i - 1] : SG_INT64_MIN;
+        i64 b = i < n ? ids[i] : n_segments;
+        if (b > a) {
+            i64 s = a + 1 > 0 ? a + 1 : 0;
+            for (; s <= b && s <= n_segments; ++s) splits[s] = i;
+        }
+    }
+}
+
+// segment_of[k] = s for k in [splits[s], splits[s + 1]): the bag of each
+// entry (one thread a bag; splits non-decreasing, checked by the caller).
+extern "C" __global__ void segment_of_splits(const i64 *splits, i64 n_bags,
+                                             i64 *segment_of) {
+    SG_GRID_LOOP(s, n_bags) {
+        for (i64 k = splits[s]; k < splits[s + 1]; ++k) segment_of[k] = s;
+    }
+}
+
+// -- segment reductions ----------------------------------------------------------
+
+template <typename T>
+__device__ __forceinline__ T sg_combine(int op, T acc, T v) {
+    if (op == SG_SUM || op == SG_MEAN) return acc + v;
+    if (op == SG_MAX) return (v > acc || v != v) ? v : acc;
+    if (op == SG_MIN) return (v < acc || v != v) ? v : acc;
+    return acc * v;
+}
+
+// _sum_contiguous: eight interleaved partial sums, combined pairwise, then
+// the tail in order (fewer than eight values: one chain).
+template <typename T>
+__device__ T sg_sum_contiguous(const T *x, i64 n) {
+    if (n < 8) {
+        T acc = x[0];
+        for (i64 k = 1; k < n; ++k) acc = acc + x[k];
+        return acc;
+    }
+    T a0 = x[0], a1 = x[1], a2 = x[2], a3 = x[3];
+    T a4 = x[4], a5 = x[5], a6 = x[6], a7 = x[7];
+    i64 k = 8;
+    while (k + 8 <= n) {
+        a0 = a0 + x[k];
+        a1 = a1 + x[k + 1];
+        a2 = a2 + x[k + 2];
+        a3 = a3 + x[k + 3];
+        a4 = a4 + x[k + 4];
+        a5 = a5 + x[k + 5];
+        a6 = a6 + x[k + 6];
+        a7 = a7 + x[k + 7];
+        k += 8;
+    }
+    T acc = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
+    for (; k < n; ++k) acc = acc + x[k];
+    return acc;
+}
+
+// _with_fill: combine a reduced value with the fill (unsorted ops start from
+// it); NaN is kept, a product with 1 changes nothing.
+template <typename T>
+__device__ __forceinline__ T sg_with_fill(int op, T v, T fill) {
+    if (op == SG_SUM) return fill + v;
+    if (op == SG_MAX && v < fill) return fill;
+    if (op == SG_MIN && v > fill) return fill;
+    return v;
+}
+
+// out[s, j] for sorted segments given by splits (segment_reduce_ids): rows
+// splits[s] .. splits[s + 1] - 1 in order, from the first row.
+template <typename T>
+__device__ void segment_reduce_sorted(const T *data, i64 width, const i64 *splits,
+                                      i64 n_segments, int op, T fill, int from_fill,
+                                      T *out) {
+    SG_GRID_LOOP(e, n_segments * width) {
+        i64 s = e / width, j = e - s * width;
+        i64 lo = splits[s], hi = splits[s + 1];
+        if (hi == lo) {
+            out[e] = fill;
+            continue;
+        }
+        T acc;
+        if (width == 1 && (op == SG_SUM || op == SG_MEAN)) {
+            acc = sg_sum_contiguous(data + lo, hi - lo);
+        } else {
+            acc = data[lo * width + j];
+            for (i64 k = lo + 1; k < hi; ++k) acc = sg_combine(op, acc, data[k * width + j]);
+        }
+        if (op == SG_MEAN) acc = acc / (T)(hi - lo);
+        if (from_fill) acc = sg_with_fill(op, acc, fill);
+        out[e] = acc;
+    }
+}
+
+// out[unique[g], j] = op(out[unique[g], j], rows of group g) for the groups
+// of ids in any order (scatter_reduce): the rows of group g (order[starts[g]]
+// ..) in their original order, from the value already in out (the fill).
+// Groups of ids outside [0, n_segments) are skipped.
+template <typename T>
+__device__ void segment_reduce_groups(const T *data, i64 width, const i64 *unique,
+                                      const i64 *order, const i64 *starts,
+                                      i64 n_groups, int op, i64 n_segments, T *out) {
+    SG_GRID_LOOP(e, n_groups * width) {
+        i64 g = e / width, j = e - g * width;
+        i64 s = unique[g];
+        if (s < 0 || s >= n_segments) continue;
+        T acc = out[s * width + j];
+        for (i64 k = starts[g]; k < starts[g + 1]; ++k)
+            acc = sg_combine(op, acc, data[order[k] * width + j]);
+        out[s * width + j] = acc;
+    }
+}
+
+// prod_others: out[r, j] = product of the rows before r in its group times the
+// product of those after it (prefix and suffix passes, as _others).
+template <typename T>
+__device__ void prod_others(const T *data, i64 width, const i64 *order,
+                            const i64 *starts, i64 n_groups, T *out) {
+    SG_GRID_LOOP(e, n_groups * width) {
+        i64 g = e / width, j = e - g * width;
+        i64 lo = starts[g], hi = starts[g + 1];
+        T acc = (T)1;
+        for (i64 k = lo; k < hi; ++k) {
+            i64 row = order[k];
+            out[row * width + j] = acc;
+            acc = acc * data[row * width + j];
+        }
+        acc = (T)1;
+        for (i64 k = hi - 1; k >= lo; --k) {
+            i64 row = order[k];
+            out[row * width + j] = out[row * width + j] * acc;
+            acc = acc * data[row * width + j];
+        }
+    }
+}
+
+// -- sparse segment reductions (embedding bags) ---------------------------------
+
+// out[s, j] = combine(w_k * data[indices[k], j] for k in bag s), as _bag: the
+// sum from zero in entry order, then the combiner's denominator.
+template <typename T>
+__device__ void sparse_segment_reduce(const T *data, i64 width, const i64 *indices,
+                                      const T *weights, int weighted,
+                                      const i64 *splits, i64 n_segments,
+                                      int combiner, T *out) {
+    SG_GRID_LOOP(e, n_segments * width) {
+        i64 s = e / width, j = e - s * width;
+        i64 lo = splits[s], hi = splits[s + 1];
+        T acc = (T)0;
+        if (weighted) {
+            for (i64 k = lo; k < hi; ++k) acc += weights[k] * data[indices[k] * width + j];
+        } else {
+            for (i64 k = lo; k < hi; ++k) acc += data[indices[k] * width + j];
+        }
+        if (combiner == SG_COMBINER_SUM || hi == lo) {
+            out[e] = acc;
+            continue;
+        }
+        T denom = (T)0;
+        if (weighted) {
+            for (i64 k = lo; k < hi; ++k) {
+                T w = weights[k];
+                if (combiner == SG_COMBINER_MEAN)
+                    denom += w;
+                else
+                    denom += w * w;
+            }
+            if (combiner == SG_COMBINER_SQRTN) denom = (T)sqrt((double)denom);
+        } else if (combiner == SG_COMBINER_MEAN) {
+            denom = (T)(hi - lo);
+        } else {
+            denom = (T)sqrt((double)(hi - lo));
+        }
+        out[e] = denom == (T)0 ? (T)0 : acc / denom;
+    }
+}
+
+// out[u, j] = sum(coef[k] * grad[segment_of[k], j] for k in group u), in the
+// order of `order` (sparse_segment_reduce_grad).
+template <typename T>
+__device__ void sparse_segment_reduce_grad(const T *grad, i64 width, const i64 *order,
+                                           const i64 *starts, const i64 *segment_of,
+                                           const T *coef, int scaled, i64 n_unique,
+                                           T *out) {
+    SG_GRID_LOOP(e, n_unique * width) {
+        i64 u = e / width, j = e - u * width;
+        T acc = (T)0;
+        for (i64 p = starts[u]; p < starts[u + 1]; ++p) {
+            i64 k = order[p];
+            if (scaled)
+                acc += coef[k] * grad[segment_of[k] * width + j];
+            else
+                acc += grad[segment_of[k] * width + j];
+        }
+        out[e] = acc;
+    }
+}
+
+// -- the extern "C" entry points, one per value type ----------------------------
+
+#define SG_SEGMENT_KERNELS(T, SUF)                                                   \
+    extern "C" __global__ void segment_reduce_sorted_##SUF(                         \
+        const T *data, i64 width, const i64 *splits, i64 n_segments, int op,        \
+        T fill, int from_fill, T *out) {                                             \
+        segment_reduce_sorted<T>(data, width, splits, n_segments, op, fill,          \
+                                 from_fill, out);                                    \
+    }                                                                                \
+    extern "C" __global__ void segment_reduce_groups_##SUF(                         \
+        const T *data, i64 width, const i64 *unique, const i64 *order,              \
+        const i64 *starts, i64 n_groups, int op, i64 n_segments, T *out) {           \
+        segment_reduce_groups<T>(data, width, unique, order, starts, n_groups, op,   \
+                                 n_segments, out);                                   \
+    }                                                                                \
+    extern "C" __global__ void prod_others_##SUF(const T *data, i64 width,          \
+                                                 const i64 *order, const i64 *starts,\
+                                                 i64 n_groups, T *out) {             \
+        prod_others<T>(data, width, order, starts, n_groups, out);                   \
+    }                                                                                \
+    extern "C" __global__ void sparse_segment_reduce_##SUF(                         \
+        const T *data, i64 width, const i64 *indices, const T *weights,             \
+        int weighted, const i64 *splits, i64 n_segments, int combiner, T *out) {    \
+        sparse_segment_reduce<T>(data, width, indices, weights, weighted, splits,    \
+                                 n_segments, combiner, out);                         \
+    }                                                                                \
+    extern "C" __global__ void sparse_segment_reduce_grad_##SUF(                    \
+        const T *grad, i64 width, const i64 *order, const i64 *starts,              \
+        const i64 *segment_of, const T *coef, int scaled, i64 n_unique, T *out) {   \
+        sparse_segment_reduce_grad<T>(grad, width, order, starts, segment_of, coef,  \
+                                      scaled, n_unique, out);                        \
+    }
+
+SG_SEGMENT_KERNELS(float, f32)
+SG_SEGMENT_KERNELS(double, f64)

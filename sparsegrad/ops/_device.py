@@ -1,0 +1,171 @@
+"""The device (cupy) side of the segment, sparse segment and lookup ops.
+
+Arguments: what ``sparse_rows`` does not check on the device itself (sorted
+segment ids: ``sorted_segment_splits``).  The ids are reduced on the device
+(``_cuda.segment.summarize``) and ONE small array is read back, before any
+kernel writes; only when a check fails are the ids copied to the host, to
+raise the CPU's error with the CPU's own code (one validation layer, one set
+of messages).
+
+Reductions: the segment reductions' device paths, the twins of the NumPy
+paths of :mod:`sparsegrad.ops.segment_ops` (which records the ops and owns
+the gradients).  Each output element is reduced by one device thread in the
+CPU's order, so the results are the CPU's bits.
+"""
+
+import numpy as np
+
+from .._cuda import segment as _cuda_segment
+from .._cuda import sort as _cuda_sort
+from ..errors import InvalidArgumentError
+from ..framework import sparse_rows
+from ..framework.backend import get_array_module, is_cupy_array
+from ..framework.buffers import check_allocation
+from ..framework.dtypes import check_numeric, is_kernel_float
+from ..framework.tensor import wrap
+from ._helpers import as_borrowed_tensor
+
+__all__ = [
+    "borrow_array", "host_copy", "sorted_splits_device", "check_device_dtype",
+    "sorted_segment_reduce", "unsorted_segment_reduce", "segment_prod_others",
+]
+
+
+# -- arguments -------------------------------------------------------------------
+
+
+def borrow_array(x, name):
+    """:func:`as_borrowed_tensor`, and a cupy array viewed too (a copy of a
+    device table would cost O(table) per call)."""
+    if is_cupy_array(x):
+        check_numeric(x.dtype, name)
+        return wrap(x.view())
+    return as_borrowed_tensor(x, name=name)
+
+
+def host_copy(array):
+    """A host copy, for building an error message only."""
+    return _cuda_segment.cupy().asnumpy(array)
+
+
+def sorted_splits_device(seg, n, seg_summary):
+    """:func:`sparse_rows.sorted_segment_splits` of cupy `seg` (its
+    `seg_summary` read back): the splits on the device, or the CPU's error."""
+    size = seg.shape[0]
+    _, _, decrease, first, last = seg_summary
+    last_plus_one = last + 1 if size else 0
+    bad = size and (last < 0 or first < 0 or decrease < size)
+    if bad or (n is not None and n < last_plus_one):
+        sparse_rows.sorted_segment_splits(host_copy(seg), n)
+        raise AssertionError("segment ids failed a check that found no error")
+    n_segments = last_plus_one if n is None else n
+    check_allocation((n_segments + 1,), np.int64, "segment_ids")
+    return _cuda_segment.splits_of_sorted(seg, n_segments)
+
+
+def check_device_dtype(dtype, what, half=False):
+    """The GPU kernels take float32 and float64 values (and float16 where
+    `half`: an op that computes it in float32, as on the CPU)."""
+    if not is_kernel_float(dtype) and not (half and dtype == np.float16):
+        raise InvalidArgumentError(
+            f"{what}: values of dtype {np.dtype(dtype)} are not supported on the "
+            "GPU (float32 and float64 are)"
+        )
+
+
+# -- segment reductions ----------------------------------------------------------
+
+
+def _rows_2d(array, n):
+    width = int(np.prod(array.shape[1:], dtype=np.int64))
+    return get_array_module(array).ascontiguousarray(array).reshape(n, width)
+
+
+def sorted_segment_reduce(data, ids, op, fill, what):
+    """The sorted reduction `op` of cupy `data` (n, ...) by 1-D `ids`:
+    ``(out of shape (n_segments,) + data.shape[1:], contiguous ids)``.
+
+    The ids are summarized on the device and read back once (their last id
+    sets the output's size; a bad id raises TensorFlow's error), then turned
+    into row splits and reduced, one thread per output element.
+    """
+    xp = get_array_module(data, ids)
+    ids = xp.ascontiguousarray(ids)
+    n = ids.shape[0]
+    (summary,) = _cuda_segment.read_summaries(_cuda_segment.summarize(ids))
+    _, _, decrease, first, last = summary
+    if n and (first < 0 or last < 0 or decrease < n):
+        sparse_rows.sorted_segment_splits(host_copy(ids))  # TensorFlow's error
+        raise AssertionError("segment ids failed a check that found no error")
+    n_segments = last + 1 if n else 0
+    shape = (n_segments,) + data.shape[1:]
+    check_allocation(shape, data.dtype, f"{what}: segment_ids")
+    check_device_dtype(data.dtype, what)
+    x = _rows_2d(data, n)
+    out = xp.empty((n_segments, x.shape[1]), dtype=data.dtype)
+    if out.size:
+        splits = _cuda_segment.splits_of_sorted(ids, n_segments)
+        _cuda_segment.reduce_sorted(x, splits, op, fill, False, out)
+    return out.reshape(shape), ids
+
+
+def unsorted_segment_reduce(data, ids, n_segments, op, fill, check_below,
+                            shaped_ids=None):
+    """The unsorted reduction `op` of cupy `data` (n, ...) by 1-D `ids` as an
+    (n_segments, width) array, on the CPU's two paths: sorted ids (what
+    ragged rows give) are reduced as segments from `fill`; others are grouped
+    stably (a radix sort) and each segment walks its rows in their original
+    order from `fill`.  An id at least `n_segments` raises through
+    ``check_below(host ids, n_segments)`` (`shaped_ids`: the ids as the
+    caller shaped them, for the position in the message) before any write.
+    """
+    xp = get_array_module(data, ids)
+    ids = xp.ascontiguousarray(ids)
+    n = ids.shape[0]
+    x = _rows_2d(data, n)
+    summary = None
+    if n:
+        (summary,) = _cuda_segment.read_summaries(_cuda_segment.summarize(ids))
+        if summary[1] >= n_segments:
+            check_below(host_copy(ids if shaped_ids is None else shaped_ids),
+                        n_segments)
+            raise AssertionError("segment ids failed a check that found no error")
+    out = xp.empty((n_segments, x.shape[1]), dtype=x.dtype)
+    if n == 0 or x.shape[1] == 0 or n_segments == 0:
+        out.fill(fill)
+        return out
+    check_device_dtype(x.dtype, "unsorted segment reduction")
+    _, _, decrease, _, last = summary
+    if decrease >= n:  # sorted
+        if last < 0:
+            out.fill(fill)
+        else:
+            splits = _cuda_segment.splits_of_sorted(ids, n_segments)
+            _cuda_segment.reduce_sorted(x, splits, op, fill, True, out)
+        return out
+    out.fill(fill)
+    unique, order, starts = _cuda_sort.group_rows(ids)
+    _cuda_segment.reduce_groups(x, unique, order, starts, op, out)
+    return out
+
+
+def segment_prod_others(x, ids, n_segments, is_sorted):
+    """The "product of the other rows" factor of the segment product's
+    gradient, of the shape of `x`: sorted ids as their row splits, others
+    grouped stably (the rows of negative ids get 0, as on the CPU)."""
+    xp = get_array_module(x, ids)
+    check_device_dtype(x.dtype, "segment product gradient")
+    n = ids.shape[0]
+    rows = _rows_2d(x, n)
+    others = xp.zeros_like(rows)
+    if n:
+        if is_sorted:
+            order = xp.arange(n, dtype=np.int64)
+            starts = _cuda_segment.splits_of_sorted(ids, n_segments)
+        else:
+            _, order, starts = _cuda_sort.group_rows(xp.ascontiguousarray(ids))
+        _cuda_segment.prod_others(rows, order, starts, others, 0)
+        if not is_sorted:
+            others = xp.where((ids < 0).reshape(-1, 1),
+                              xp.zeros((), dtype=x.dtype), others)
+    return others.reshape(x.shape)
