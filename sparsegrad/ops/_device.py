@@ -19,28 +19,17 @@ from .._cuda import segment as _cuda_segment
 from .._cuda import sort as _cuda_sort
 from ..errors import InvalidArgumentError
 from ..framework import sparse_rows
-from ..framework.backend import get_array_module, is_cupy_array
+from ..framework.backend import get_array_module
 from ..framework.buffers import check_allocation
-from ..framework.dtypes import check_numeric, is_kernel_float
-from ..framework.tensor import wrap
-from ._helpers import as_borrowed_tensor
+from ..framework.dtypes import is_kernel_float
 
 __all__ = [
-    "borrow_array", "host_copy", "sorted_splits_device", "check_device_dtype",
+    "host_copy", "sorted_splits_device", "check_device_dtype",
     "sorted_segment_reduce", "unsorted_segment_reduce", "segment_prod_others",
 ]
 
 
 # -- arguments -------------------------------------------------------------------
-
-
-def borrow_array(x, name):
-    """:func:`as_borrowed_tensor`, and a cupy array viewed too (a copy of a
-    device table would cost O(table) per call)."""
-    if is_cupy_array(x):
-        check_numeric(x.dtype, name)
-        return wrap(x.view())
-    return as_borrowed_tensor(x, name=name)
 
 
 def host_copy(array):

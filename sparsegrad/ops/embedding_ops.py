@@ -21,7 +21,6 @@ from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, wrap
 from ..framework.variable import Variable
 from . import array_ops, math_ops, reduction_ops, unary_ops
-from ._device import borrow_array
 from ._helpers import as_borrowed_tensor, as_tensor
 from .sparse_segment_ops import check_combiner, embedding_bag
 
@@ -146,7 +145,7 @@ def gather(params, indices, axis=None, name=None, *, batch_dims=0):
            [5., 5.]])
     """
     del name
-    p = borrow_array(params, "params")  # an ndarray (or cupy) table is not copied
+    p = as_borrowed_tensor(params, "params")  # an ndarray (or cupy) table is not copied
     if p.ndim == 0:
         raise InvalidArgumentError("gather: params must be at least 1-D, got a scalar")
     idx = _index_tensor(indices)

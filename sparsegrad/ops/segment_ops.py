@@ -36,11 +36,11 @@ from ..framework.threads import get_num_threads
 from ..framework.variable import Variable
 from . import array_ops, math_ops
 from ._device import (
-    borrow_array,
     segment_prod_others,
     sorted_segment_reduce,
     unsorted_segment_reduce,
 )
+from ._helpers import as_borrowed_tensor
 from .embedding_ops import gather
 
 __all__ = [
@@ -69,7 +69,7 @@ _UFUNC = {_SUM: np.add, _MAX: np.maximum, _MIN: np.minimum, _PROD: np.multiply}
 def _data_tensor(data, what):
     # An ndarray is viewed, not copied: the result is a new array, and a
     # new Tensor is on no tape.
-    t = borrow_array(data, f"{what}: data")
+    t = as_borrowed_tensor(data, f"{what}: data")
     dtype = check_numeric(t.dtype, f"{what}: data")
     if dtype == np.bool_:
         raise InvalidArgumentError(

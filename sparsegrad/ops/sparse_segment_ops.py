@@ -39,12 +39,11 @@ from ..framework.threads import get_num_threads
 from ..framework.variable import Variable
 from . import array_ops
 from ._device import (
-    borrow_array,
     check_device_dtype,
     host_copy,
     sorted_splits_device,
 )
-from ._helpers import as_tensor
+from ._helpers import as_borrowed_tensor, as_tensor
 
 __all__ = [
     "sparse_segment_sum",
@@ -335,7 +334,7 @@ def _embedding_bag_grad(op, grad):
 
 
 def _table(data, what, name="data"):
-    t = borrow_array(data, name)  # an ndarray (or cupy) table is not copied
+    t = as_borrowed_tensor(data, name)  # an ndarray (or cupy) table is not copied
     if t.ndim == 0:
         raise InvalidArgumentError(
             f"{what}: Shape must be at least rank 1 but is rank 0 ({name} is a "
