@@ -20,6 +20,13 @@ ARCHS = ("sm_90", "sm_75")
 NVCC = shutil.which("nvcc")
 
 
+def test_every_family_has_a_source():
+    names = {os.path.basename(p)[:-3] for p in SOURCES}
+    # one per Cython kernel module (parallel and elementwise have no twin:
+    # thread control, and CuPy's own ufuncs)
+    assert {"training", "slices", "clip", "segment", "ragged"} <= names
+
+
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found")
 def test_sources_compile(tmp_path):
     # All compiles at once: nvcc spends most of its time starting up.
