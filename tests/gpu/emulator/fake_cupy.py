@@ -8,6 +8,11 @@ the CPU, for testing the GPU path on a machine without a GPU.
   reductions.  ``.get()`` / :func:`asnumpy` copy to the host.
 * Module functions (``zeros``, ``argsort``, ``cumsum``, ...) are NumPy's,
   unwrapping and wrapping arrays.  ``argsort`` is stable, as CuPy's is.
+* Only CuPy's public API is there (``cupy_api.json``, dumped from CuPy 14.2
+  by ``dump_cupy_api.py``): a module function, an ndarray attribute or a
+  NumPy function dispatched on these arrays that CuPy lacks raises
+  AttributeError / TypeError, as it would on a GPU.  ``flags`` has CuPy's
+  fields only (no ``writeable``).
 * :class:`RawModule` compiles the CUDA source with g++ against
   ``cuda_emu.h`` (blocks one after another, the threads of a block as fibers
   that switch at ``__syncthreads()``).  A launch checks every argument against
@@ -20,6 +25,7 @@ the CPU, for testing the GPU path on a machine without a GPU.
 import ctypes
 import functools
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -30,6 +36,10 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 __version__ = "0.0-emulated"
+
+with open(os.path.join(HERE, "cupy_api.json")) as _f:
+    API = {k: (frozenset(v) if isinstance(v, list) else v)
+           for k, v in json.load(_f).items()}
 
 _IMPLICIT = ("Implicit conversion to a NumPy array is not allowed. Please use "
              "`.get()` to construct a NumPy array explicitly.")
@@ -66,18 +76,23 @@ class ndarray:
 
     # -- NumPy protocols: stay on the "device" --------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if ufunc.__name__ not in API["module"] or (
+                method != "__call__" and method not in API["ufunc"]):
+            return NotImplemented
         inputs = _unwrap(inputs)
         if "out" in kwargs:
             kwargs["out"] = _unwrap(kwargs["out"])
         return _wrap(getattr(ufunc, method)(*inputs, **kwargs))
 
     def __array_function__(self, func, types_, args, kwargs):
+        if func.__name__ not in API["module"]:
+            return NotImplemented      # numpy then raises TypeError
         return _wrap(func(*_unwrap(args), **_unwrap(kwargs)))
 
     # -- attributes -----------------------------------------------------
     def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
+        if name.startswith("__") or name not in API["ndarray"]:
+            raise AttributeError(f"'cupy.ndarray' object has no attribute '{name}'")
         attr = getattr(self._a, name)
         if callable(attr):
             @functools.wraps(attr)
@@ -104,7 +119,7 @@ class ndarray:
 
     @property
     def flags(self):
-        return self._a.flags
+        return _Flags(self._a.flags)
 
     @property
     def T(self):
@@ -160,6 +175,21 @@ class ndarray:
         out = ndarray.__new__(ndarray)
         out._a = array
         return out
+
+
+class _Flags:
+    """CuPy's ``ndarray.flags``: contiguity and ownership, nothing else."""
+
+    def __init__(self, flags):
+        self.c_contiguous = flags.c_contiguous
+        self.f_contiguous = flags.f_contiguous
+        self.owndata = flags.owndata
+        self.forc = self.c_contiguous or self.f_contiguous
+        self.fnc = self.f_contiguous and not self.c_contiguous
+
+    def __getitem__(self, name):
+        return {"C_CONTIGUOUS": self.c_contiguous, "F_CONTIGUOUS": self.f_contiguous,
+                "OWNDATA": self.owndata}[name]
 
 
 ndarray.__module__ = "cupy"
@@ -219,16 +249,17 @@ def _wrap(x):
 class _Namespace(types.ModuleType):
     """A module whose functions are NumPy's, on wrapped arrays."""
 
-    def __init__(self, name, source):
+    def __init__(self, name, source, allowed):
         super().__init__(name)
         self._source = source
+        self._allowed = allowed
 
     def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
+        if name.startswith("__") or name not in self._allowed:
+            raise AttributeError(f"module '{self.__name__}' has no attribute '{name}'")
         attr = getattr(self._source, name)
         if isinstance(attr, types.ModuleType):
-            attr = _Namespace(f"{self.__name__}.{name}", attr)
+            attr = _Namespace(f"{self.__name__}.{name}", attr, API[name])
         elif isinstance(attr, (type, np.ufunc)) or not callable(attr):
             return attr
         else:
@@ -462,7 +493,7 @@ class _Stream:
 
 
 def _make_module():
-    mod = _Namespace("cupy", np)
+    mod = _Namespace("cupy", np, API["module"])
     mod.__file__ = __file__
     mod.__version__ = __version__
     mod.EMULATED = True
