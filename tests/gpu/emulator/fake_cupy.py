@@ -211,7 +211,7 @@ for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"
               "and", "or", "xor", "lshift", "rshift", "divmod"):
     for _form in ("__%s__", "__r%s__", "__i%s__"):
         _dunder = _form % _name
-        if hasattr(np.ndarray, _dunder):
+        if hasattr(np.ndarray, _dunder) and _dunder != "__imatmul__":  # not CuPy's
             setattr(ndarray, _dunder, _binary(_dunder))
 for _dunder in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__",
                 "__neg__", "__pos__", "__abs__", "__invert__"):
