@@ -55,3 +55,57 @@ def test_sources_compile(tmp_path):
         fused = [b.split("(")[0].split()[-1] for b in bodies
                  if ".entry" in b.split("\n")[0] and "fma." in b]
         assert not fused, (os.path.basename(path), fused)
+
+
+def _find_nvrtc():
+    """A loadable libnvrtc: the system's, or the one of the PyPI package
+    ``nvidia-cuda-nvrtc`` (CuPy's wheels use either); None if there is none."""
+    import ctypes.util
+    import site
+    import sysconfig
+
+    candidates = [ctypes.util.find_library("nvrtc")]
+    roots = [sysconfig.get_paths()["purelib"], *site.getsitepackages()]
+    for root in roots:
+        candidates += sorted(glob.glob(os.path.join(root, "nvidia", "*", "lib",
+                                                    "libnvrtc.so*")))
+    for candidate in candidates:
+        if candidate and "builtins" not in candidate:
+            try:
+                return ctypes.CDLL(candidate)
+            except OSError:
+                continue
+    return None
+
+
+def test_sources_compile_with_nvrtc():
+    # What CuPy's RawModule does at run time: NVRTC, with no system headers
+    # (a macro such as INFINITY, which nvcc's headers define, fails here).
+    # Runs where libnvrtc is found, e.g. after `pip install nvidia-cuda-nvrtc`.
+    import ctypes
+
+    lib = _find_nvrtc()
+    if lib is None:
+        pytest.skip("libnvrtc not found (pip install nvidia-cuda-nvrtc)")
+    failures = []
+    for path in SOURCES:
+        for arch in ("compute_90", "compute_75"):
+            prog = ctypes.c_void_p()
+            with open(path, "rb") as f:
+                code = f.read()
+            assert lib.nvrtcCreateProgram(ctypes.byref(prog), code,
+                                          os.path.basename(path).encode(),
+                                          0, None, None) == 0
+            options = [*_cuda.OPTIONS, "-I" + _cuda.source_dir(),
+                       f"--gpu-architecture={arch}"]
+            argv = (ctypes.c_char_p * len(options))(*[o.encode() for o in options])
+            rc = lib.nvrtcCompileProgram(prog, len(options), argv)
+            if rc:
+                size = ctypes.c_size_t()
+                lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+                log = ctypes.create_string_buffer(size.value)
+                lib.nvrtcGetProgramLog(prog, log)
+                failures.append(f"{os.path.basename(path)} ({arch}):\n"
+                                f"{log.value.decode(errors='replace')}")
+            lib.nvrtcDestroyProgram(ctypes.byref(prog))
+    assert not failures, "\n".join(failures)
