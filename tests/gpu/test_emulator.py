@@ -21,6 +21,11 @@ extern "C" __global__ void block_sums_f32(const float* __restrict__ x, i64 n,
     }
     if (threadIdx.x == 0) out[blockIdx.x] = part[0];
 }
+// A race: each thread reads its neighbour's slot, which the neighbour writes,
+// with no barrier in between.
+extern "C" __global__ void racy_f32(float* x) {
+    x[threadIdx.x] = x[(threadIdx.x + 1) % blockDim.x] + 1.0f;
+}
 extern "C" __global__ void count_f32(int* counter, i64 n) {
     SG_GRID_LOOP(i, n) { atomicAdd(counter, 1); }
 }
@@ -85,3 +90,20 @@ def test_group_rows_matches_the_cpu(device):
     got = sort.group_rows(device.asarray(idx))
     for w, g in zip(want, got):
         np.testing.assert_array_equal(device.asnumpy(g), w)
+
+
+def test_thread_order_exposes_races(device, monkeypatch):
+    # SG_EMU_ORDER=reverse / shuffle runs blocks and threads in another
+    # order: a racy kernel then gives other numbers (CI's second suite run
+    # uses reverse, so every kernel is checked in two orders).
+    if device.name != "emulated":
+        pytest.skip("the run order is the emulator's")
+    kernel = _module(device).get_function("racy_f32")
+    results = {}
+    for order in ("forward", "reverse", "shuffle"):
+        monkeypatch.setenv("SG_EMU_ORDER", order)
+        x = device.xp.zeros((8,), dtype=np.float32)
+        kernel((1,), (8,), (x,))
+        results[order] = device.asnumpy(x)
+    np.testing.assert_array_equal(results["forward"], [1, 1, 1, 1, 1, 1, 1, 2])
+    assert not np.array_equal(results["forward"], results["reverse"])
