@@ -26,6 +26,13 @@ extern "C" __global__ void block_sums_f32(const float* __restrict__ x, i64 n,
 extern "C" __global__ void racy_f32(float* x) {
     x[threadIdx.x] = x[(threadIdx.x + 1) % blockDim.x] + 1.0f;
 }
+// Off by one: writes x[n], reads y[n].
+extern "C" __global__ void past_end_f32(float* x, const float* y, i64 n) {
+    if (threadIdx.x == 0) x[n] = 1.0f;
+}
+extern "C" __global__ void read_past_end_f32(float* x, const float* y, i64 n) {
+    if (threadIdx.x == 0) x[0] = y[n];
+}
 extern "C" __global__ void count_f32(int* counter, i64 n) {
     SG_GRID_LOOP(i, n) { atomicAdd(counter, 1); }
 }
@@ -107,3 +114,17 @@ def test_thread_order_exposes_races(device, monkeypatch):
         results[order] = device.asnumpy(x)
     np.testing.assert_array_equal(results["forward"], [1, 1, 1, 1, 1, 1, 1, 2])
     assert not np.array_equal(results["forward"], results["reverse"])
+
+
+def test_out_of_bounds_is_caught(device):
+    # Each argument runs in a copy between poison bytes: a write past an end
+    # raises, a read past an end reads a NaN.
+    if device.name != "emulated":
+        pytest.skip("the guard bytes are the emulator's")
+    module = _module(device)
+    x = device.xp.zeros((4,), dtype=np.float32)
+    y = device.xp.ones((4,), dtype=np.float32)
+    with pytest.raises(RuntimeError, match="wrote outside"):
+        module.get_function("past_end_f32")((1,), (32,), (x, y, np.int64(4)))
+    module.get_function("read_past_end_f32")((1,), (32,), (x, y, np.int64(4)))
+    assert np.isnan(device.asnumpy(x)[0])

@@ -19,7 +19,9 @@ the CPU, for testing the GPU path on a machine without a GPU.
   the kernel's C signature: an array of the pointee's dtype, C-contiguous, for
   a pointer; a NumPy scalar of exactly the parameter's type for a scalar.
   Real CuPy checks neither, so a wrong dtype or a Python int would pass there
-  and corrupt memory or read garbage.
+  and corrupt memory or read garbage.  The kernel runs on copies of its
+  arguments' memory between poison bytes (:class:`_Region`): a read past an
+  end gives NaN or -1, a write past an end raises.
 """
 
 import ctypes
@@ -396,6 +398,7 @@ class RawKernel:
             raise TypeError(f"{self.name}: {len(args)} arguments for "
                             f"{len(self._params)} parameters")
         keep, slots = [], (ctypes.c_void_p * max(1, len(args)))()
+        pointers = []              # (slot, array, may write)
         for i, (arg, (ctype, dtype, is_pointer)) in enumerate(zip(args, self._params)):
             if is_pointer:
                 if not isinstance(arg, ndarray):
@@ -406,24 +409,89 @@ class RawKernel:
                                     f"{arg.dtype}, the kernel reads {dtype}")
                 if not arg._a.flags.c_contiguous:
                     raise ValueError(f"{self.name}: argument {i} is not C-contiguous")
-                if "const" not in ctype.split("*")[0] and not arg._a.flags.writeable:
+                writes = "const" not in ctype.split("*")[0]
+                if writes and not arg._a.flags.writeable:
                     raise ValueError(f"{self.name}: argument {i} is read-only but "
                                      f"the kernel may write it ({ctype})")
-                cell = ctypes.c_void_p(arg._a.ctypes.data)
-            else:
-                if not isinstance(arg, np.generic) or arg.dtype != dtype:
-                    raise TypeError(
-                        f"{self.name}: argument {i} ({ctype}) must be a NumPy "
-                        f"{dtype} scalar, got {type(arg).__name__} {arg!r}")
-                cell = np.array(arg)
+                pointers.append((i, arg._a, writes))
+                continue
+            if not isinstance(arg, np.generic) or arg.dtype != dtype:
+                raise TypeError(
+                    f"{self.name}: argument {i} ({ctype}) must be a NumPy "
+                    f"{dtype} scalar, got {type(arg).__name__} {arg!r}")
+            cell = np.array(arg)
             keep.append(cell)
-            slots[i] = (ctypes.addressof(cell) if is_pointer else cell.ctypes.data)
+            slots[i] = cell.ctypes.data
+        regions = _guarded_regions(pointers)
+        for region in regions:
+            for i, address in region.slots:
+                cell = ctypes.c_void_p(address)
+                keep.append(cell)
+                slots[i] = ctypes.addressof(cell)
         g = tuple(grid) + (1,) * (3 - len(grid))
         b = tuple(block) + (1,) * (3 - len(block))
         rc = self._module._lib.sg_emu_launch(
             self._tramp, slots, *(ctypes.c_uint(int(v)) for v in g + b))
         if rc:
             raise ValueError(f"{self.name}: bad launch shape grid={grid} block={block}")
+        for region in regions:
+            region.finish(self.name)
+
+
+#: Bytes of poison around each argument's memory during a launch.
+GUARD = 256
+
+
+class _Region:
+    """A padded copy of the memory of one or more (overlapping) arguments.
+
+    The kernel runs on the copy: the guard bytes around it are 0xFF (a NaN in
+    any float type, -1 in any integer type, so a read past an end poisons a
+    result), and a write past an end is found afterwards.  The copy keeps the
+    original's alignment modulo 256 (CuPy's allocation alignment, which the
+    launchers' vector widths rely on) and the arguments' aliasing.
+    """
+
+    def __init__(self, start, stop, writes):
+        self.start, self.stop, self.writes = start, stop, writes
+        size = stop - start
+        raw = np.full(size + 3 * GUARD, 0xFF, dtype=np.uint8)
+        shift = (start - (raw.ctypes.data + GUARD)) % 256
+        self.raw, self.base = raw, GUARD + shift
+        ctypes.memmove(raw.ctypes.data + self.base, start, size)
+        self.slots = []
+
+    def finish(self, name):
+        data = self.raw.ctypes.data + self.base
+        before = self.raw[:self.base]
+        after = self.raw[self.base + self.stop - self.start:]
+        if (before != 0xFF).any() or (after != 0xFF).any():
+            raise RuntimeError(f"emulator: kernel {name} wrote outside the memory "
+                               "of its arguments")
+        if self.writes:
+            ctypes.memmove(self.start, data, self.stop - self.start)
+
+
+def _guarded_regions(pointers):
+    """Padded copies of the arguments' memory, overlapping ones merged."""
+    spans = sorted((a.ctypes.data, a.ctypes.data + a.nbytes, i, w)
+                   for i, a, w in pointers)
+    regions, groups = [], []
+    for start, stop, i, w in spans:
+        if groups and start < groups[-1][1]:
+            group = groups[-1]
+            group[1] = max(group[1], stop)
+            group[2].append((i, start))
+            group[3] = group[3] or w
+        else:
+            groups.append([start, stop, [(i, start)], w])
+    for start, stop, members, writes in groups:
+        region = _Region(start, stop, writes)
+        for i, address in members:
+            region.slots.append((i, region.raw.ctypes.data + region.base
+                                 + (address - start)))
+        regions.append(region)
+    return regions
 
 
 # ---------------------------------------------------------------------------
