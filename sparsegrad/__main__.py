@@ -54,6 +54,16 @@ def _blas_line():
         "OpenBLAS with a threads callback loaded)"
 
 
+def _cuda_sources():
+    import glob
+    import os
+
+    from . import _cuda
+
+    return sorted(os.path.basename(p)[:-3]
+                  for p in glob.glob(os.path.join(_cuda.source_dir(), "*.cu")))
+
+
 def info(out=None):
     """Print the version, OpenMP, threads, kernels and GPU status."""
     out = sys.stdout if out is None else out
@@ -75,6 +85,7 @@ def info(out=None):
         f"(processors seen by OpenMP: {parallel.num_procs()})",
         f"kernels    {', '.join(_kernels_built())}",
         f"blas       {_blas_line()}",
+        f"cuda       {', '.join(_cuda_sources())} (.cu, compiled by CuPy on first use)",
         f"gpu        {'yes' if usable else 'no'}: {gpu}",
     ]
     print("\n".join(lines), file=out)

@@ -1,6 +1,7 @@
-"""Backend dispatch: NumPy arrays go to ``_kernels``.  There are no CuPy
-kernels yet; a CuPy array is recognised (:func:`is_cupy_array`) so that the
-elementwise helpers can hand it to CuPy itself.
+"""Backend dispatch: NumPy arrays go to the Cython kernels of ``_kernels``,
+CuPy arrays to their CUDA twins in ``_cuda`` (same names and signatures);
+each call site picks by :func:`is_cupy_array`, and :func:`get_array_module`
+gives the array module of a call's arguments.
 
 CuPy is never imported at package import; it is looked at only when an argument
 is a CuPy array, or when :func:`cupy_status` is asked.
@@ -46,7 +47,8 @@ def cupy_status():
     try:
         import cupy
     except ImportError:
-        return False, "CuPy not installed (pip install 'sparsegrad[gpu]')"
+        return False, ("CuPy not installed (pip install 'sparsegrad[gpu-cuda12]' "
+                       "or 'sparsegrad[gpu-cuda13]')")
     except Exception as exc:  # a broken install raises many things
         return False, f"CuPy failed to import: {exc}"
     try:
