@@ -33,6 +33,8 @@ __all__ = [
     "scatter_update",
     "gather_rows",
     "deduplicate",
+    "group_rows",
+    "group_sum",
     "sorted_segment_splits",
     "unaliased",
     "module_of",
@@ -459,19 +461,57 @@ def deduplicate(indices, values, max_index=None):
     if max_index is None and xp is np:
         max_index = int(indices.max())
     unique, order, starts = group_rows(indices, max_index)
-    summed = xp.zeros((unique.shape[0],) + values.shape[1:], dtype=values.dtype)
+    return unique, group_sum(values, order, starts)
+
+
+def group_sum(values, order, starts):
+    """The sums of groups of rows of `values`, each from zero in group order.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n, ...)
+    order, starts : ndarray of int64
+        As :func:`group_rows` gives them: group ``g`` is the rows
+        ``values[order[starts[g]:starts[g + 1]]]``.
+
+    Returns
+    -------
+    ndarray of shape (len(starts) - 1, ...), the dtype of `values`
+        ``out[g] = ((0 + values[order[starts[g]]]) + ...)``, added in that
+        order (the bits of ``np.add.at`` into zeros), for CuPy arguments
+        too (a CuPy array then: float32/64 by the kernel, float16 one row of
+        each group per pass, integers in any order, which is exact).
+
+    Examples
+    --------
+    >>> group_sum(np.array([1.0, 2.0, 4.0]), np.array([0, 2, 1]), np.array([0, 2, 3]))
+    array([5., 2.])
+    """
+    xp = module_of(values, order, starts)
+    n, n_groups = values.shape[0], starts.shape[0] - 1
+    summed = xp.zeros((n_groups,) + values.shape[1:], dtype=values.dtype)
+    if n == 0 or n_groups == 0:
+        return summed
     if is_kernel_float(values.dtype):
         _slices_kernels(values).gather_group_sum(
             _rows_2d(values, n), order, starts,
-            summed.reshape(unique.shape[0], -1), get_num_threads(),
+            summed.reshape(n_groups, -1), get_num_threads(),
         )
     elif xp is np:
-        group_of = np.repeat(np.arange(unique.shape[0]), np.diff(starts))
+        group_of = np.repeat(np.arange(n_groups), np.diff(starts))
         np.add.at(summed, group_of, values[order])
-    else:
+    elif values.dtype.kind in "iub":
+        # integers on the device: exact in any order
         group_of = xp.searchsorted(starts[1:], xp.arange(n), side="right")
         _add_at(xp, summed, group_of, values[order])
-    return unique, summed
+    else:
+        # float16 on the device: no atomics (their order is the scheduler's);
+        # the k-th row of every group is added in round k, the CPU's roundings
+        sizes = starts[1:] - starts[:-1]
+        for k in range(int(sizes.max())):
+            live = xp.flatnonzero(sizes > k)
+            summed[live] = summed[live] + values[order[starts[live] + k]]
+    return summed
 
 
 def sorted_segment_splits(segment_ids, num_segments=None):

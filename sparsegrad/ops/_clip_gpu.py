@@ -9,7 +9,7 @@ from .._cuda import clip as _cuda_clip
 from ..framework import backend, sparse_rows
 from ..framework.dtypes import is_kernel_float
 
-__all__ = ["on_device", "host_only_gradient", "device_norm", "device_scaled",
+__all__ = ["on_device", "onto_module_of", "device_norm", "device_scaled",
            "device_global_scale"]
 
 
@@ -18,12 +18,16 @@ def on_device(array):
     return backend.is_cupy_array(array)
 
 
-def host_only_gradient(op_name):
-    """Raise: the clip ops' gradients are computed on the host."""
-    raise NotImplementedError(
-        f"the gradient of {op_name} is computed on the host and does not take "
-        "GPU (CuPy) arguments yet"
-    )
+def onto_module_of(gradient, like):
+    """`gradient` on the device of `like`: the gradient of a scalar or bound
+    argument (clip_norm, use_norm, a clip_by_value bound) that lives on the
+    other side of the clipped values.  Such an argument is read back by the
+    forward pass already; its gradient crosses the same way (one small copy)."""
+    if on_device(gradient) == on_device(like):
+        return gradient
+    if on_device(gradient):
+        return gradient.get()
+    return sparse_rows.module_of(like).asarray(gradient)
 
 
 def device_norm(entries, dtype):
