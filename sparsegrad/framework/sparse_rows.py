@@ -15,6 +15,7 @@ kinds never mix (``ValueError``).
 import numpy as np
 
 from .. import _cuda
+from .._cuda import segment as _cuda_segment
 from .._cuda import slices as _cuda_slices
 from .._cuda import sort as _cuda_sort
 from .._kernels import segment as _segment
@@ -36,6 +37,7 @@ __all__ = [
     "group_rows",
     "group_sum",
     "sorted_segment_splits",
+    "device_id_summary",
     "unaliased",
     "module_of",
     "as_array_of",
@@ -514,25 +516,42 @@ def group_sum(values, order, starts):
     return summed
 
 
-def sorted_segment_splits(segment_ids, num_segments=None):
+def device_id_summary(ids):
+    """``(min, max, first decrease or n, first, last)`` of 1-D CuPy ids, as
+    Python ints: one pass on the device, one small array read back.
+
+    For an empty array: the int64 extremes, then ``0, 0, 0``.  Callers that
+    need the ids' last value before :func:`sorted_segment_splits` read this
+    once and pass it on (``summary=``).
+    """
+    return _cuda_segment.read_summaries(_cuda_segment.summarize(ids))[0]
+
+
+def sorted_segment_splits(segment_ids, num_segments=None, summary=None):
     """Row splits of sorted segment ids, with TensorFlow's checks.
 
     The one conversion of sorted segment ids: segment ``s`` holds the rows
     ``[splits[s], splits[s + 1])``.  Cost O(n + n_segments), one parallel
-    pass.
+    pass.  CuPy ids are checked on the device (one summary read back) and
+    their splits come back on the device; when a check fails, the checks
+    below run on a host copy and raise the same error as for NumPy ids.
 
     Parameters
     ----------
     segment_ids : ndarray of shape (n,), int32 or int64, C-contiguous
         Non-decreasing and non-negative (the caller converted it with
-        :func:`as_index_array`).
+        :func:`as_index_array`).  A NumPy or a CuPy array.
     num_segments : int, optional
         The number of segments; by default ``segment_ids[-1] + 1`` (0 when
         there are no ids).
+    summary : tuple of int, optional
+        For CuPy ids, their :func:`device_id_summary` when the caller has
+        read it already (it is read here otherwise); ignored for NumPy ids.
 
     Returns
     -------
     ndarray of shape (n_segments + 1,), int64
+        Of the ids' module.
 
     Raises
     ------
@@ -552,6 +571,8 @@ def sorted_segment_splits(segment_ids, num_segments=None):
     >>> sorted_segment_splits(np.array([1, 1]), num_segments=3)
     array([0, 0, 2, 2])
     """
+    if backend.is_cupy_array(segment_ids):
+        return _sorted_segment_splits_device(segment_ids, num_segments, summary)
     n = segment_ids.shape[0]
     last_plus_one = int(segment_ids[-1]) + 1 if n else 0
     if last_plus_one <= 0 < n:
@@ -591,3 +612,20 @@ def sorted_segment_splits(segment_ids, num_segments=None):
     if decrease >= 0:
         raise InvalidArgumentError("segment ids are not increasing")
     return splits
+
+
+def _sorted_segment_splits_device(segment_ids, num_segments, summary):
+    """sorted_segment_splits of CuPy ids: decided on their summary; a bad
+    argument raises through the host checks (one set of messages)."""
+    if summary is None:
+        summary = device_id_summary(segment_ids)
+    n = segment_ids.shape[0]
+    _, _, decrease, first, last = summary
+    last_plus_one = last + 1 if n else 0
+    n_segments = last_plus_one if num_segments is None else int(num_segments)
+    unsorted = n and (first < 0 or last < 0 or decrease < n)
+    if unsorted or n_segments < max(last_plus_one, 0):
+        sorted_segment_splits(segment_ids.get(), num_segments)
+        raise AssertionError("segment ids failed a check that found no error")
+    check_allocation((n_segments + 1,), np.int64, "segment_ids")
+    return _cuda_segment.splits_of_sorted(segment_ids, n_segments)

@@ -1,11 +1,11 @@
 """The device (cupy) side of the segment, sparse segment and lookup ops.
 
-Arguments: what ``sparse_rows`` does not check on the device itself (sorted
-segment ids: ``sorted_segment_splits``).  The ids are reduced on the device
-(``_cuda.segment.summarize``) and ONE small array is read back, before any
-kernel writes; only when a check fails are the ids copied to the host, to
-raise the CPU's error with the CPU's own code (one validation layer, one set
-of messages).
+Arguments: ``sparse_rows`` checks the ids on the device itself (sorted
+segment ids: ``sorted_segment_splits``, on their ``device_id_summary``: the
+ids reduced on the device and ONE small array read back, before any kernel
+writes; only when a check fails are the ids copied to the host, to raise the
+CPU's error with the CPU's own code: one validation layer, one set of
+messages).  The ops here read a summary once and hand it on.
 
 Reductions: the segment reductions' device paths, the twins of the NumPy
 paths of :mod:`sparsegrad.ops.segment_ops` (which records the ops and owns
@@ -38,18 +38,9 @@ def host_copy(array):
 
 
 def sorted_splits_device(seg, n, seg_summary):
-    """:func:`sparse_rows.sorted_segment_splits` of cupy `seg` (its
-    `seg_summary` read back): the splits on the device, or the CPU's error."""
-    size = seg.shape[0]
-    _, _, decrease, first, last = seg_summary
-    last_plus_one = last + 1 if size else 0
-    bad = size and (last < 0 or first < 0 or decrease < size)
-    if bad or (n is not None and n < last_plus_one):
-        sparse_rows.sorted_segment_splits(host_copy(seg), n)
-        raise AssertionError("segment ids failed a check that found no error")
-    n_segments = last_plus_one if n is None else n
-    check_allocation((n_segments + 1,), np.int64, "segment_ids")
-    return _cuda_segment.splits_of_sorted(seg, n_segments)
+    """:func:`sparse_rows.sorted_segment_splits` of cupy `seg`, its
+    `seg_summary` read back already."""
+    return sparse_rows.sorted_segment_splits(seg, n, summary=seg_summary)
 
 
 def check_device_dtype(dtype, what, half=False):
@@ -81,10 +72,10 @@ def sorted_segment_reduce(data, ids, op, fill, what):
     xp = get_array_module(data, ids)
     ids = xp.ascontiguousarray(ids)
     n = ids.shape[0]
-    (summary,) = _cuda_segment.read_summaries(_cuda_segment.summarize(ids))
+    summary = sparse_rows.device_id_summary(ids)
     _, _, decrease, first, last = summary
     if n and (first < 0 or last < 0 or decrease < n):
-        sparse_rows.sorted_segment_splits(host_copy(ids))  # TensorFlow's error
+        sparse_rows.sorted_segment_splits(ids, summary=summary)  # raises
         raise AssertionError("segment ids failed a check that found no error")
     n_segments = last + 1 if n else 0
     shape = (n_segments,) + data.shape[1:]
@@ -93,7 +84,7 @@ def sorted_segment_reduce(data, ids, op, fill, what):
     x = _rows_2d(data, n)
     out = xp.empty((n_segments, x.shape[1]), dtype=data.dtype)
     if out.size:
-        splits = _cuda_segment.splits_of_sorted(ids, n_segments)
+        splits = sparse_rows.sorted_segment_splits(ids, n_segments, summary=summary)
         _cuda_segment.reduce_sorted(x, splits, op, fill, False, out)
     return out.reshape(shape), ids
 
@@ -114,7 +105,7 @@ def unsorted_segment_reduce(data, ids, n_segments, op, fill, check_below,
     x = _rows_2d(data, n)
     summary = None
     if n:
-        (summary,) = _cuda_segment.read_summaries(_cuda_segment.summarize(ids))
+        summary = sparse_rows.device_id_summary(ids)
         if summary[1] >= n_segments:
             check_below(host_copy(ids if shaped_ids is None else shaped_ids),
                         n_segments)
@@ -129,6 +120,8 @@ def unsorted_segment_reduce(data, ids, n_segments, op, fill, check_below,
         if last < 0:
             out.fill(fill)
         else:
+            # not sorted_segment_splits: these ids may start with negative
+            # ones, which unsorted reductions drop (skipped at the head)
             splits = _cuda_segment.splits_of_sorted(ids, n_segments)
             _cuda_segment.reduce_sorted(x, splits, op, fill, True, out)
         return out
