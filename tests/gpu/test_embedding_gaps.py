@@ -111,22 +111,22 @@ def test_embedding_lookup_sparse_max_norm_and_shards(device, dtype, combiner,
         _same(device, g, w, exact)
 
 
-@pytest.mark.parametrize("strategy", ["div", "mod"])
-def test_embedding_lookup_of_shards_with_device_ids(device, strategy):
+@pytest.mark.parametrize("strategy, max_norm", [("div", None), ("mod", 0.5)])
+def test_embedding_lookup_of_shards_with_device_ids(device, strategy, max_norm):
     table = np.random.default_rng(2).standard_normal((11, 2)).astype(np.float32)
     ids = np.array([[10, 0, 3], [3, 7, 5]])
-    for max_norm in (None, 0.5):
-        def lookup(params, ids_=ids):
-            if isinstance(params[0]._value, device.xp.ndarray):
-                ids_ = device.asarray(ids_)  # device ids with device shards
-            return sg.nn.embedding_lookup(params, ids_, max_norm=max_norm,
-                                          partition_strategy=strategy)
 
-        (want, want_g), (got, got_g) = _lookup_both(device, lookup, table, 3,
-                                                    strategy)
-        _same(device, got, want, max_norm is None)
-        for g, w in zip(got_g, want_g):
-            _same(device, g, w, max_norm is None)
+    def lookup(params):
+        ids_ = ids
+        if isinstance(params[0]._value, device.xp.ndarray):
+            ids_ = device.asarray(ids)  # device ids with device shards
+        return sg.nn.embedding_lookup(params, ids_, max_norm=max_norm,
+                                      partition_strategy=strategy)
+
+    (want, want_g), (got, got_g) = _lookup_both(device, lookup, table, 3, strategy)
+    _same(device, got, want, max_norm is None)
+    for g, w in zip(got_g, want_g):
+        _same(device, g, w, max_norm is None)
 
 
 def test_sharded_lookup_errors_match_cpu(device):
