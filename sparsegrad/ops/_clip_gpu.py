@@ -10,7 +10,7 @@ from ..framework import backend, sparse_rows
 from ..framework.dtypes import is_kernel_float
 
 __all__ = ["on_device", "onto_module_of", "device_norm", "device_scaled",
-           "device_global_scale"]
+           "device_global_scale", "device_clip_by_norm"]
 
 
 def on_device(array):
@@ -63,3 +63,16 @@ def device_global_scale(norm, c):
     one = norm.dtype.type(1)
     scale = c * xp.minimum(one / norm, one / c) + (norm - norm)
     return xp.stack([scale, xp.ones_like(scale)])
+
+
+def device_clip_by_norm(rows, xv, c, dtype):
+    """clip_by_norm over every axis of CuPy values `xv` (`rows`: their
+    clip_ops ``_Rows``; `c` a host 0-d array of `dtype`, >= 0): the CPU's
+    operations in its order, the norm and the divisor kept on the device."""
+    norm, _ = device_norm([rows], dtype)
+    if is_kernel_float(dtype):
+        return device_scaled(xv, _cuda_clip.norm_divisor(norm, c[()]))
+    xp = sparse_rows.module_of(xv)
+    divisor = xp.maximum(norm, c[()])
+    divisor = xp.where(divisor == 0, xp.ones_like(divisor), divisor)
+    return (xv * c[()]) / divisor

@@ -47,6 +47,7 @@ from ..framework.threads import get_num_threads
 from ..framework.variable import Variable
 from . import array_ops, math_ops, reduction_ops
 from ._clip_gpu import (
+    device_clip_by_norm,
     device_global_scale,
     device_norm,
     device_scaled,
@@ -579,21 +580,22 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     axes = normalize_axis(axes, xv.ndim, "clip_by_norm")
     device = on_device(xv)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        if device:
-            z, slices = _device_clip_by_norm(rows, xv, c, axes, dtype), None
+        slices = None
+        if device and len(axes) == xv.ndim:
+            z = device_clip_by_norm(rows, xv, c, dtype)  # the norm stays there
         elif len(axes) == xv.ndim:
             norm = np.asarray(math.sqrt(_sum_of_squares([rows])), dtype)
             divisor = np.maximum(norm, c)
             if divisor == 0:
                 divisor = np.asarray(1, dtype)  # zeros, not 0 / 0
             z = _scaled(xv, c, divisor)
-            slices = None
         else:
+            xp = sparse_rows.module_of(xv)
             slices = _Slices(rows, axes)
-            norm = np.sqrt(slices.compact_squares()).astype(dtype)
-            divisor = np.maximum(norm, c)
-            divisor[divisor == 0] = 1
-            z = (xv * c) / slices.to_rows(divisor)
+            norm = xp.sqrt(slices.compact_squares()).astype(dtype)
+            divisor = xp.maximum(norm, c[()])
+            divisor = xp.where(divisor == 0, xp.ones_like(divisor), divisor)
+            z = (xv * c[()]) / slices.to_rows(divisor)
     z = wrap(z)
     inputs = (x,) if c_tensor is None else (x, c_tensor)
 
@@ -604,24 +606,6 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
 
     record_operation("ClipByNorm", inputs, (z,), grad_fn=grad_fn)
     return rows.rewrap(z)
-
-
-def _device_clip_by_norm(rows, xv, c, axes, dtype):
-    """clip_by_norm of CuPy values `xv` (c a host 0-d array, >= 0): the
-    CPU's operations in its order, the norm and divisor kept on the device."""
-    xp = sparse_rows.module_of(xv)
-    if len(axes) == xv.ndim:
-        norm, _ = device_norm([rows], dtype)
-        if is_kernel_float(dtype):
-            return device_scaled(xv, _cuda_clip.norm_divisor(norm, c[()]))
-        divisor = xp.maximum(norm, c[()])
-        divisor = xp.where(divisor == 0, xp.ones_like(divisor), divisor)
-        return (xv * c[()]) / divisor
-    slices = _Slices(rows, axes)
-    norm = xp.sqrt(slices.compact_squares()).astype(dtype)
-    divisor = xp.maximum(norm, c[()])
-    divisor = xp.where(divisor == 0, xp.ones_like(divisor), divisor)
-    return (xv * c[()]) / slices.to_rows(divisor)
 
 
 def _clip_by_norm_grad(g, xv, rows, axes, slices, c, c_used, inputs):

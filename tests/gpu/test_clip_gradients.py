@@ -266,3 +266,28 @@ def test_clip_by_global_norm_trains_a_device_variable(device):
     if device.name == "emulated":
         np.testing.assert_array_equal(results[1], results[0])
     np.testing.assert_allclose(results[1], results[0], rtol=1e-11)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_sparse_gradients_stay_sparse_through_clipping(device, dtype):
+    # the rows of a table gathered into an IndexedSlices, clipped by the
+    # global norm: the table's gradient is an IndexedSlices on the device
+    rng = np.random.default_rng(10)
+    table = rng.standard_normal((9, 2)).astype(dtype)
+    ids = np.array([4, 1, 4, 7])
+    results = []
+    for on_device in (False, True):
+        v = sg.Variable(device.asarray(table) if on_device else table.copy())
+        dids = device.asarray(ids) if on_device else ids
+        with sg.GradientTape() as tape:
+            s = _slices(sg.gather(v, dids), dids, 9)
+            (c,), norm = sg.clip_by_global_norm([s], 0.5)
+            loss = sg.reduce_sum(c.values * c.values) + norm
+        g = tape.gradient(loss, v)
+        assert isinstance(g, sg.IndexedSlices)
+        assert isinstance(g.values._value, device.xp.ndarray) == on_device
+        results.append([device.asnumpy(a) if on_device else a
+                        for a in (g.indices._value, g.values._value)])
+    np.testing.assert_array_equal(results[1][0], results[0][0])
+    # reduce_sum and dL/dscale are reductions: CuPy's order on a GPU
+    _same(device, results[1][1], results[0][1], False, "values")
