@@ -15,6 +15,7 @@ kinds never mix (``ValueError``).
 import numpy as np
 
 from .. import _cuda
+from .._cuda import segment as _cuda_segment
 from .._cuda import slices as _cuda_slices
 from .._cuda import sort as _cuda_sort
 from .._kernels import segment as _segment
@@ -33,7 +34,10 @@ __all__ = [
     "scatter_update",
     "gather_rows",
     "deduplicate",
+    "group_rows",
+    "group_sum",
     "sorted_segment_splits",
+    "device_id_summary",
     "unaliased",
     "module_of",
     "as_array_of",
@@ -459,40 +463,95 @@ def deduplicate(indices, values, max_index=None):
     if max_index is None and xp is np:
         max_index = int(indices.max())
     unique, order, starts = group_rows(indices, max_index)
-    summed = xp.zeros((unique.shape[0],) + values.shape[1:], dtype=values.dtype)
+    return unique, group_sum(values, order, starts)
+
+
+def group_sum(values, order, starts):
+    """The sums of groups of rows of `values`, each from zero in group order.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n, ...)
+    order, starts : ndarray of int64
+        As :func:`group_rows` gives them: group ``g`` is the rows
+        ``values[order[starts[g]:starts[g + 1]]]``.
+
+    Returns
+    -------
+    ndarray of shape (len(starts) - 1, ...), the dtype of `values`
+        ``out[g] = ((0 + values[order[starts[g]]]) + ...)``, added in that
+        order (the bits of ``np.add.at`` into zeros), for CuPy arguments
+        too (a CuPy array then: float32/64 by the kernel, float16 one row of
+        each group per pass, integers in any order, which is exact).
+
+    Examples
+    --------
+    >>> group_sum(np.array([1.0, 2.0, 4.0]), np.array([0, 2, 1]), np.array([0, 2, 3]))
+    array([5., 2.])
+    """
+    xp = module_of(values, order, starts)
+    n, n_groups = values.shape[0], starts.shape[0] - 1
+    summed = xp.zeros((n_groups,) + values.shape[1:], dtype=values.dtype)
+    if n == 0 or n_groups == 0:
+        return summed
     if is_kernel_float(values.dtype):
         _slices_kernels(values).gather_group_sum(
             _rows_2d(values, n), order, starts,
-            summed.reshape(unique.shape[0], -1), get_num_threads(),
+            summed.reshape(n_groups, -1), get_num_threads(),
         )
     elif xp is np:
-        group_of = np.repeat(np.arange(unique.shape[0]), np.diff(starts))
+        group_of = np.repeat(np.arange(n_groups), np.diff(starts))
         np.add.at(summed, group_of, values[order])
-    else:
+    elif values.dtype.kind in "iub":
+        # integers on the device: exact in any order
         group_of = xp.searchsorted(starts[1:], xp.arange(n), side="right")
         _add_at(xp, summed, group_of, values[order])
-    return unique, summed
+    else:
+        # float16 on the device: no atomics (their order is the scheduler's);
+        # the k-th row of every group is added in round k, the CPU's roundings
+        sizes = starts[1:] - starts[:-1]
+        for k in range(int(sizes.max())):
+            live = xp.flatnonzero(sizes > k)
+            summed[live] = summed[live] + values[order[starts[live] + k]]
+    return summed
 
 
-def sorted_segment_splits(segment_ids, num_segments=None):
+def device_id_summary(ids):
+    """``(min, max, first decrease or n, first, last)`` of 1-D CuPy ids, as
+    Python ints: one pass on the device, one small array read back.
+
+    For an empty array: the int64 extremes, then ``0, 0, 0``.  Callers that
+    need the ids' last value before :func:`sorted_segment_splits` read this
+    once and pass it on (``summary=``).
+    """
+    return _cuda_segment.read_summaries(_cuda_segment.summarize(ids))[0]
+
+
+def sorted_segment_splits(segment_ids, num_segments=None, summary=None):
     """Row splits of sorted segment ids, with TensorFlow's checks.
 
     The one conversion of sorted segment ids: segment ``s`` holds the rows
     ``[splits[s], splits[s + 1])``.  Cost O(n + n_segments), one parallel
-    pass.
+    pass.  CuPy ids are checked on the device (one summary read back) and
+    their splits come back on the device; when a check fails, the checks
+    below run on a host copy and raise the same error as for NumPy ids.
 
     Parameters
     ----------
     segment_ids : ndarray of shape (n,), int32 or int64, C-contiguous
         Non-decreasing and non-negative (the caller converted it with
-        :func:`as_index_array`).
+        :func:`as_index_array`).  A NumPy or a CuPy array.
     num_segments : int, optional
         The number of segments; by default ``segment_ids[-1] + 1`` (0 when
         there are no ids).
+    summary : tuple of int, optional
+        For CuPy ids, their :func:`device_id_summary` when the caller has
+        read it already (it is read here otherwise); ignored for NumPy ids.
 
     Returns
     -------
     ndarray of shape (n_segments + 1,), int64
+        Of the ids' module.
 
     Raises
     ------
@@ -512,6 +571,8 @@ def sorted_segment_splits(segment_ids, num_segments=None):
     >>> sorted_segment_splits(np.array([1, 1]), num_segments=3)
     array([0, 0, 2, 2])
     """
+    if backend.is_cupy_array(segment_ids):
+        return _sorted_segment_splits_device(segment_ids, num_segments, summary)
     n = segment_ids.shape[0]
     last_plus_one = int(segment_ids[-1]) + 1 if n else 0
     if last_plus_one <= 0 < n:
@@ -551,3 +612,20 @@ def sorted_segment_splits(segment_ids, num_segments=None):
     if decrease >= 0:
         raise InvalidArgumentError("segment ids are not increasing")
     return splits
+
+
+def _sorted_segment_splits_device(segment_ids, num_segments, summary):
+    """sorted_segment_splits of CuPy ids: decided on their summary; a bad
+    argument raises through the host checks (one set of messages)."""
+    if summary is None:
+        summary = device_id_summary(segment_ids)
+    n = segment_ids.shape[0]
+    _, _, decrease, first, last = summary
+    last_plus_one = last + 1 if n else 0
+    n_segments = last_plus_one if num_segments is None else int(num_segments)
+    unsorted = n and (first < 0 or last < 0 or decrease < n)
+    if unsorted or n_segments < max(last_plus_one, 0):
+        sorted_segment_splits(segment_ids.get(), num_segments)
+        raise AssertionError("segment ids failed a check that found no error")
+    check_allocation((n_segments + 1,), np.int64, "segment_ids")
+    return _cuda_segment.splits_of_sorted(segment_ids, n_segments)

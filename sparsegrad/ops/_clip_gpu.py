@@ -9,8 +9,8 @@ from .._cuda import clip as _cuda_clip
 from ..framework import backend, sparse_rows
 from ..framework.dtypes import is_kernel_float
 
-__all__ = ["on_device", "host_only_gradient", "device_norm", "device_scaled",
-           "device_global_scale"]
+__all__ = ["on_device", "onto_module_of", "device_norm", "device_scaled",
+           "device_global_scale", "device_clip_by_norm"]
 
 
 def on_device(array):
@@ -18,12 +18,16 @@ def on_device(array):
     return backend.is_cupy_array(array)
 
 
-def host_only_gradient(op_name):
-    """Raise: the clip ops' gradients are computed on the host."""
-    raise NotImplementedError(
-        f"the gradient of {op_name} is computed on the host and does not take "
-        "GPU (CuPy) arguments yet"
-    )
+def onto_module_of(gradient, like):
+    """`gradient` on the device of `like`: the gradient of a scalar or bound
+    argument (clip_norm, use_norm, a clip_by_value bound) that lives on the
+    other side of the clipped values.  Such an argument is read back by the
+    forward pass already; its gradient crosses the same way (one small copy)."""
+    if on_device(gradient) == on_device(like):
+        return gradient
+    if on_device(gradient):
+        return gradient.get()
+    return sparse_rows.module_of(like).asarray(gradient)
 
 
 def device_norm(entries, dtype):
@@ -59,3 +63,16 @@ def device_global_scale(norm, c):
     one = norm.dtype.type(1)
     scale = c * xp.minimum(one / norm, one / c) + (norm - norm)
     return xp.stack([scale, xp.ones_like(scale)])
+
+
+def device_clip_by_norm(rows, xv, c, dtype):
+    """clip_by_norm over every axis of CuPy values `xv` (`rows`: their
+    clip_ops ``_Rows``; `c` a host 0-d array of `dtype`, >= 0): the CPU's
+    operations in its order, the norm and the divisor kept on the device."""
+    norm, _ = device_norm([rows], dtype)
+    if is_kernel_float(dtype):
+        return device_scaled(xv, _cuda_clip.norm_divisor(norm, c[()]))
+    xp = sparse_rows.module_of(xv)
+    divisor = xp.maximum(norm, c[()])
+    divisor = xp.where(divisor == 0, xp.ones_like(divisor), divisor)
+    return (xv * c[()]) / divisor

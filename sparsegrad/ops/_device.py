@@ -1,16 +1,20 @@
 """The device (cupy) side of the segment, sparse segment and lookup ops.
 
-Arguments: what ``sparse_rows`` does not check on the device itself (sorted
-segment ids: ``sorted_segment_splits``).  The ids are reduced on the device
-(``_cuda.segment.summarize``) and ONE small array is read back, before any
-kernel writes; only when a check fails are the ids copied to the host, to
-raise the CPU's error with the CPU's own code (one validation layer, one set
-of messages).
+Arguments: ``sparse_rows`` checks the ids on the device itself (sorted
+segment ids: ``sorted_segment_splits``, on their ``device_id_summary``: the
+ids reduced on the device and ONE small array read back, before any kernel
+writes; only when a check fails are the ids copied to the host, to raise the
+CPU's error with the CPU's own code: one validation layer, one set of
+messages).  The ops here read a summary once and hand it on.
 
 Reductions: the segment reductions' device paths, the twins of the NumPy
 paths of :mod:`sparsegrad.ops.segment_ops` (which records the ops and owns
-the gradients).  Each output element is reduced by one device thread in the
-CPU's order, so the results are the CPU's bits.
+the gradients).  Each output element of float32/float64 data is reduced by
+one device thread in the CPU's order, so the results are the CPU's bits.
+Integer data takes CuPy operations in a fixed order (a segmented scan): sums
+and products wrap modulo 2**bits in any order, and maxima and minima do not
+depend on it, so those are the CPU's results too.  float16 is not supported
+(the CPU reduces it in float16 with NumPy; cast to float32).
 """
 
 import numpy as np
@@ -38,28 +42,28 @@ def host_copy(array):
 
 
 def sorted_splits_device(seg, n, seg_summary):
-    """:func:`sparse_rows.sorted_segment_splits` of cupy `seg` (its
-    `seg_summary` read back): the splits on the device, or the CPU's error."""
-    size = seg.shape[0]
-    _, _, decrease, first, last = seg_summary
-    last_plus_one = last + 1 if size else 0
-    bad = size and (last < 0 or first < 0 or decrease < size)
-    if bad or (n is not None and n < last_plus_one):
-        sparse_rows.sorted_segment_splits(host_copy(seg), n)
-        raise AssertionError("segment ids failed a check that found no error")
-    n_segments = last_plus_one if n is None else n
-    check_allocation((n_segments + 1,), np.int64, "segment_ids")
-    return _cuda_segment.splits_of_sorted(seg, n_segments)
+    """:func:`sparse_rows.sorted_segment_splits` of cupy `seg`, its
+    `seg_summary` read back already."""
+    return sparse_rows.sorted_segment_splits(seg, n, summary=seg_summary)
 
 
-def check_device_dtype(dtype, what, half=False):
+def check_device_dtype(dtype, what, half=False, integers=False):
     """The GPU kernels take float32 and float64 values (and float16 where
-    `half`: an op that computes it in float32, as on the CPU)."""
-    if not is_kernel_float(dtype) and not (half and dtype == np.float16):
-        raise InvalidArgumentError(
-            f"{what}: values of dtype {np.dtype(dtype)} are not supported on the "
-            "GPU (float32 and float64 are)"
-        )
+    `half`: an op that computes it in float32, as on the CPU; integers
+    where `integers`: the segment reductions' CuPy path)."""
+    dtype = np.dtype(dtype)
+    if is_kernel_float(dtype) or (half and dtype == np.float16):
+        return
+    if integers and dtype.kind in "iu":
+        return
+    supported = "float32, float64 and integers are" if integers else (
+        "float32 and float64 are")
+    if dtype == np.float16 and not half:
+        supported += "; cast float16 to float32"
+    raise InvalidArgumentError(
+        f"{what}: values of dtype {dtype} are not supported on the GPU "
+        f"({supported})"
+    )
 
 
 # -- segment reductions ----------------------------------------------------------
@@ -81,20 +85,26 @@ def sorted_segment_reduce(data, ids, op, fill, what):
     xp = get_array_module(data, ids)
     ids = xp.ascontiguousarray(ids)
     n = ids.shape[0]
-    (summary,) = _cuda_segment.read_summaries(_cuda_segment.summarize(ids))
+    summary = sparse_rows.device_id_summary(ids)
     _, _, decrease, first, last = summary
     if n and (first < 0 or last < 0 or decrease < n):
-        sparse_rows.sorted_segment_splits(host_copy(ids))  # TensorFlow's error
+        sparse_rows.sorted_segment_splits(ids, summary=summary)  # raises
         raise AssertionError("segment ids failed a check that found no error")
     n_segments = last + 1 if n else 0
     shape = (n_segments,) + data.shape[1:]
     check_allocation(shape, data.dtype, f"{what}: segment_ids")
-    check_device_dtype(data.dtype, what)
+    check_device_dtype(data.dtype, what, integers=True)
     x = _rows_2d(data, n)
     out = xp.empty((n_segments, x.shape[1]), dtype=data.dtype)
     if out.size:
-        splits = _cuda_segment.splits_of_sorted(ids, n_segments)
-        _cuda_segment.reduce_sorted(x, splits, op, fill, False, out)
+        splits = sparse_rows.sorted_segment_splits(ids, n_segments, summary=summary)
+        if data.dtype.kind in "iu":
+            out.fill(fill)
+            present = xp.flatnonzero(splits[1:] > splits[:-1])
+            _integer_reduce(x, ids, splits[:-1][present], splits[1:][present],
+                            present, op, out)
+        else:
+            _cuda_segment.reduce_sorted(x, splits, op, fill, False, out)
     return out.reshape(shape), ids
 
 
@@ -114,7 +124,7 @@ def unsorted_segment_reduce(data, ids, n_segments, op, fill, check_below,
     x = _rows_2d(data, n)
     summary = None
     if n:
-        (summary,) = _cuda_segment.read_summaries(_cuda_segment.summarize(ids))
+        summary = sparse_rows.device_id_summary(ids)
         if summary[1] >= n_segments:
             check_below(host_copy(ids if shaped_ids is None else shaped_ids),
                         n_segments)
@@ -123,12 +133,23 @@ def unsorted_segment_reduce(data, ids, n_segments, op, fill, check_below,
     if n == 0 or x.shape[1] == 0 or n_segments == 0:
         out.fill(fill)
         return out
-    check_device_dtype(x.dtype, "unsorted segment reduction")
+    check_device_dtype(x.dtype, "unsorted segment reduction", integers=True)
+    if x.dtype.kind in "iu":
+        out.fill(fill)
+        # fill is the op's identity here (0, 1, the dtype's min or max), so
+        # each segment's reduction is the CPU's op.at into the fill
+        unique, order, starts = _cuda_sort.group_rows(ids)
+        keep = xp.flatnonzero(unique >= 0)  # negative ids are dropped
+        _integer_reduce(x[order], ids[order], starts[:-1][keep], starts[1:][keep],
+                        unique[keep], op, out)
+        return out
     _, _, decrease, _, last = summary
     if decrease >= n:  # sorted
         if last < 0:
             out.fill(fill)
         else:
+            # not sorted_segment_splits: these ids may start with negative
+            # ones, which unsorted reductions drop (skipped at the head)
             splits = _cuda_segment.splits_of_sorted(ids, n_segments)
             _cuda_segment.reduce_sorted(x, splits, op, fill, True, out)
         return out
@@ -136,6 +157,44 @@ def unsorted_segment_reduce(data, ids, n_segments, op, fill, check_below,
     unique, order, starts = _cuda_sort.group_rows(ids)
     _cuda_segment.reduce_groups(x, unique, order, starts, op, out)
     return out
+
+
+_UFUNCS = {_cuda_segment.SUM: "add", _cuda_segment.MEAN: "add",
+           _cuda_segment.MAX: "maximum", _cuda_segment.MIN: "minimum",
+           _cuda_segment.PROD: "multiply"}
+
+
+def _integer_reduce(x, labels, starts, ends, segments, op, out):
+    """``out[segments[k]] = op(x[starts[k]:ends[k]])`` for integer rows `x`
+    (n, width) whose runs of equal `labels` are the segments (``starts[k] <
+    ends[k]``: non-empty ones only); MEAN truncates the sum's quotient
+    toward zero.
+
+    The reduction is the CPU's ``ufunc.reduceat``: in its accumulator dtype
+    (int64 for smaller signed integers, uint64 for unsigned ones), cast back
+    to x's dtype, which matters only for the mean (a sum that would wrap in
+    int32 does not in int64).
+    """
+    xp = get_array_module(x)
+    if segments.shape[0] == 0 or x.shape[1] == 0:
+        return
+    acc = np.add.reduceat(np.zeros(1, x.dtype), [0]).dtype
+    ufunc = getattr(xp, _UFUNCS[op])
+    rows = x.astype(acc, copy=False)
+    n = rows.shape[0]
+    # Hillis-Steele segmented scan: after the pass of stride d, row k holds
+    # op over its run's rows in (k - 2d, k]; log2(n) passes in a fixed order
+    d = 1
+    while d < n:
+        same = (labels[d:] == labels[:-d]).reshape(-1, 1)
+        rows = xp.concatenate(
+            [rows[:d], xp.where(same, ufunc(rows[:-d], rows[d:]), rows[d:])])
+        d *= 2
+    reduced = rows[ends - 1]
+    if op == _cuda_segment.MEAN:
+        counts = (ends - starts).astype(acc).reshape(-1, 1)
+        reduced = xp.sign(reduced) * (xp.abs(reduced) // counts)
+    out[segments] = reduced.astype(out.dtype, copy=False)
 
 
 def segment_prod_others(x, ids, n_segments, is_sorted):

@@ -14,15 +14,17 @@ by the thread count, by one kernel pass over the whole list
 dtype; scalars such as the global-norm scale are computed in that dtype with
 TensorFlow's formulas.  Every function records itself on active tapes; the
 gradient functions sit next to the forward functions.  Their results are
-computed with NumPy, so a gradient of a clip op is not itself differentiable
-(second-order gradients through clipping are not supported).
+computed with the arrays' module (NumPy or CuPy), not with sparsegrad ops,
+so a gradient of a clip op is not itself differentiable (second-order
+gradients through clipping are not supported).
 
 CuPy arguments are clipped on the GPU (``sparsegrad._cuda.clip``) with the
 CPU's bits: the sum of squares follows the CPU kernel's block order, and a
 computed norm never leaves the device (the scale kernels read their factors
 from device memory).  A Tensor `clip_norm` or `use_norm` on the GPU is read
-back (one scalar).  The gradients of the clip ops are computed on the host
-and not available for GPU arguments yet.
+back (one scalar).  The gradients of GPU arguments are computed on the GPU
+with the CPU's operations in its order (float64 sums over slices by CuPy's
+reductions: the CPU's values up to their rounding), and stay there.
 """
 
 import collections.abc
@@ -45,11 +47,12 @@ from ..framework.threads import get_num_threads
 from ..framework.variable import Variable
 from . import array_ops, math_ops, reduction_ops
 from ._clip_gpu import (
+    device_clip_by_norm,
     device_global_scale,
     device_norm,
     device_scaled,
-    host_only_gradient,
     on_device,
+    onto_module_of,
 )
 from ._helpers import as_borrowed_tensor, as_tensor, convert_like, normalize_axis
 
@@ -302,9 +305,10 @@ def _scaled(x, c, d=1.0):
 
 
 def _dense(grad, like):
-    """An output gradient as an ndarray of `like`'s shape (None: zeros)."""
+    """An output gradient as an array of `like`'s shape and module (None:
+    float64 zeros)."""
     if grad is None:
-        return np.zeros(like.shape)
+        return sparse_rows.module_of(like).zeros(like.shape)
     return array_ops.densify(grad)._value
 
 
@@ -446,13 +450,17 @@ def _clipped_values(x, lo, hi):
 @register_gradient("ClipByValue")
 def _clip_by_value_grad(op, grad):
     x, lo, hi = op.inputs
-    xv, lov, hiv = x._value, lo._value, hi._value
+    xv = x._value
+    xp = sparse_rows.module_of(xv)
+    # host bounds beside device values went to the device in the forward too
+    lov, hiv = sparse_rows.as_array_of(xp, lo._value), sparse_rows.as_array_of(
+        xp, hi._value)
     with np.errstate(invalid="ignore"):
         # minimum(t, hi) passes its gradient to t where t <= hi (ties too), and
         # maximum(., lo) passes it on where minimum(t, hi) >= lo: a NaN element
         # fails both, so its gradient goes to clip_value_min.
         below_hi = xv <= hiv
-        above_lo = np.minimum(xv, hiv) >= lov
+        above_lo = xp.minimum(xv, hiv) >= lov
     grad = array_ops.densify(grad)
     zeros = array_ops.zeros_like(grad)
     skip = op.skip_input_indices
@@ -462,11 +470,13 @@ def _clip_by_value_grad(op, grad):
         glo = reduction_ops.unbroadcast(
             math_ops.where(~above_lo, grad, zeros), lov.shape
         )
+        glo = wrap(onto_module_of(glo._value, lo._value))
     ghi = None
     if 2 not in skip:
         ghi = reduction_ops.unbroadcast(
             math_ops.where(~below_hi & above_lo, grad, zeros), hiv.shape
         )
+        ghi = wrap(onto_module_of(ghi._value, hi._value))
     return gx, glo, ghi
 
 
@@ -480,6 +490,7 @@ class _Slices:
     def __init__(self, rows, axes):
         self.axes = axes
         self.rep, self.row_group = rows.represented()
+        self.groups = rows.groups()
         self.across_rows = 0 in axes
 
     def compact_sum(self, per_row):
@@ -491,9 +502,8 @@ class _Slices:
         s = per_row.sum(axis=inner, keepdims=True)
         if self.across_rows:
             return s.sum(axis=0, keepdims=True)
-        out = np.zeros((self.rep.shape[0],) + s.shape[1:])
-        np.add.at(out, self.row_group, s)
-        return out
+        # each represented row from zero, its value rows in their order
+        return sparse_rows.group_sum(s, *self.groups)
 
     def compact_squares(self):
         """The sums of squares of the represented tensor over each slice."""
@@ -570,51 +580,32 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     axes = normalize_axis(axes, xv.ndim, "clip_by_norm")
     device = on_device(xv)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        if device:
-            z, slices = _device_clip_by_norm(rows, xv, c, axes, dtype), None
+        slices = None
+        if device and len(axes) == xv.ndim:
+            z = device_clip_by_norm(rows, xv, c, dtype)  # the norm stays there
         elif len(axes) == xv.ndim:
             norm = np.asarray(math.sqrt(_sum_of_squares([rows])), dtype)
             divisor = np.maximum(norm, c)
             if divisor == 0:
                 divisor = np.asarray(1, dtype)  # zeros, not 0 / 0
             z = _scaled(xv, c, divisor)
-            slices = None
         else:
+            xp = sparse_rows.module_of(xv)
             slices = _Slices(rows, axes)
-            norm = np.sqrt(slices.compact_squares()).astype(dtype)
-            divisor = np.maximum(norm, c)
-            divisor[divisor == 0] = 1
-            z = (xv * c) / slices.to_rows(divisor)
+            norm = xp.sqrt(slices.compact_squares()).astype(dtype)
+            divisor = xp.maximum(norm, c[()])
+            divisor = xp.where(divisor == 0, xp.ones_like(divisor), divisor)
+            z = (xv * c[()]) / slices.to_rows(divisor)
     z = wrap(z)
     inputs = (x,) if c_tensor is None else (x, c_tensor)
 
     def grad_fn(grad):
-        if device:
-            host_only_gradient("clip_by_norm")
         return _clip_by_norm_grad(
             _dense(grad, xv), xv, rows, axes, slices, float(c), c_raw >= 0, inputs
         )
 
     record_operation("ClipByNorm", inputs, (z,), grad_fn=grad_fn)
     return rows.rewrap(z)
-
-
-def _device_clip_by_norm(rows, xv, c, axes, dtype):
-    """clip_by_norm of CuPy values `xv` (c a host 0-d array, >= 0): the
-    CPU's operations in its order, the norm and divisor kept on the device."""
-    xp = sparse_rows.module_of(xv)
-    if len(axes) == xv.ndim:
-        norm, _ = device_norm([rows], dtype)
-        if is_kernel_float(dtype):
-            return device_scaled(xv, _cuda_clip.norm_divisor(norm, c[()]))
-        divisor = xp.maximum(norm, c[()])
-        divisor = xp.where(divisor == 0, xp.ones_like(divisor), divisor)
-        return (xv * c[()]) / divisor
-    slices = _Slices(rows, axes)
-    norm = xp.sqrt(slices.compact_squares()).astype(dtype)
-    divisor = xp.maximum(norm, c[()])
-    divisor = xp.where(divisor == 0, xp.ones_like(divisor), divisor)
-    return (xv * c[()]) / slices.to_rows(divisor)
 
 
 def _clip_by_norm_grad(g, xv, rows, axes, slices, c, c_used, inputs):
@@ -625,22 +616,25 @@ def _clip_by_norm_grad(g, xv, rows, axes, slices, c, c_used, inputs):
     the slice and r the represented row of v; ``dc = S / n``.  Elsewhere
     ``dv = g`` (``g * c / c``) and ``dc = 0``.
     """
+    xp = sparse_rows.module_of(xv)
     if slices is None:
-        slices = _Slices(rows, tuple(range(xv.ndim)))
+        slices = _Slices(rows, axes)
     g = g.astype(np.float64)
     v = xv.astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        n = np.sqrt(slices.compact_squares())
+        n = xp.sqrt(slices.compact_squares())
         s = slices.compact_sum(g * v)
         on_norm = (n >= c) & (n > 0)
-        divisor = np.maximum(n, c)  # NaN in a slice holding a NaN, as the forward
-        divisor = np.where(divisor == 0, 1.0, divisor)
-        coef = np.where(on_norm, c * s / n**3, 0.0)
+        divisor = xp.maximum(n, c)  # NaN in a slice holding a NaN, as the forward
+        divisor = xp.where(divisor == 0, 1.0, divisor)
+        coef = xp.where(on_norm, c * s / n**3, 0.0)
         dv = g * c / slices.to_rows(divisor) - slices.to_rows(coef) * slices.rep_rows()
         grads = [wrap(dv.astype(xv.dtype))]
         if len(inputs) == 2:
-            dc = float(np.sum(np.where(on_norm, s / n, 0.0))) if c_used else 0.0
-            grads.append(wrap(np.asarray(dc, inputs[1]._value.dtype)))
+            c_value = inputs[1]._value
+            dc = (xp.sum(xp.where(on_norm, s / n, 0.0)) if c_used
+                  else xp.zeros((), np.float64))
+            grads.append(wrap(onto_module_of(dc.astype(c_value.dtype), c_value)))
     return tuple(grads)
 
 
@@ -648,12 +642,11 @@ def _clip_by_norm_grad(g, xv, rows, axes, slices, c, c_used, inputs):
 
 
 def _global_norm(entries, dtype):
-    """``(norm as a 0-d array of dtype, float64 norm)`` of a list of _Rows.
-
-    For CuPy entries both are 0-d device arrays, the second one the float64
-    sum of squares (only the host gradients use it)."""
+    """``(norm as a 0-d array of dtype, float64 norm)`` of a list of _Rows
+    (for CuPy entries both 0-d device arrays)."""
     if entries and on_device(entries[0].values._value):
-        return device_norm(entries, dtype)
+        norm, total = device_norm(entries, dtype)
+        return norm, sparse_rows.module_of(total).sqrt(total)  # math.sqrt's bits
     norm64 = math.sqrt(_sum_of_squares(entries))
     return np.asarray(norm64, dtype), norm64
 
@@ -720,9 +713,7 @@ def global_norm(t_list, name=None):
     z = wrap(norm)
 
     def grad_fn(grad):
-        if on_device(norm):
-            host_only_gradient("global_norm")
-        g_norm = float(_dense(grad, norm))
+        g_norm = _dense(grad, norm).astype(np.float64)
         return tuple(
             wrap(d.astype(r.values._value.dtype))
             for d, r in zip(_norm_input_grads(present, g_norm, norm64), present)
@@ -879,10 +870,9 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
         recorded += (norm_tensor,)
 
     def grad_fn(*grads):
-        if device:
-            host_only_gradient("clip_by_global_norm")
         return _clip_by_global_norm_grad(
-            grads, present, norm64, float(c), float(scale), c_tensor, given
+            grads, present, norm64, float(c),
+            scale[0].astype(np.float64) if device else float(scale), c_tensor, given
         )
 
     record_operation("ClipByGlobalNorm", inputs, recorded, grad_fn=grad_fn)
@@ -897,23 +887,29 @@ def _clip_by_global_norm_grad(grads, present, n, c, scale, c_tensor, given):
     and ``ds/dc = 0``.  The norm's own gradient (when computed here) adds to
     ``dL/dn``, which reaches each t_i as ``r_i / n`` or goes to `use_norm`.
     """
-    n, c = np.float64(n), np.float64(c)
     values = [r.values._value for r in present]
+    xp = sparse_rows.module_of(*values)
+    # 0-d float64 arrays of the values' module (the CPU: NumPy's scalars)
+    n, c = xp.asarray(n, dtype=np.float64), xp.asarray(c, dtype=np.float64)
     out_grads = [_dense(g, v).astype(np.float64) for g, v in zip(grads, values)]
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        d_scale = sum(float(np.sum(g * v)) for g, v in zip(out_grads, values))
+        d_scale = xp.zeros((), np.float64)
+        for g, v in zip(out_grads, values):
+            d_scale = d_scale + xp.sum(g * v)
         # TensorFlow's chain, operation by operation, so that the non-finite
         # cases (c = 0 or inf, n = 0) give its NaNs: s = c * minimum(1/n, 1/c)
         # + (n - n); the minimum passes its gradient to 1/n on ties, and a
         # reciprocal y = 1/x passes g as -g * y**2.
         inv_n, inv_c = 1.0 / n, 1.0 / c
         g_min = d_scale * c
-        g_inv_n, g_inv_c = (g_min, 0.0) if inv_n <= inv_c else (0.0, g_min)
-        dn = -g_inv_n * inv_n**2 + (d_scale - d_scale)
-        dc = d_scale * min(inv_n, inv_c) - g_inv_c * inv_c**2
+        to_n = inv_n <= inv_c
+        g_inv_n, g_inv_c = xp.where(to_n, g_min, 0.0), xp.where(to_n, 0.0, g_min)
+        dn = -g_inv_n * (inv_n * inv_n) + (d_scale - d_scale)
+        # min(inv_n, inv_c) as Python's min: inv_n unless inv_c is smaller
+        dc = d_scale * xp.where(inv_c < inv_n, inv_c, inv_n) - g_inv_c * (inv_c * inv_c)
         if given is None:
             g_norm = grads[len(values)]
-            dn += 0.0 if g_norm is None else float(_dense(g_norm, np.zeros(())))
+            dn = dn + (0.0 if g_norm is None else _dense(g_norm, n))
             through_norm = _norm_input_grads(present, dn, n)
         else:
             through_norm = [0.0] * len(values)
@@ -921,10 +917,9 @@ def _clip_by_global_norm_grad(grads, present, n, c, scale, c_tensor, given):
             wrap((g * scale + t).astype(v.dtype))
             for g, t, v in zip(out_grads, through_norm, values)
         ]
-        if c_tensor is not None:
-            result.append(wrap(np.asarray(dc, c_tensor._value.dtype)))
-        if given is not None:
-            result.append(wrap(np.asarray(dn, given._value.dtype)))
+        for t, d in ((c_tensor, dc), (given, dn)):
+            if t is not None:
+                result.append(wrap(onto_module_of(d.astype(t._value.dtype), t._value)))
     return tuple(result)
 
 

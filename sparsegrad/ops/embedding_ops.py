@@ -559,9 +559,12 @@ def _sharded_lookup(shards, ids, strategy):
             f"embedding_lookup: shards of {sizes} rows do not split {n_rows} rows "
             f"the {strategy!r} way, which gives shard sizes {expected}"
         )
+    xp = get_array_module(*(t._value for t in tensors))
     idx = _index_tensor(ids, "ids")
-    sparse_rows.check_in_range(idx._value, n_rows, "ids")
-    flat = idx._value.reshape(-1)
+    # host ids beside device shards go to the device, as for one table
+    flat = sparse_rows.as_array_of(xp, idx._value)
+    sparse_rows.check_in_range(flat, n_rows, "ids")
+    flat = flat.reshape(-1)
     # "div": shard s holds ids [start_s, start_s + size_s), and the first
     # `extras` shards have per_shard + 1 rows.  "mod": id i is row i // p of
     # shard i % p.
@@ -571,22 +574,26 @@ def _sharded_lookup(shards, ids, strategy):
         local = flat // n_shards
     elif per_shard == 0:
         shard_of = flat.astype(np.int64)
-        local = np.zeros_like(flat)
+        local = xp.zeros_like(flat)
     else:
         in_big = flat < big
-        shard_of = np.where(
+        shard_of = xp.where(
             in_big, flat // (per_shard + 1), extras + (flat - big) // per_shard
         ).astype(np.int64)
-        local = np.where(in_big, flat % (per_shard + 1), (flat - big) % per_shard)
-    order = np.argsort(shard_of, kind="stable")
-    bounds = np.searchsorted(shard_of[order], np.arange(n_shards + 1))
+        local = xp.where(in_big, flat % (per_shard + 1), (flat - big) % per_shard)
+    # stable: each shard's ids keep their order (CuPy's sort is always stable)
+    order = (np.argsort(shard_of, kind="stable") if xp is np
+             else xp.argsort(shard_of))
+    bounds = xp.searchsorted(shard_of[order], xp.arange(n_shards + 1))
+    if xp is not np:
+        bounds = bounds.get()  # the shard sizes: the gathers' shapes (one copy)
     pieces = []
     for s, t in enumerate(tensors):
-        positions = order[bounds[s] : bounds[s + 1]]
+        positions = order[int(bounds[s]) : int(bounds[s + 1])]
         pieces.append(gather(t, local[positions].astype(flat.dtype, copy=False)))
     stacked = array_ops.concat(pieces, axis=0)
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(order.size)
+    inverse = xp.empty_like(order)
+    inverse[order] = xp.arange(order.size, dtype=order.dtype)
     rows = gather(stacked, inverse)
     return array_ops.reshape(rows, idx.shape + first.shape[1:])
 

@@ -12,6 +12,9 @@ CuPy arrays (float32 / float64) run the CUDA twins of those kernels
 (``_cuda/segment.cu``, through :mod:`sparsegrad.ops._device`): each output
 element reduced by one device thread in the CPU's order, so the same bits;
 the ids are checked with one device reduction and one read back first.
+Integer CuPy data is reduced by CuPy operations in a fixed order, with the
+CPU's results (integer sums and products wrap the same in any order);
+float16 CuPy data is not supported (cast it to float32).
 
 Gradients w.r.t. `data` are dense Tensors (they cover every row of `data`);
 segment ids and ``num_segments`` get None.  They are written with sparsegrad

@@ -284,7 +284,9 @@ class RaggedTensor:
         ----------
         values : Tensor, Variable or array_like, rank >= 1
         value_rowids : array_like of int32 or int64, 1-D
-            Sorted row ids, one per value; the splits get its dtype.
+            Sorted row ids, one per value; the splits get its dtype.  CuPy
+            ids (with CuPy values) are checked on the GPU, one summary read
+            back, and give splits on the GPU.
         nrows : int, optional
             The number of rows; by default ``value_rowids[-1] + 1`` (0 when
             empty), so trailing empty rows need it.
@@ -317,7 +319,14 @@ class RaggedTensor:
         del name, validate
         v = _values_tensor(values)
         ids = _partition(value_rowids, "value_rowids")
-        last = int(ids[-1]) if ids.size else -1
+        backend.get_array_module(v._value, ids)   # one device for both
+        summary = None
+        if backend.is_cupy_array(ids):
+            # one read back: the last id here, every check in the splits
+            summary = sparse_rows.device_id_summary(ids)
+            last = summary[4] if ids.size else -1
+        else:
+            last = int(ids[-1]) if ids.size else -1
         if nrows is None:
             n_rows = last + 1
         else:
@@ -334,13 +343,12 @@ class RaggedTensor:
                 f"Shapes ({v.shape[0]},) and ({ids.shape[0]},) are incompatible"
             )
         try:
-            splits = sparse_rows.sorted_segment_splits(ids, n_rows)
+            splits = sparse_rows.sorted_segment_splits(ids, n_rows, summary=summary)
         except InvalidArgumentError:
             raise InvalidArgumentError(
                 "Arguments to from_value_rowids do not form a valid RowPartition"
             ) from None
-        splits = splits.astype(ids.dtype, copy=False)
-        splits.setflags(write=False)
+        splits = _freeze(splits.astype(ids.dtype, copy=False))
         rt = cls(v, splits, internal=True)
         rt._value_rowids = ids
         return rt
