@@ -28,7 +28,7 @@ from ..framework.buffers import check_allocation
 from ..framework.dtypes import is_kernel_float
 
 __all__ = [
-    "host_copy", "sorted_splits_device", "check_device_dtype",
+    "host_copy", "check_device_dtype",
     "sorted_segment_reduce", "unsorted_segment_reduce", "segment_prod_others",
 ]
 
@@ -39,12 +39,6 @@ __all__ = [
 def host_copy(array):
     """A host copy, for building an error message only."""
     return _cuda_segment.cupy().asnumpy(array)
-
-
-def sorted_splits_device(seg, n, seg_summary):
-    """:func:`sparse_rows.sorted_segment_splits` of cupy `seg`, its
-    `seg_summary` read back already."""
-    return sparse_rows.sorted_segment_splits(seg, n, summary=seg_summary)
 
 
 def check_device_dtype(dtype, what, half=False, integers=False):

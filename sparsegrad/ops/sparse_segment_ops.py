@@ -41,7 +41,6 @@ from . import array_ops
 from ._device import (
     check_device_dtype,
     host_copy,
-    sorted_splits_device,
 )
 from ._helpers import as_borrowed_tensor, as_tensor
 
@@ -400,10 +399,7 @@ def _sparse_segment(combiner, data, indices, segment_ids, num_segments):
     if is_cupy_array(t._value) or is_cupy_array(idx) or is_cupy_array(seg):
         get_array_module(t._value, idx, seg)  # no mixing of host and device
         check_device_dtype(t.dtype, what, half=True)
-        (seg_summary,) = _cuda_segment.read_summaries(_cuda_segment.summarize(seg))
-        splits = sorted_splits_device(seg, n, seg_summary)
-    else:
-        splits = sparse_rows.sorted_segment_splits(seg, n)
+    splits = sparse_rows.sorted_segment_splits(seg, n)
     bad = sparse_rows.first_out_of_range(idx, n_rows)
     if bad is not None:
         raise InvalidArgumentError(
