@@ -100,7 +100,7 @@ SG_RANGE_SIZES(f64, double)
 // row the running totals are the CPU's exactly, so the first failing row is
 // the smaller of the first negative row and the first overflowing one; the
 // launcher reads result = (first negative row or -1, its code, first
-// overflowing row or -1) back and decides.
+// overflowing row or -1, total) back and decides.
 
 __device__ __forceinline__ i64 sg_sat_add(i64 a, i64 b, i64 max_total) {
     return (a < 0 || b < 0 || b > max_total - a) ? -1 : a + b;
@@ -186,7 +186,8 @@ extern "C" __global__ void range_splits_tiles(const i64 *sizes, i64 n_rows,
 
 // One block.  tile_prefix[b] = the saturated sum of tiles 0 .. b - 1;
 // result[0] = the first negative row or -1, result[1] = its code,
-// result[2] = -1 (range_splits_write stores the first overflowing row).
+// result[2] = -1 (range_splits_write stores the first overflowing row),
+// result[3] = the saturated total of all rows.
 extern "C" __global__ void range_splits_prefix(const i64 *sizes, const i64 *tile_sum,
                                                const i64 *tile_neg, i64 n_tiles,
                                                i64 n_rows, i64 max_total,
@@ -209,6 +210,7 @@ extern "C" __global__ void range_splits_prefix(const i64 *sizes, const i64 *tile
         result[0] = has ? first_neg : -1;
         result[1] = has ? sizes[first_neg] : 0;
         result[2] = -1;
+        result[3] = carry;   // the total of all rows when none fails
     }
 }
 

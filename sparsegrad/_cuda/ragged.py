@@ -11,7 +11,7 @@ import numpy as np
 from . import BLOCK, blocks_for, cupy, launch
 
 __all__ = ["SIZE_ZERO_DELTA", "SIZE_TOO_LARGE", "range_sizes", "range_splits",
-           "range_fill", "row_splits_to_rowids"]
+           "range_splits_total", "range_fill", "row_splits_to_rowids"]
 
 #: Codes written by :func:`range_sizes` in place of a size (as on the CPU).
 SIZE_ZERO_DELTA = -1
@@ -44,7 +44,14 @@ def range_sizes(starts, limits, deltas, sizes_out, max_size, n_threads):
 
 def range_splits(sizes, splits_out):
     """Twin of ``_kernels.ragged.range_splits``: returns ``(bad, cause)``
-    (one small read back from the device: the caller's error decision).
+    (one small read back from the device: the caller's error decision)."""
+    bad, cause, _ = range_splits_total(sizes, splits_out)
+    return bad, cause
+
+
+def range_splits_total(sizes, splits_out):
+    """:func:`range_splits` and the total of the sizes (``splits_out[-1]``
+    when no row fails), from the same single read back.
 
     Three launches over tiles of rows (see ``ragged.cu``); the first failing
     row is the CPU's: the earlier of the first negative code and the first
@@ -54,7 +61,7 @@ def range_splits(sizes, splits_out):
     n_rows = sizes.shape[0]
     if n_rows == 0:
         splits_out[0] = 0
-        return -1, 0
+        return -1, 0, 0
     kind = str(splits_out.dtype)
     max_total = np.int64(_MAX_TOTAL[kind])
     items = _SPLITS_ITEMS
@@ -62,7 +69,7 @@ def range_splits(sizes, splits_out):
     tile_sum = cp.empty((n_tiles,), dtype=np.int64)
     tile_neg = cp.empty((n_tiles,), dtype=np.int64)
     tile_prefix = cp.empty((n_tiles,), dtype=np.int64)
-    result = cp.empty((3,), dtype=np.int64)
+    result = cp.empty((4,), dtype=np.int64)
     grid = blocks_for(n_tiles, 1)
     launch("ragged", "range_splits_tiles", grid,
            (sizes, np.int64(n_rows), max_total, np.int32(items), tile_sum, tile_neg))
@@ -72,12 +79,12 @@ def range_splits(sizes, splits_out):
     launch("ragged", "range_splits_write_" + _SUFFIX[kind], grid,
            (sizes, tile_prefix, np.int64(n_rows), max_total, np.int32(items),
             splits_out, result))
-    neg, cause, over = (int(v) for v in result.get())
+    neg, cause, over, total = (int(v) for v in result.get())
     if neg >= 0 and (over < 0 or neg < over):
-        return neg, cause
+        return neg, cause, 0
     if over >= 0:
-        return over, 0
-    return -1, 0
+        return over, 0, 0
+    return -1, 0, total
 
 
 def _first_rows(splits, n_rows, total, items):

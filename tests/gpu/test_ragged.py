@@ -163,6 +163,9 @@ def test_range_splits_first_failure_across_chunks(device, tsplits, tiles):
         assert got == expect
         if expect[0] < 0:
             np.testing.assert_array_equal(device.asnumpy(dev_out), cpu_out)
+            _, _, total = cuda_ragged.range_splits_total(device.asarray(sizes),
+                                                         dev_out)
+            assert total == int(cpu_out[-1])
 
 
 @pytest.mark.parametrize("tsplits", [np.int32, np.int64])
