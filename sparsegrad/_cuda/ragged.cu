@@ -297,7 +297,7 @@ __device__ __forceinline__ void chunk_rows_body(const S *splits, i64 n_rows, i64
 // Values of chunk c lie in rows first_row[c] .. first_row[c + 1]; a thread's
 // values rise, so each search starts from the previous one's row.  Threads
 // take neighbouring values (coalesced writes).
-#define SG_CHUNK_LOOP(splits, first_row, total, items, BODY)                    \
+#define SG_CHUNK_LOOP(splits, first_row, total, items, ...)                     \
     {                                                                           \
         const i64 chunk = (i64)items * SPARSEGRAD_BLOCK;                        \
         const i64 n_chunks = (total + chunk - 1) / chunk;                       \
@@ -308,7 +308,7 @@ __device__ __forceinline__ void chunk_rows_body(const S *splits, i64 n_rows, i64
                 const i64 k = c * chunk + (i64)m * SPARSEGRAD_BLOCK + threadIdx.x; \
                 if (k >= total) break;                                          \
                 r = sg_row_of(splits, r, r_end, k);                             \
-                BODY                                                            \
+                __VA_ARGS__                                                     \
             }                                                                   \
         }                                                                       \
     }

@@ -9,13 +9,19 @@ original order: the CPU's bits, no float atomics.
 
 import numpy as np
 
-from . import blocks_for, cupy, launch, suffix
+from . import BLOCK, blocks_for, cupy, launch, suffix
 from .sort import group_rows
 
 __all__ = ["all_in_range", "scatter_add", "scatter_update", "group_stable",
            "gather_group_sum", "gather_rows"]
 
 _INDEX_SUFFIX = {"int32": "i32", "int64": "i64"}
+
+
+def _row_blocks(n_rows, width):
+    """Blocks for `n_rows` rows of `width` elements (SG_ROWS_LOOP in
+    slices.cu: rows narrower than a block share one)."""
+    return blocks_for(n_rows, BLOCK // width if width < BLOCK else 1)
 
 
 def _index_suffix(indices):
@@ -50,7 +56,7 @@ def scatter_add(values, indices, out, n_threads):
         return
     rows, order, starts, n_groups = _grouped(values, indices)
     launch("slices", "scatter_add_grouped_" + suffix(out.dtype),
-           blocks_for(n_groups, 1),
+           _row_blocks(n_groups, width),
            (values, rows, order, starts, np.int64(n_groups), np.int64(width), out))
 
 
@@ -62,7 +68,7 @@ def scatter_update(values, indices, out, n_threads):
         return
     rows, order, starts, n_groups = _grouped(values, indices)
     launch("slices", "scatter_update_grouped_" + suffix(out.dtype),
-           blocks_for(n_groups, 1),
+           _row_blocks(n_groups, width),
            (values, rows, order, starts, np.int64(n_groups), np.int64(width), out))
 
 
@@ -89,7 +95,7 @@ def gather_group_sum(values, order, starts, out, n_threads):
     if n_groups == 0 or width == 0:
         return
     launch("slices", "gather_group_sum_" + suffix(out.dtype),
-           blocks_for(n_groups, 1),
+           _row_blocks(n_groups, width),
            (values, order, starts, np.int64(n_groups), np.int64(width), out))
 
 
@@ -106,5 +112,5 @@ def gather_rows(table, indices, out, n_threads):
         words = np.int64 if word == 8 else np.int32
         table, out = table.view(words), out.view(words)
     launch("slices", f"gather_rows_w{word}_" + _index_suffix(indices),
-           blocks_for(n, 1),
+           _row_blocks(n, row_bytes // word),
            (table, indices, np.int64(n), np.int64(row_bytes // word), out))
