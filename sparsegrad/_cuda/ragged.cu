@@ -262,11 +262,9 @@ SG_RANGE_SPLITS(i64, i64)
 
 // -- range_fill --------------------------------------------------------------
 //
-// The integer fill and row ids run one thread per value, whose row is found
-// by a binary search in the splits.  The values are cut into chunks of
-// `items` * BLOCK; chunk_rows first stores the row of each chunk's first
-// value, so that a search only spans the rows of its own chunk (a few, for
-// rows of tens of values), not all of them.
+// The integer fill and row ids cut the values into chunks of `items` * BLOCK;
+// chunk_rows first stores the row of each chunk's first value, so that a
+// thread's search only spans the rows of its own chunk, not all of them.
 
 // The row of value k: the last r in [lo, hi) with splits[r] <= k (empty rows
 // share their split with the next row, so the last one is the row that holds
@@ -294,36 +292,69 @@ __device__ __forceinline__ void chunk_rows_body(const S *splits, i64 n_rows, i64
     }
 }
 
-// Values of chunk c lie in rows first_row[c] .. first_row[c + 1]; a thread's
-// values rise, so each search starts from the previous one's row.  Threads
-// take neighbouring values (coalesced writes).
-#define SG_CHUNK_LOOP(splits, first_row, total, items, ...)                     \
-    {                                                                           \
-        const i64 chunk = (i64)items * SPARSEGRAD_BLOCK;                        \
-        const i64 n_chunks = (total + chunk - 1) / chunk;                       \
-        for (i64 c = blockIdx.x; c < n_chunks; c += gridDim.x) {                \
-            i64 r = first_row[c];                                               \
-            const i64 r_end = first_row[c + 1] + 1;                             \
-            for (int m = 0; m < items; m++) {                                   \
-                const i64 k = c * chunk + (i64)m * SPARSEGRAD_BLOCK + threadIdx.x; \
-                if (k >= total) break;                                          \
-                r = sg_row_of(splits, r, r_end, k);                             \
-                __VA_ARGS__                                                     \
-            }                                                                   \
-        }                                                                       \
-    }
-
+// Chunk c of items * BLOCK values (items <= SG_FILL_MAX_ITEMS) lies in rows
+// first_row[c] .. first_row[c + 1].  Thread t computes the chunk's values
+// t * items .. t * items + items - 1: one search for the first, then it walks
+// the rows forward (a step, or a search when it skips empty rows), and
+// stages them in shared memory; the block then writes the chunk with
+// neighbouring threads on neighbouring values (coalesced).  The staging array
+// is padded by one element in 16, so that the threads' runs of 16 fall in
+// different banks.
+//
 // Integers: the CPU adds delta repeatedly in unsigned arithmetic of the
-// values' width, which equals start + j * delta modulo 2**width.
+// values' width, which equals start + j * delta modulo 2**width (computed
+// once per row a thread enters, then by the CPU's additions).  Row ids
+// (ROWIDS): the row itself.
+#define SG_FILL_MAX_ITEMS 16
+#define SG_FILL_PAD(i) ((i) + ((i) >> 4))
+
+template <typename V, typename U, typename S, bool ROWIDS>
+__device__ __forceinline__ void chunked_fill_body(
+    const V *starts, const V *deltas, i64 ss, i64 ds, const S *splits,
+    const i64 *first_row, V *out, i64 total, int items) {
+    __shared__ V staged[SG_FILL_PAD(SG_FILL_MAX_ITEMS * SPARSEGRAD_BLOCK)];
+    const i64 chunk = (i64)items * SPARSEGRAD_BLOCK;
+    const i64 n_chunks = (total + chunk - 1) / chunk;
+    for (i64 c = blockIdx.x; c < n_chunks; c += gridDim.x) {   // uniform per block
+        const i64 base = c * chunk;
+        const i64 r_end = first_row[c + 1] + 1;
+        i64 k = base + (i64)threadIdx.x * items;
+        if (k < total) {
+            i64 r = sg_row_of(splits, first_row[c], r_end, k);
+            U v = 0, d = 0;
+            if (!ROWIDS) {
+                d = (U)deltas[r * ds];
+                v = (U)starts[r * ss] + (U)(k - (i64)splits[r]) * d;
+            }
+            for (int m = 0; m < items && k < total; m++, k++) {
+                if ((i64)splits[r + 1] <= k) {   // k starts a later row
+                    r = r + 1;
+                    if ((i64)splits[r + 1] <= k) r = sg_row_of(splits, r + 1, r_end, k);
+                    if (!ROWIDS) {
+                        d = (U)deltas[r * ds];
+                        v = (U)starts[r * ss] + (U)(k - (i64)splits[r]) * d;
+                    }
+                }
+                const i64 i = k - base;
+                staged[SG_FILL_PAD(i)] = ROWIDS ? (V)r : (V)v;
+                v = v + d;
+            }
+        }
+        __syncthreads();
+        for (int m = 0; m < items; m++) {
+            const i64 i = (i64)m * SPARSEGRAD_BLOCK + threadIdx.x;
+            if (base + i < total) out[base + i] = staged[SG_FILL_PAD(i)];
+        }
+        __syncthreads();   // staged is refilled by the next chunk
+    }
+}
+
 template <typename T, typename U, typename S>
 __device__ __forceinline__ void range_fill_int_body(
     const T *starts, const T *deltas, i64 ss, i64 ds, const S *splits,
     const i64 *first_row, T *values_out, i64 total, int items) {
-    SG_CHUNK_LOOP(splits, first_row, total, items, {
-        U j = (U)(k - (i64)splits[r]);
-        U v = (U)starts[r * ss] + j * (U)deltas[r * ds];
-        values_out[k] = (T)v;
-    })
+    chunked_fill_body<T, U, S, false>(starts, deltas, ss, ds, splits, first_row,
+                                      values_out, total, items);
 }
 
 // Floats: the CPU's values are a chain of roundings (v = v + delta), which
@@ -379,7 +410,8 @@ SG_RANGE_FILL_FLOAT(f64, i64, double, i64)
 template <typename S>
 __device__ __forceinline__ void rowids_body(const S *splits, const i64 *first_row,
                                             S *rowids_out, i64 total, int items) {
-    SG_CHUNK_LOOP(splits, first_row, total, items, { rowids_out[k] = (S)r; })
+    chunked_fill_body<S, S, S, true>((const S *)0, (const S *)0, 0, 0, splits,
+                                     first_row, rowids_out, total, items);
 }
 
 #define SG_ROWIDS(SUF, S)                                                       \

@@ -23,7 +23,7 @@ _MAX_TOTAL = {"int32": 2147483647, "int64": 9223372036854775807}
 # the integer fill and of the row ids (module globals: tests shrink them to
 # cover several tiles and chunks with few rows).
 _SPLITS_ITEMS = 16
-_FILL_ITEMS = 16
+_FILL_ITEMS = 16   # at most SG_FILL_MAX_ITEMS (ragged.cu)
 
 
 def _stride(a):

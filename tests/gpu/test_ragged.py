@@ -38,13 +38,15 @@ def _int_rows(rng, dtype, n):
     return starts, limits, deltas
 
 
-@pytest.fixture(params=["default", "small"])
+@pytest.fixture(params=["default", "small", "odd"])
 def tiles(request, monkeypatch):
-    """The launchers' tile and chunk sizes, as shipped and shrunk to one row
-    or value per thread (so that a few hundred rows span several blocks)."""
-    if request.param == "small":
-        monkeypatch.setattr(cuda_ragged, "_SPLITS_ITEMS", 1)
-        monkeypatch.setattr(cuda_ragged, "_FILL_ITEMS", 1)
+    """The launchers' tile and chunk sizes: as shipped, shrunk to one row or
+    value per thread (so that a few hundred rows span several blocks), and
+    a few per thread (runs of values that cross rows and chunks)."""
+    items = {"default": None, "small": (1, 1), "odd": (2, 3)}[request.param]
+    if items:
+        monkeypatch.setattr(cuda_ragged, "_SPLITS_ITEMS", items[0])
+        monkeypatch.setattr(cuda_ragged, "_FILL_ITEMS", items[1])
     return request.param
 
 
