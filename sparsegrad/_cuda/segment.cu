@@ -266,6 +266,24 @@ __device__ void segment_reduce_groups(const T *data, i64 width, const i64 *uniqu
     }
 }
 
+// out[s, j] = op(out[s, j], rows order[splits[s]] .. order[splits[s + 1] - 1])
+// for ids in any order, grouped by a stable sort: `order` sorts the ids and
+// `splits` are the row splits of the sorted ids, so each segment walks its
+// rows in their original order from the value already in out (the fill);
+// rows of negative ids or ids of n_segments or more lie outside the splits.
+template <typename T>
+__device__ void segment_reduce_ordered(const T *data, i64 width, const i64 *order,
+                                       const i64 *splits, i64 n_segments, int op,
+                                       T *out) {
+    SG_GRID_LOOP(e, n_segments * width) {
+        i64 s, j;
+        sg_split(e, width, &s, &j);
+        i64 lo = splits[s], hi = splits[s + 1];
+        if (lo == hi) continue;
+        out[e] = sg_walk_op(op, out[e], data + j, width, order, lo, hi);
+    }
+}
+
 // prod_others: out[r, j] = product of the rows before r in its group times the
 // product of those after it (prefix and suffix passes, as _others).
 template <typename T>
@@ -409,6 +427,11 @@ __device__ void sparse_segment_reduce_grad(const T *grad, i64 width, const i64 *
         const i64 *starts, i64 n_groups, int op, i64 n_segments, T *out) {           \
         segment_reduce_groups<T>(data, width, unique, order, starts, n_groups, op,   \
                                  n_segments, out);                                   \
+    }                                                                                \
+    extern "C" __global__ void segment_reduce_ordered_##SUF(                        \
+        const T *data, i64 width, const i64 *order, const i64 *splits,              \
+        i64 n_segments, int op, T *out) {                                            \
+        segment_reduce_ordered<T>(data, width, order, splits, n_segments, op, out);  \
     }                                                                                \
     extern "C" __global__ void prod_others_##SUF(const T *data, i64 width,          \
                                                  const i64 *order, const i64 *starts,\
