@@ -99,19 +99,24 @@ extern "C" __global__ void summary_final(const i64 *ids, i64 n, const i64 *parti
 
 // -- sorted_splits -------------------------------------------------------------
 //
-// The boundary before position i (i in [0, n]) writes the segments that start
-// there, as the Cython loop does; with sorted ids every entry of splits is
-// written by exactly one thread.
+// splits[s] = the first position whose id is at least s (a binary search of
+// the sorted ids per entry, which never leaves [0, n]): what the Cython loop
+// writes at the boundaries of sorted ids, negative ids at the head skipped.
+// One thread per entry, so a wide gap between two ids costs no single thread
+// more than a search.
 
 extern "C" __global__ void sorted_splits(const i64 *ids, i64 n, i64 n_segments,
                                          i64 *splits) {
-    SG_GRID_LOOP(i, n + 1) {
-        i64 a = i > 0 ? ids[i - 1] : SG_INT64_MIN;
-        i64 b = i < n ? ids[i] : n_segments;
-        if (b > a) {
-            i64 s = a + 1 > 0 ? a + 1 : 0;
-            for (; s <= b && s <= n_segments; ++s) splits[s] = i;
+    SG_GRID_LOOP(s, n_segments + 1) {
+        i64 lo = 0, hi = n;   // the answer lies in [lo, hi]
+        while (lo < hi) {
+            i64 mid = lo + (hi - lo) / 2;
+            if (ids[mid] < s)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
+        splits[s] = lo;
     }
 }
 

@@ -92,7 +92,7 @@ def splits_of_sorted(ids, n_segments):
     ids = _i64(ids)
     n = ids.shape[0]
     splits = cp.empty((n_segments + 1,), dtype=np.int64)
-    launch(_FAMILY, "sorted_splits", blocks_for(n + 1),
+    launch(_FAMILY, "sorted_splits", blocks_for(n_segments + 1),
            (ids, np.int64(n), np.int64(n_segments), splits))
     return splits
 
@@ -122,7 +122,7 @@ def sorted_splits(ids, splits_out, n_threads):
     ((_, _, decrease, _, _),) = read_summaries(summarize(ids))
     if decrease < n:
         return decrease
-    launch(_FAMILY, "sorted_splits", blocks_for(n + 1),
+    launch(_FAMILY, "sorted_splits", blocks_for(splits_out.shape[0]),
            (ids, np.int64(n), np.int64(splits_out.shape[0] - 1), splits_out))
     return -1
 
