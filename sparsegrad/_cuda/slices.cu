@@ -1,12 +1,12 @@
 // CUDA twins of sparsegrad/_kernels/slices.pyx: scatter into a dense array,
 // sums of grouped rows, gathers, and the index range check.
 //
-// Duplicate indices are never resolved by atomics: the launcher groups the
-// indices first (sort.group_rows: distinct rows and, for each, its positions
-// in their original order), then each distinct row goes to one block (narrow
-// rows share one) whose threads walk the columns; each output element is
-// therefore accumulated by one thread, in the order of the CPU kernel, and
-// has its bits.
+// Duplicate indices are never resolved by atomics: the launcher sorts the
+// indices stably first, then each distinct row is written by the threads of
+// one block (narrow rows share one), one thread a column, walking the row's
+// duplicates in their original order; each output element is therefore
+// accumulated by one thread, in the order of the CPU kernel, and has its
+// bits.
 #include "common.cuh"
 
 // ---- index range ------------------------------------------------------------
@@ -48,32 +48,41 @@ SG_RANGE_FLAG(range_flag_i64, i64)
 
 // ---- grouped row kernels ----------------------------------------------------
 
-// out[rows[g], j] += values[order[k], j] for k in [starts[g], starts[g + 1]),
-// in order (scatter_add: the CPU adds the duplicates of a row in index order).
+// The scatters take the indices sorted stably (`sorted` = indices[order]) and
+// run over the sorted positions: the first position of each distinct row
+// (its head) walks the row's duplicates in their original order; the other
+// positions have nothing to do.  No list of distinct rows is built, so no
+// count of them has to come back to the host.
+
+// out[row, j] += values[order[k], j] for the positions k of row, in order
+// (scatter_add: the CPU adds the duplicates of a row in index order).
 template <typename T>
-__device__ void scatter_add_grouped(const T* __restrict__ values,
-                                    const i64* __restrict__ rows,
-                                    const i64* __restrict__ order,
-                                    const i64* __restrict__ starts,
-                                    i64 n_groups, i64 width, T* __restrict__ out) {
-    SG_ROWS_LOOP(g, j, n_groups, width, {
-        const i64 lo = starts[g], hi = starts[g + 1];
-        T* dst = out + rows[g] * width;
-        T acc = dst[j];
-        for (i64 k = lo; k < hi; ++k) acc = acc + values[order[k] * width + j];
-        dst[j] = acc;
+__device__ void scatter_add_sorted(const T* __restrict__ values,
+                                   const i64* __restrict__ sorted,
+                                   const i64* __restrict__ order, i64 n, i64 width,
+                                   T* __restrict__ out) {
+    SG_ROWS_LOOP(p, j, n, width, {
+        const i64 row = sorted[p];
+        if (p == 0 || sorted[p - 1] != row) {
+            T* dst = out + row * width;
+            T acc = dst[j];
+            for (i64 k = p; k < n && sorted[k] == row; ++k)
+                acc = acc + values[order[k] * width + j];
+            dst[j] = acc;
+        }
     })
 }
 
-// out[rows[g]] = values[order[starts[g + 1] - 1]]: the last duplicate wins.
+// out[row] = values[order[last position of row]]: the last duplicate wins.
 template <typename T>
-__device__ void scatter_update_grouped(const T* __restrict__ values,
-                                       const i64* __restrict__ rows,
-                                       const i64* __restrict__ order,
-                                       const i64* __restrict__ starts,
-                                       i64 n_groups, i64 width, T* __restrict__ out) {
-    SG_ROWS_LOOP(g, j, n_groups, width, {
-        out[rows[g] * width + j] = values[order[starts[g + 1] - 1] * width + j];
+__device__ void scatter_update_sorted(const T* __restrict__ values,
+                                      const i64* __restrict__ sorted,
+                                      const i64* __restrict__ order, i64 n, i64 width,
+                                      T* __restrict__ out) {
+    SG_ROWS_LOOP(p, j, n, width, {
+        const i64 row = sorted[p];
+        if (p + 1 == n || sorted[p + 1] != row)   // the row's last position
+            out[row * width + j] = values[order[p] * width + j];
     })
 }
 
@@ -93,17 +102,15 @@ __device__ void gather_group_sum(const T* __restrict__ values,
 }
 
 #define SG_GROUPED(T, SUF)                                                    \
-    extern "C" __global__ void scatter_add_grouped_##SUF(                      \
-        const T* values, const i64* rows, const i64* order, const i64* starts,  \
-        i64 n_groups, i64 width, T* out) {                                     \
-        scatter_add_grouped<T>(values, rows, order, starts, n_groups, width,    \
-                               out);                                           \
+    extern "C" __global__ void scatter_add_sorted_##SUF(                       \
+        const T* values, const i64* sorted, const i64* order, i64 n,            \
+        i64 width, T* out) {                                                   \
+        scatter_add_sorted<T>(values, sorted, order, n, width, out);           \
     }                                                                          \
-    extern "C" __global__ void scatter_update_grouped_##SUF(                   \
-        const T* values, const i64* rows, const i64* order, const i64* starts,  \
-        i64 n_groups, i64 width, T* out) {                                     \
-        scatter_update_grouped<T>(values, rows, order, starts, n_groups, width, \
-                                  out);                                        \
+    extern "C" __global__ void scatter_update_sorted_##SUF(                    \
+        const T* values, const i64* sorted, const i64* order, i64 n,            \
+        i64 width, T* out) {                                                   \
+        scatter_update_sorted<T>(values, sorted, order, n, width, out);        \
     }                                                                          \
     extern "C" __global__ void gather_group_sum_##SUF(                         \
         const T* values, const i64* order, const i64* starts, i64 n_groups,     \

@@ -2,9 +2,9 @@
 
 Same names and Python-side signatures as the Cython functions, for cupy
 arrays (``n_threads`` is accepted and ignored).  Duplicate indices are
-grouped first (:func:`sparsegrad._cuda.sort.group_rows`) and each distinct
-row is then handled by one block, which walks its duplicates in their
-original order: the CPU's bits, no float atomics.
+sorted stably first and each distinct row is then written by one thread a
+column, which walks its duplicates in their original order: the CPU's bits,
+no float atomics.
 """
 
 import numpy as np
@@ -41,35 +41,38 @@ def all_in_range(indices, n_rows, n_threads=1):
     return int(bad.get()[0]) == 0
 
 
-def _grouped(values, indices):
-    """``(rows, order, starts, n_groups)`` of the distinct `indices`, rows
-    as int64 (what the kernels take)."""
-    unique, order, starts = group_rows(indices)
-    return unique.astype(np.int64), order, starts, unique.shape[0]
+def _sorted(indices):
+    """``(sorted, order)``: the indices sorted stably, as int64, and the
+    sorting permutation (no host transfer)."""
+    cp = cupy()
+    indices = cp.ascontiguousarray(indices).astype(np.int64, copy=False)
+    order = cp.argsort(indices).astype(np.int64, copy=False)
+    return indices[order], order
 
 
 def scatter_add(values, indices, out, n_threads):
     """Twin of ``slices.scatter_add``: ``out[indices[k]] += values[k]`` for k
-    in order, `values` (n, width) and `out` (n_rows, width) C-contiguous."""
+    in order, `values` (n, width) and `out` (n_rows, width) C-contiguous.
+    One stable sort; the first sorted position of each row adds its
+    duplicates in order (no host transfer)."""
     n, width = values.shape
     if n == 0 or width == 0:
         return
-    rows, order, starts, n_groups = _grouped(values, indices)
-    launch("slices", "scatter_add_grouped_" + suffix(out.dtype),
-           _row_blocks(n_groups, width),
-           (values, rows, order, starts, np.int64(n_groups), np.int64(width), out))
+    rows, order = _sorted(indices)
+    launch("slices", "scatter_add_sorted_" + suffix(out.dtype), _row_blocks(n, width),
+           (values, rows, order, np.int64(n), np.int64(width), out))
 
 
 def scatter_update(values, indices, out, n_threads):
     """Twin of ``slices.scatter_update``: ``out[indices[k]] = values[k]`` for
-    k in order (the last duplicate wins)."""
+    k in order (the last duplicate wins; no host transfer)."""
     n, width = values.shape
     if n == 0 or width == 0:
         return
-    rows, order, starts, n_groups = _grouped(values, indices)
-    launch("slices", "scatter_update_grouped_" + suffix(out.dtype),
-           _row_blocks(n_groups, width),
-           (values, rows, order, starts, np.int64(n_groups), np.int64(width), out))
+    rows, order = _sorted(indices)
+    launch("slices", "scatter_update_sorted_" + suffix(out.dtype),
+           _row_blocks(n, width),
+           (values, rows, order, np.int64(n), np.int64(width), out))
 
 
 def group_stable(keys, max_key, scratch, order_out, unique_out, starts_out):
