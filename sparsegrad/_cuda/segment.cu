@@ -120,15 +120,6 @@ extern "C" __global__ void sorted_splits(const i64 *ids, i64 n, i64 n_segments,
     }
 }
 
-// segment_of[k] = s for k in [splits[s], splits[s + 1]): the bag of each
-// entry (one thread a bag; splits non-decreasing, checked by the caller).
-extern "C" __global__ void segment_of_splits(const i64 *splits, i64 n_bags,
-                                             i64 *segment_of) {
-    SG_GRID_LOOP(s, n_bags) {
-        for (i64 k = splits[s]; k < splits[s + 1]; ++k) segment_of[k] = s;
-    }
-}
-
 // -- segment reductions ----------------------------------------------------------
 
 // e = s * width + j for s, j >= 0, in 32-bit arithmetic where it fits (a

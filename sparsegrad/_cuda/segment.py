@@ -17,6 +17,7 @@ small array: the only host transfer, made before any kernel writes.
 import numpy as np
 
 from . import blocks_for, cupy, launch, suffix
+from . import ragged as _ragged
 
 __all__ = [
     "SUM", "MEAN", "MAX", "MIN", "PROD",
@@ -99,13 +100,13 @@ def splits_of_sorted(ids, n_segments):
 
 def segment_of_splits(splits, nnz):
     """The bag of each of `nnz` entries, ``s`` for ``k`` in ``[splits[s],
-    splits[s + 1])`` (int64; `splits` non-decreasing from 0 to `nnz`)."""
+    splits[s + 1])`` (int64; `splits` non-decreasing from 0 to `nnz`): the
+    row ids of the splits (``ragged.row_splits_to_rowids``: one thread per
+    entry, so a long bag is not one thread's loop)."""
     cp = cupy()
     out = cp.empty((nnz,), dtype=np.int64)
-    n_bags = splits.shape[0] - 1
-    if nnz and n_bags > 0:
-        launch(_FAMILY, "segment_of_splits", blocks_for(n_bags),
-               (_i64(splits), np.int64(n_bags), out))
+    if nnz and splits.shape[0] > 1:
+        _ragged.row_splits_to_rowids(_i64(splits), out, 0)
     return out
 
 
