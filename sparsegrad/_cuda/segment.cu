@@ -99,39 +99,83 @@ extern "C" __global__ void summary_final(const i64 *ids, i64 n, const i64 *parti
 
 // -- sorted_splits -------------------------------------------------------------
 //
-// The boundary before position i (i in [0, n]) writes the segments that start
-// there, as the Cython loop does; with sorted ids every entry of splits is
-// written by exactly one thread.
+// splits[s] = the first position whose id is at least s (a binary search of
+// the sorted ids per entry, which never leaves [0, n]): what the Cython loop
+// writes at the boundaries of sorted ids, negative ids at the head skipped.
+// One thread per entry, so a wide gap between two ids costs no single thread
+// more than a search.
 
 extern "C" __global__ void sorted_splits(const i64 *ids, i64 n, i64 n_segments,
                                          i64 *splits) {
-    SG_GRID_LOOP(i, n + 1) {
-        i64 a = i > 0 ? ids[i - 1] : SG_INT64_MIN;
-        i64 b = i < n ? ids[i] : n_segments;
-        if (b > a) {
-            i64 s = a + 1 > 0 ? a + 1 : 0;
-            for (; s <= b && s <= n_segments; ++s) splits[s] = i;
+    SG_GRID_LOOP(s, n_segments + 1) {
+        i64 lo = 0, hi = n;   // the answer lies in [lo, hi]
+        while (lo < hi) {
+            i64 mid = lo + (hi - lo) / 2;
+            if (ids[mid] < s)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
-    }
-}
-
-// segment_of[k] = s for k in [splits[s], splits[s + 1]): the bag of each
-// entry (one thread a bag; splits non-decreasing, checked by the caller).
-extern "C" __global__ void segment_of_splits(const i64 *splits, i64 n_bags,
-                                             i64 *segment_of) {
-    SG_GRID_LOOP(s, n_bags) {
-        for (i64 k = splits[s]; k < splits[s + 1]; ++k) segment_of[k] = s;
+        splits[s] = lo;
     }
 }
 
 // -- segment reductions ----------------------------------------------------------
 
-template <typename T>
-__device__ __forceinline__ T sg_combine(int op, T acc, T v) {
-    if (op == SG_SUM || op == SG_MEAN) return acc + v;
-    if (op == SG_MAX) return (v > acc || v != v) ? v : acc;
-    if (op == SG_MIN) return (v < acc || v != v) ? v : acc;
+// e = s * width + j for s, j >= 0, in 32-bit arithmetic where it fits (a
+// 64-bit division is a long software sequence on the GPU).
+__device__ __forceinline__ void sg_split(i64 e, i64 width, i64 *s, i64 *j) {
+    if (((e | width) >> 32) == 0) {
+        unsigned int q = (unsigned int)e / (unsigned int)width;
+        *s = (i64)q;
+        *j = e - (i64)q * width;
+    } else {
+        *s = e / width;
+        *j = e - *s * width;
+    }
+}
+
+template <int OP, typename T>
+__device__ __forceinline__ T sg_apply(T acc, T v) {
+    if (OP == SG_SUM || OP == SG_MEAN) return acc + v;
+    if (OP == SG_MAX) return (v > acc || v != v) ? v : acc;
+    if (OP == SG_MIN) return (v < acc || v != v) ? v : acc;
     return acc * v;
+}
+
+// acc = op(acc, col[row * width]) for the rows k in [lo, hi) (order[k] when
+// order is given), in that order.  Four rows are loaded before they are
+// combined: the chain of combinations keeps its order, but four loads are
+// in flight per thread instead of one (a thread's loads would otherwise
+// wait on each other's latency).
+template <int OP, typename T>
+__device__ __forceinline__ T sg_walk(T acc, const T *col, i64 width, const i64 *order,
+                                     i64 lo, i64 hi) {
+    i64 k = lo;
+    for (; k + 4 <= hi; k += 4) {
+        i64 r0 = order ? order[k] : k, r1 = order ? order[k + 1] : k + 1;
+        i64 r2 = order ? order[k + 2] : k + 2, r3 = order ? order[k + 3] : k + 3;
+        T v0 = col[r0 * width], v1 = col[r1 * width];
+        T v2 = col[r2 * width], v3 = col[r3 * width];
+        acc = sg_apply<OP, T>(acc, v0);
+        acc = sg_apply<OP, T>(acc, v1);
+        acc = sg_apply<OP, T>(acc, v2);
+        acc = sg_apply<OP, T>(acc, v3);
+    }
+    for (; k < hi; ++k) acc = sg_apply<OP, T>(acc, col[(order ? order[k] : k) * width]);
+    return acc;
+}
+
+template <typename T>
+__device__ __forceinline__ T sg_walk_op(int op, T acc, const T *col, i64 width,
+                                        const i64 *order, i64 lo, i64 hi) {
+    switch (op) {
+    case SG_SUM:
+    case SG_MEAN: return sg_walk<SG_SUM, T>(acc, col, width, order, lo, hi);
+    case SG_MAX: return sg_walk<SG_MAX, T>(acc, col, width, order, lo, hi);
+    case SG_MIN: return sg_walk<SG_MIN, T>(acc, col, width, order, lo, hi);
+    default: return sg_walk<SG_PROD, T>(acc, col, width, order, lo, hi);
+    }
 }
 
 // _sum_contiguous: eight interleaved partial sums, combined pairwise, then
@@ -173,13 +217,15 @@ __device__ __forceinline__ T sg_with_fill(int op, T v, T fill) {
 }
 
 // out[s, j] for sorted segments given by splits (segment_reduce_ids): rows
-// splits[s] .. splits[s + 1] - 1 in order, from the first row.
+// splits[s] .. splits[s + 1] - 1 in order, from the first row.  Neighbouring
+// threads take neighbouring columns: each row read is coalesced.
 template <typename T>
 __device__ void segment_reduce_sorted(const T *data, i64 width, const i64 *splits,
                                       i64 n_segments, int op, T fill, int from_fill,
                                       T *out) {
     SG_GRID_LOOP(e, n_segments * width) {
-        i64 s = e / width, j = e - s * width;
+        i64 s, j;
+        sg_split(e, width, &s, &j);
         i64 lo = splits[s], hi = splits[s + 1];
         if (hi == lo) {
             out[e] = fill;
@@ -189,8 +235,8 @@ __device__ void segment_reduce_sorted(const T *data, i64 width, const i64 *split
         if (width == 1 && (op == SG_SUM || op == SG_MEAN)) {
             acc = sg_sum_contiguous(data + lo, hi - lo);
         } else {
-            acc = data[lo * width + j];
-            for (i64 k = lo + 1; k < hi; ++k) acc = sg_combine(op, acc, data[k * width + j]);
+            const T *col = data + j;
+            acc = sg_walk_op(op, col[lo * width], col, width, (const i64 *)0, lo + 1, hi);
         }
         if (op == SG_MEAN) acc = acc / (T)(hi - lo);
         if (from_fill) acc = sg_with_fill(op, acc, fill);
@@ -207,13 +253,30 @@ __device__ void segment_reduce_groups(const T *data, i64 width, const i64 *uniqu
                                       const i64 *order, const i64 *starts,
                                       i64 n_groups, int op, i64 n_segments, T *out) {
     SG_GRID_LOOP(e, n_groups * width) {
-        i64 g = e / width, j = e - g * width;
+        i64 g, j;
+        sg_split(e, width, &g, &j);
         i64 s = unique[g];
         if (s < 0 || s >= n_segments) continue;
-        T acc = out[s * width + j];
-        for (i64 k = starts[g]; k < starts[g + 1]; ++k)
-            acc = sg_combine(op, acc, data[order[k] * width + j]);
-        out[s * width + j] = acc;
+        out[s * width + j] = sg_walk_op(op, out[s * width + j], data + j, width, order,
+                                        starts[g], starts[g + 1]);
+    }
+}
+
+// out[s, j] = op(out[s, j], rows order[splits[s]] .. order[splits[s + 1] - 1])
+// for ids in any order, grouped by a stable sort: `order` sorts the ids and
+// `splits` are the row splits of the sorted ids, so each segment walks its
+// rows in their original order from the value already in out (the fill);
+// rows of negative ids or ids of n_segments or more lie outside the splits.
+template <typename T>
+__device__ void segment_reduce_ordered(const T *data, i64 width, const i64 *order,
+                                       const i64 *splits, i64 n_segments, int op,
+                                       T *out) {
+    SG_GRID_LOOP(e, n_segments * width) {
+        i64 s, j;
+        sg_split(e, width, &s, &j);
+        i64 lo = splits[s], hi = splits[s + 1];
+        if (lo == hi) continue;
+        out[e] = sg_walk_op(op, out[e], data + j, width, order, lo, hi);
     }
 }
 
@@ -223,7 +286,8 @@ template <typename T>
 __device__ void prod_others(const T *data, i64 width, const i64 *order,
                             const i64 *starts, i64 n_groups, T *out) {
     SG_GRID_LOOP(e, n_groups * width) {
-        i64 g = e / width, j = e - g * width;
+        i64 g, j;
+        sg_split(e, width, &g, &j);
         i64 lo = starts[g], hi = starts[g + 1];
         T acc = (T)1;
         for (i64 k = lo; k < hi; ++k) {
@@ -250,13 +314,34 @@ __device__ void sparse_segment_reduce(const T *data, i64 width, const i64 *indic
                                       const i64 *splits, i64 n_segments,
                                       int combiner, T *out) {
     SG_GRID_LOOP(e, n_segments * width) {
-        i64 s = e / width, j = e - s * width;
+        i64 s, j;
+        sg_split(e, width, &s, &j);
         i64 lo = splits[s], hi = splits[s + 1];
+        const T *col = data + j;
         T acc = (T)0;
-        if (weighted) {
-            for (i64 k = lo; k < hi; ++k) acc += weights[k] * data[indices[k] * width + j];
-        } else {
-            for (i64 k = lo; k < hi; ++k) acc += data[indices[k] * width + j];
+        // four table rows loaded before they are added (in entry order)
+        i64 k = lo;
+        for (; k + 4 <= hi; k += 4) {
+            T v0 = col[indices[k] * width], v1 = col[indices[k + 1] * width];
+            T v2 = col[indices[k + 2] * width], v3 = col[indices[k + 3] * width];
+            if (weighted) {
+                acc += weights[k] * v0;
+                acc += weights[k + 1] * v1;
+                acc += weights[k + 2] * v2;
+                acc += weights[k + 3] * v3;
+            } else {
+                acc += v0;
+                acc += v1;
+                acc += v2;
+                acc += v3;
+            }
+        }
+        for (; k < hi; ++k) {
+            T v = col[indices[k] * width];
+            if (weighted)
+                acc += weights[k] * v;
+            else
+                acc += v;
         }
         if (combiner == SG_COMBINER_SUM || hi == lo) {
             out[e] = acc;
@@ -289,14 +374,36 @@ __device__ void sparse_segment_reduce_grad(const T *grad, i64 width, const i64 *
                                            const T *coef, int scaled, i64 n_unique,
                                            T *out) {
     SG_GRID_LOOP(e, n_unique * width) {
-        i64 u = e / width, j = e - u * width;
+        i64 u, j;
+        sg_split(e, width, &u, &j);
+        const T *col = grad + j;
         T acc = (T)0;
-        for (i64 p = starts[u]; p < starts[u + 1]; ++p) {
+        // four upstream rows loaded before they are added (in group order)
+        i64 p = starts[u];
+        const i64 hi = starts[u + 1];
+        for (; p + 4 <= hi; p += 4) {
+            i64 k0 = order[p], k1 = order[p + 1], k2 = order[p + 2], k3 = order[p + 3];
+            T v0 = col[segment_of[k0] * width], v1 = col[segment_of[k1] * width];
+            T v2 = col[segment_of[k2] * width], v3 = col[segment_of[k3] * width];
+            if (scaled) {
+                acc += coef[k0] * v0;
+                acc += coef[k1] * v1;
+                acc += coef[k2] * v2;
+                acc += coef[k3] * v3;
+            } else {
+                acc += v0;
+                acc += v1;
+                acc += v2;
+                acc += v3;
+            }
+        }
+        for (; p < hi; ++p) {
             i64 k = order[p];
+            T v = col[segment_of[k] * width];
             if (scaled)
-                acc += coef[k] * grad[segment_of[k] * width + j];
+                acc += coef[k] * v;
             else
-                acc += grad[segment_of[k] * width + j];
+                acc += v;
         }
         out[e] = acc;
     }
@@ -316,6 +423,11 @@ __device__ void sparse_segment_reduce_grad(const T *grad, i64 width, const i64 *
         const i64 *starts, i64 n_groups, int op, i64 n_segments, T *out) {           \
         segment_reduce_groups<T>(data, width, unique, order, starts, n_groups, op,   \
                                  n_segments, out);                                   \
+    }                                                                                \
+    extern "C" __global__ void segment_reduce_ordered_##SUF(                        \
+        const T *data, i64 width, const i64 *order, const i64 *splits,              \
+        i64 n_segments, int op, T *out) {                                            \
+        segment_reduce_ordered<T>(data, width, order, splits, n_segments, op, out);  \
     }                                                                                \
     extern "C" __global__ void prod_others_##SUF(const T *data, i64 width,          \
                                                  const i64 *order, const i64 *starts,\

@@ -17,14 +17,14 @@ small array: the only host transfer, made before any kernel writes.
 import numpy as np
 
 from . import blocks_for, cupy, launch, suffix
-from .sort import group_rows
+from . import ragged as _ragged
 
 __all__ = [
     "SUM", "MEAN", "MAX", "MIN", "PROD",
     "sorted_splits", "segment_reduce_ids", "scatter_reduce", "prod_others",
     "sparse_segment_reduce", "sparse_segment_reduce_grad",
     "summarize", "read_summaries", "splits_of_sorted", "reduce_sorted",
-    "reduce_groups", "segment_of_splits",
+    "reduce_groups", "sort_ids", "reduce_ordered", "segment_of_splits",
 ]
 
 # Reduction codes, the numbers of sparsegrad._kernels.segment.
@@ -93,33 +93,39 @@ def splits_of_sorted(ids, n_segments):
     ids = _i64(ids)
     n = ids.shape[0]
     splits = cp.empty((n_segments + 1,), dtype=np.int64)
-    launch(_FAMILY, "sorted_splits", blocks_for(n + 1),
+    launch(_FAMILY, "sorted_splits", blocks_for(n_segments + 1),
            (ids, np.int64(n), np.int64(n_segments), splits))
     return splits
 
 
 def segment_of_splits(splits, nnz):
     """The bag of each of `nnz` entries, ``s`` for ``k`` in ``[splits[s],
-    splits[s + 1])`` (int64; `splits` non-decreasing from 0 to `nnz`)."""
+    splits[s + 1])`` (int64; `splits` non-decreasing from 0 to `nnz`): the
+    row ids of the splits (``ragged.row_splits_to_rowids``: one thread per
+    entry, so a long bag is not one thread's loop)."""
     cp = cupy()
     out = cp.empty((nnz,), dtype=np.int64)
-    n_bags = splits.shape[0] - 1
-    if nnz and n_bags > 0:
-        launch(_FAMILY, "segment_of_splits", blocks_for(n_bags),
-               (_i64(splits), np.int64(n_bags), out))
+    if nnz and splits.shape[0] > 1:
+        _ragged.row_splits_to_rowids(_i64(splits), out, 0)
     return out
 
 
 def sorted_splits(ids, splits_out, n_threads):
     """Mirrors ``_kernels.segment.sorted_splits``: fills `splits_out` and
-    returns -1, or the first position where the ids decrease."""
+    returns -1, or the first position where the ids decrease (then, unlike
+    the CPU, nothing is written: the splits would hold no meaning)."""
     del n_threads
     ids = _i64(ids)
     n = ids.shape[0]
+    if n == 0:
+        splits_out.fill(0)
+        return -1
     ((_, _, decrease, _, _),) = read_summaries(summarize(ids))
-    launch(_FAMILY, "sorted_splits", blocks_for(n + 1),
+    if decrease < n:
+        return decrease
+    launch(_FAMILY, "sorted_splits", blocks_for(splits_out.shape[0]),
            (ids, np.int64(n), np.int64(splits_out.shape[0] - 1), splits_out))
-    return -1 if decrease >= n else decrease
+    return -1
 
 
 def reduce_sorted(data, splits, op, fill, from_fill, out):
@@ -169,18 +175,41 @@ def reduce_groups(data, unique, order, starts, op, out):
             np.int32(op), np.int64(n_segments), out))
 
 
+def sort_ids(ids, n_segments):
+    """``(order, splits)`` of 1-D ids in any order: the stable argsort of the
+    ids and the row splits of the sorted ids over ``[0, n_segments)`` (ids
+    outside it fall outside the splits).  No host transfer."""
+    cp = cupy()
+    ids = _i64(ids)
+    order = cp.argsort(ids).astype(np.int64, copy=False)
+    return order, splits_of_sorted(ids[order], n_segments)
+
+
+def reduce_ordered(data, order, splits, op, out):
+    """``out[s] = op(out[s], rows order[splits[s]] .. order[splits[s + 1] - 1]
+    in that order)`` (:func:`sort_ids`); empty segments keep their value."""
+    n_segments, width = out.shape
+    if n_segments * width == 0:
+        return
+    launch(_FAMILY, "segment_reduce_ordered_" + suffix(data.dtype),
+           blocks_for(n_segments * width),
+           (data, np.int64(width), order, splits, np.int64(n_segments),
+            np.int32(op), out))
+
+
 def scatter_reduce(data, ids, op, out, n_threads):
     """Mirrors ``_kernels.segment.scatter_reduce``: ``out[ids[k]] =
     op(out[ids[k]], data[k])`` for k in order (negative ids skipped); returns
-    0, or 1 if an id is at least ``n_segments`` (its rows are skipped)."""
+    0, or 1 if an id is at least ``n_segments`` (its rows are skipped).
+    One stable sort, and the largest id (the last sorted one) read back."""
     del n_threads
     n, width = ids.shape[0], data.shape[1]
     if n == 0 or width == 0:
         return 0
     ids = _i64(ids)
-    ((_, high, _, _, _),) = read_summaries(summarize(ids))
-    unique, order, starts = group_rows(ids)
-    reduce_groups(data, unique, order, starts, op, out)
+    order, splits = sort_ids(ids, out.shape[0])
+    high = int(ids[order[n - 1]])
+    reduce_ordered(data, order, splits, op, out)
     return 1 if high >= out.shape[0] else 0
 
 

@@ -1,11 +1,12 @@
 // CUDA twins of sparsegrad/_kernels/slices.pyx: scatter into a dense array,
 // sums of grouped rows, gathers, and the index range check.
 //
-// Duplicate indices are never resolved by atomics: the launcher groups the
-// indices first (sort.group_rows: distinct rows and, for each, its positions
-// in their original order), then one block owns each distinct row and its
-// threads walk the columns; each output element is therefore accumulated by
-// one thread, in the order of the CPU kernel, and has its bits.
+// Duplicate indices are never resolved by atomics: the launcher sorts the
+// indices stably first, then each distinct row is written by the threads of
+// one block (narrow rows share one), one thread a column, walking the row's
+// duplicates in their original order; each output element is therefore
+// accumulated by one thread, in the order of the CPU kernel, and has its
+// bits.
 #include "common.cuh"
 
 // ---- index range ------------------------------------------------------------
@@ -23,40 +24,66 @@
 SG_RANGE_FLAG(range_flag_i32, int)
 SG_RANGE_FLAG(range_flag_i64, i64)
 
-// ---- grouped row kernels ----------------------------------------------------
-// Block b takes groups b, b + gridDim.x, ...; its threads take columns.
+// ---- rows of a block ----------------------------------------------------------
+// Rows of `width` elements: rows narrower than a block share one, BLOCK /
+// width rows at a time (its threads take the columns of each); a wider row
+// takes a block whose threads stride its columns.  Neighbouring threads take
+// neighbouring columns (coalesced), and no thread of a narrow row idles
+// while a block's other threads work.  No barrier: a thread may leave early.
+#define SG_ROWS_LOOP(g, j, n, width, ...)                                      \
+    {                                                                          \
+        const bool narrow = (width) < SPARSEGRAD_BLOCK;                        \
+        const i64 per = narrow ? SPARSEGRAD_BLOCK / (width) : 1;               \
+        const i64 sub = narrow ? (i64)threadIdx.x / (width) : 0;               \
+        const i64 j0 = (i64)threadIdx.x - sub * (narrow ? (width) : 0);        \
+        if (sub < per) {                                                       \
+            for (i64 g = (i64)blockIdx.x * per + sub; g < (n);                 \
+                 g += (i64)gridDim.x * per) {                                  \
+                for (i64 j = j0; j < (width); j += SPARSEGRAD_BLOCK) {         \
+                    __VA_ARGS__                                                \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
 
-// out[rows[g], j] += values[order[k], j] for k in [starts[g], starts[g + 1]),
-// in order (scatter_add: the CPU adds the duplicates of a row in index order).
+// ---- grouped row kernels ----------------------------------------------------
+
+// The scatters take the indices sorted stably (`sorted` = indices[order]) and
+// run over the sorted positions: the first position of each distinct row
+// (its head) walks the row's duplicates in their original order; the other
+// positions have nothing to do.  No list of distinct rows is built, so no
+// count of them has to come back to the host.
+
+// out[row, j] += values[order[k], j] for the positions k of row, in order
+// (scatter_add: the CPU adds the duplicates of a row in index order).
 template <typename T>
-__device__ void scatter_add_grouped(const T* __restrict__ values,
-                                    const i64* __restrict__ rows,
-                                    const i64* __restrict__ order,
-                                    const i64* __restrict__ starts,
-                                    i64 n_groups, i64 width, T* __restrict__ out) {
-    for (i64 g = blockIdx.x; g < n_groups; g += gridDim.x) {
-        const i64 lo = starts[g], hi = starts[g + 1];
-        T* dst = out + rows[g] * width;
-        for (i64 j = threadIdx.x; j < width; j += blockDim.x) {
+__device__ void scatter_add_sorted(const T* __restrict__ values,
+                                   const i64* __restrict__ sorted,
+                                   const i64* __restrict__ order, i64 n, i64 width,
+                                   T* __restrict__ out) {
+    SG_ROWS_LOOP(p, j, n, width, {
+        const i64 row = sorted[p];
+        if (p == 0 || sorted[p - 1] != row) {
+            T* dst = out + row * width;
             T acc = dst[j];
-            for (i64 k = lo; k < hi; ++k) acc = acc + values[order[k] * width + j];
+            for (i64 k = p; k < n && sorted[k] == row; ++k)
+                acc = acc + values[order[k] * width + j];
             dst[j] = acc;
         }
-    }
+    })
 }
 
-// out[rows[g]] = values[order[starts[g + 1] - 1]]: the last duplicate wins.
+// out[row] = values[order[last position of row]]: the last duplicate wins.
 template <typename T>
-__device__ void scatter_update_grouped(const T* __restrict__ values,
-                                       const i64* __restrict__ rows,
-                                       const i64* __restrict__ order,
-                                       const i64* __restrict__ starts,
-                                       i64 n_groups, i64 width, T* __restrict__ out) {
-    for (i64 g = blockIdx.x; g < n_groups; g += gridDim.x) {
-        const T* src = values + order[starts[g + 1] - 1] * width;
-        T* dst = out + rows[g] * width;
-        for (i64 j = threadIdx.x; j < width; j += blockDim.x) dst[j] = src[j];
-    }
+__device__ void scatter_update_sorted(const T* __restrict__ values,
+                                      const i64* __restrict__ sorted,
+                                      const i64* __restrict__ order, i64 n, i64 width,
+                                      T* __restrict__ out) {
+    SG_ROWS_LOOP(p, j, n, width, {
+        const i64 row = sorted[p];
+        if (p + 1 == n || sorted[p + 1] != row)   // the row's last position
+            out[row * width + j] = values[order[p] * width + j];
+    })
 }
 
 // out[g] += sum of values[order[starts[g]:starts[g + 1]]], in that order
@@ -66,29 +93,24 @@ __device__ void gather_group_sum(const T* __restrict__ values,
                                  const i64* __restrict__ order,
                                  const i64* __restrict__ starts, i64 n_groups,
                                  i64 width, T* __restrict__ out) {
-    for (i64 g = blockIdx.x; g < n_groups; g += gridDim.x) {
+    SG_ROWS_LOOP(g, j, n_groups, width, {
         const i64 lo = starts[g], hi = starts[g + 1];
-        T* dst = out + g * width;
-        for (i64 j = threadIdx.x; j < width; j += blockDim.x) {
-            T acc = dst[j];
-            for (i64 k = lo; k < hi; ++k) acc = acc + values[order[k] * width + j];
-            dst[j] = acc;
-        }
-    }
+        T acc = out[g * width + j];
+        for (i64 k = lo; k < hi; ++k) acc = acc + values[order[k] * width + j];
+        out[g * width + j] = acc;
+    })
 }
 
 #define SG_GROUPED(T, SUF)                                                    \
-    extern "C" __global__ void scatter_add_grouped_##SUF(                      \
-        const T* values, const i64* rows, const i64* order, const i64* starts,  \
-        i64 n_groups, i64 width, T* out) {                                     \
-        scatter_add_grouped<T>(values, rows, order, starts, n_groups, width,    \
-                               out);                                           \
+    extern "C" __global__ void scatter_add_sorted_##SUF(                       \
+        const T* values, const i64* sorted, const i64* order, i64 n,            \
+        i64 width, T* out) {                                                   \
+        scatter_add_sorted<T>(values, sorted, order, n, width, out);           \
     }                                                                          \
-    extern "C" __global__ void scatter_update_grouped_##SUF(                   \
-        const T* values, const i64* rows, const i64* order, const i64* starts,  \
-        i64 n_groups, i64 width, T* out) {                                     \
-        scatter_update_grouped<T>(values, rows, order, starts, n_groups, width, \
-                                  out);                                        \
+    extern "C" __global__ void scatter_update_sorted_##SUF(                    \
+        const T* values, const i64* sorted, const i64* order, i64 n,            \
+        i64 width, T* out) {                                                   \
+        scatter_update_sorted<T>(values, sorted, order, n, width, out);        \
     }                                                                          \
     extern "C" __global__ void gather_group_sum_##SUF(                         \
         const T* values, const i64* order, const i64* starts, i64 n_groups,     \
@@ -101,18 +123,15 @@ SG_GROUPED(double, f64)
 // ---- gather -----------------------------------------------------------------
 
 // out[k] = table[indices[k]], rows of `width` words W (the launcher picks the
-// widest of 8, 4 or 1 bytes that divides the row and the alignment): block b
-// takes rows b, b + gridDim.x, ...; its threads take neighbouring words.
+// widest of 8, 4 or 1 bytes that divides the row and the alignment), rows
+// mapped to blocks as SG_ROWS_LOOP does.
 #define SG_GATHER(NAME, IDX, W)                                               \
     extern "C" __global__ void NAME(const W* __restrict__ table,               \
                                     const IDX* __restrict__ indices, i64 n,     \
                                     i64 width, W* __restrict__ out) {          \
-        for (i64 k = blockIdx.x; k < n; k += gridDim.x) {                      \
-            const W* src = table + (i64)indices[k] * width;                    \
-            W* dst = out + k * width;                                          \
-            for (i64 j = threadIdx.x; j < width; j += blockDim.x)              \
-                dst[j] = src[j];                                               \
-        }                                                                      \
+        SG_ROWS_LOOP(k, j, n, width, {                                         \
+            out[k * width + j] = table[(i64)indices[k] * width + j];           \
+        })                                                                     \
     }
 SG_GATHER(gather_rows_w1_i32, int, unsigned char)
 SG_GATHER(gather_rows_w1_i64, i64, unsigned char)

@@ -2,20 +2,26 @@
 
 Same names and Python-side signatures as the Cython functions, for cupy
 arrays (``n_threads`` is accepted and ignored).  Duplicate indices are
-grouped first (:func:`sparsegrad._cuda.sort.group_rows`) and each distinct
-row is then handled by one block, which walks its duplicates in their
-original order: the CPU's bits, no float atomics.
+sorted stably first and each distinct row is then written by one thread a
+column, which walks its duplicates in their original order: the CPU's bits,
+no float atomics.
 """
 
 import numpy as np
 
-from . import blocks_for, cupy, launch, suffix
+from . import BLOCK, blocks_for, cupy, launch, suffix
 from .sort import group_rows
 
 __all__ = ["all_in_range", "scatter_add", "scatter_update", "group_stable",
            "gather_group_sum", "gather_rows"]
 
 _INDEX_SUFFIX = {"int32": "i32", "int64": "i64"}
+
+
+def _row_blocks(n_rows, width):
+    """Blocks for `n_rows` rows of `width` elements (SG_ROWS_LOOP in
+    slices.cu: rows narrower than a block share one)."""
+    return blocks_for(n_rows, BLOCK // width if width < BLOCK else 1)
 
 
 def _index_suffix(indices):
@@ -35,35 +41,38 @@ def all_in_range(indices, n_rows, n_threads=1):
     return int(bad.get()[0]) == 0
 
 
-def _grouped(values, indices):
-    """``(rows, order, starts, n_groups)`` of the distinct `indices`, rows
-    as int64 (what the kernels take)."""
-    unique, order, starts = group_rows(indices)
-    return unique.astype(np.int64), order, starts, unique.shape[0]
+def _sorted(indices):
+    """``(sorted, order)``: the indices sorted stably, as int64, and the
+    sorting permutation (no host transfer)."""
+    cp = cupy()
+    indices = cp.ascontiguousarray(indices).astype(np.int64, copy=False)
+    order = cp.argsort(indices).astype(np.int64, copy=False)
+    return indices[order], order
 
 
 def scatter_add(values, indices, out, n_threads):
     """Twin of ``slices.scatter_add``: ``out[indices[k]] += values[k]`` for k
-    in order, `values` (n, width) and `out` (n_rows, width) C-contiguous."""
+    in order, `values` (n, width) and `out` (n_rows, width) C-contiguous.
+    One stable sort; the first sorted position of each row adds its
+    duplicates in order (no host transfer)."""
     n, width = values.shape
     if n == 0 or width == 0:
         return
-    rows, order, starts, n_groups = _grouped(values, indices)
-    launch("slices", "scatter_add_grouped_" + suffix(out.dtype),
-           blocks_for(n_groups, 1),
-           (values, rows, order, starts, np.int64(n_groups), np.int64(width), out))
+    rows, order = _sorted(indices)
+    launch("slices", "scatter_add_sorted_" + suffix(out.dtype), _row_blocks(n, width),
+           (values, rows, order, np.int64(n), np.int64(width), out))
 
 
 def scatter_update(values, indices, out, n_threads):
     """Twin of ``slices.scatter_update``: ``out[indices[k]] = values[k]`` for
-    k in order (the last duplicate wins)."""
+    k in order (the last duplicate wins; no host transfer)."""
     n, width = values.shape
     if n == 0 or width == 0:
         return
-    rows, order, starts, n_groups = _grouped(values, indices)
-    launch("slices", "scatter_update_grouped_" + suffix(out.dtype),
-           blocks_for(n_groups, 1),
-           (values, rows, order, starts, np.int64(n_groups), np.int64(width), out))
+    rows, order = _sorted(indices)
+    launch("slices", "scatter_update_sorted_" + suffix(out.dtype),
+           _row_blocks(n, width),
+           (values, rows, order, np.int64(n), np.int64(width), out))
 
 
 def group_stable(keys, max_key, scratch, order_out, unique_out, starts_out):
@@ -89,7 +98,7 @@ def gather_group_sum(values, order, starts, out, n_threads):
     if n_groups == 0 or width == 0:
         return
     launch("slices", "gather_group_sum_" + suffix(out.dtype),
-           blocks_for(n_groups, 1),
+           _row_blocks(n_groups, width),
            (values, order, starts, np.int64(n_groups), np.int64(width), out))
 
 
@@ -106,5 +115,5 @@ def gather_rows(table, indices, out, n_threads):
         words = np.int64 if word == 8 else np.int32
         table, out = table.view(words), out.view(words)
     launch("slices", f"gather_rows_w{word}_" + _index_suffix(indices),
-           blocks_for(n, 1),
+           _row_blocks(n, row_bytes // word),
            (table, indices, np.int64(n), np.int64(row_bytes // word), out))

@@ -38,9 +38,21 @@ def _int_rows(rng, dtype, n):
     return starts, limits, deltas
 
 
+@pytest.fixture(params=["default", "small", "odd"])
+def tiles(request, monkeypatch):
+    """The launchers' tile and chunk sizes: as shipped, shrunk to one row or
+    value per thread (so that a few hundred rows span several blocks), and
+    a few per thread (runs of values that cross rows and chunks)."""
+    items = {"default": None, "small": (1, 1), "odd": (2, 3)}[request.param]
+    if items:
+        monkeypatch.setattr(cuda_ragged, "_SPLITS_ITEMS", items[0])
+        monkeypatch.setattr(cuda_ragged, "_FILL_ITEMS", items[1])
+    return request.param
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("tsplits", [np.int32, np.int64])
-def test_int_ranges_bit_exact(device, dtype, tsplits):
+def test_int_ranges_bit_exact(device, dtype, tsplits, tiles):
     rng = np.random.default_rng(1)
     s, lim, d = _int_rows(rng, dtype, 300)   # > 256 rows: several scan chunks
     (cs, cv), (ds, dv) = _both(device, sg.ragged.ragged_range, s, lim, d,
@@ -118,7 +130,7 @@ def test_errors_match_cpu_and_write_nothing(device, args, tsplits, text):
 
 
 @pytest.mark.parametrize("tsplits", [np.int32, np.int64])
-def test_range_splits_first_failure_across_chunks(device, tsplits):
+def test_range_splits_first_failure_across_chunks(device, tsplits, tiles):
     # the scan runs in 256 chunks: the first failing row must be found
     # wherever it lies, as the CPU's row-by-row scan finds it
     big = int(np.iinfo(tsplits).max) // 3
@@ -137,6 +149,11 @@ def test_range_splits_first_failure_across_chunks(device, tsplits):
         with_rows(r10=big, r11=big, r12=big, r13=big),
         with_rows(r600=big, r601=big, r602=-2, r603=big),
         with_rows(r0=-1),
+        # around the 256-row tile bounds of the shrunk tiles
+        with_rows(r255=big, r256=big, r511=big, r512=-1),
+        with_rows(r255=big, r256=big, r257=-1, r511=big),
+        with_rows(r767=-2, r768=big, r769=big, r770=big),
+        with_rows(r999=-1),
     ]
     cases.append(np.full(5, big, np.int64))
     cases.append(np.zeros(0, np.int64))
@@ -148,10 +165,13 @@ def test_range_splits_first_failure_across_chunks(device, tsplits):
         assert got == expect
         if expect[0] < 0:
             np.testing.assert_array_equal(device.asnumpy(dev_out), cpu_out)
+            _, _, total = cuda_ragged.range_splits_total(device.asarray(sizes),
+                                                         dev_out)
+            assert total == int(cpu_out[-1])
 
 
 @pytest.mark.parametrize("tsplits", [np.int32, np.int64])
-def test_row_splits_to_rowids(device, tsplits):
+def test_row_splits_to_rowids(device, tsplits, tiles):
     rng = np.random.default_rng(3)
     lengths = rng.integers(0, 4, 50)
     lengths[:3] = 0
@@ -163,6 +183,31 @@ def test_row_splits_to_rowids(device, tsplits):
     dev = device.xp.empty(int(splits[-1]), tsplits)
     cuda_ragged.row_splits_to_rowids(device.asarray(splits), dev, 1)
     np.testing.assert_array_equal(device.asnumpy(dev), cpu)
+
+
+@pytest.mark.parametrize("tsplits", [np.int32, np.int64])
+def test_fill_and_rowids_long_and_empty_rows_across_chunks(device, tsplits, tiles):
+    # a row longer than a chunk, and runs of empty rows longer than a chunk:
+    # each value's search must stay within its chunk's rows and find the row
+    lengths = np.zeros(1200, np.int64)
+    lengths[3] = 700
+    lengths[600] = 5
+    lengths[1100:1110] = 30
+    splits = np.zeros(1201, tsplits)
+    np.cumsum(lengths, out=splits[1:])
+    cpu = np.empty(int(splits[-1]), tsplits)
+    cpu_ragged.row_splits_to_rowids(splits, cpu, 1)
+    dev = device.xp.empty(int(splits[-1]), tsplits)
+    cuda_ragged.row_splits_to_rowids(device.asarray(splits), dev, 1)
+    np.testing.assert_array_equal(device.asnumpy(dev), cpu)
+    starts = np.arange(1200, dtype=np.int64) * 3 - 1000
+    deltas = np.full(1200, -7, np.int64)
+    vals = np.empty(int(splits[-1]), np.int64)
+    cpu_ragged.range_fill(starts, deltas, splits, vals, 1)
+    dvals = device.xp.empty(int(splits[-1]), np.int64)
+    cuda_ragged.range_fill(device.asarray(starts), device.asarray(deltas),
+                           device.asarray(splits), dvals, 1)
+    np.testing.assert_array_equal(device.asnumpy(dvals), vals)
 
 
 def test_row_ranges(device):

@@ -252,6 +252,41 @@ def test_launchers_mirror_cython(device, dtype):
     np.testing.assert_array_equal(device.asnumpy(d_out), out)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("width", [1, 5])
+def test_scatter_reduce_sorts_once(device, dtype, width):
+    # ids in any order: negative ones skipped, long groups (the four-row
+    # loads), NaN for max/min, every id in range (0) and one above (1)
+    rng = np.random.default_rng(width)
+    ids = rng.integers(-2, 6, 60).astype(np.int64)
+    x = rng.standard_normal((60, width)).astype(dtype)
+    x[7, 0] = np.nan
+    for high in (None, 8):
+        if high is not None:
+            ids[20] = high
+        for op in (0, 2, 3, 4):
+            out = np.full((6, width), 0.5, dtype)
+            d_out = device.asarray(out)
+            want = cpu_segment.scatter_reduce(x, ids, op, out, 1)
+            got = cuda_segment.scatter_reduce(device.asarray(x), device.asarray(ids),
+                                              op, d_out, 1)
+            assert got == want == (0 if high is None else 1)
+            np.testing.assert_array_equal(device.asnumpy(d_out), out)
+
+
+def test_sorted_splits_empty_and_decreasing(device):
+    splits = np.full(4, 9, np.int64)
+    assert cpu_segment.sorted_splits(np.zeros(0, np.int64), splits, 1) == -1
+    d_splits = device.xp.full((4,), 9, dtype=np.int64)
+    assert cuda_segment.sorted_splits(device.asarray(np.zeros(0, np.int64)),
+                                      d_splits, 1) == -1
+    np.testing.assert_array_equal(device.asnumpy(d_splits), splits)
+    # decreasing ids: the position is reported and nothing written
+    assert cuda_segment.sorted_splits(device.asarray(np.array([0, 2, 1])),
+                                      d_splits, 1) == 2
+    np.testing.assert_array_equal(device.asnumpy(d_splits), splits)
+
+
 def test_summary_many_blocks(device):
     # More ids than one block's share: the partials of several blocks fold in.
     ids = np.arange(3 * _cuda.BLOCK + 5, dtype=np.int64)

@@ -224,3 +224,41 @@ def test_indexed_slices_errors_as_on_the_cpu(device):
     with pytest.raises(ValueError, match="mix numpy"):
         sg.IndexedSlices(d_values, indices)
     np.testing.assert_array_equal(device.asnumpy(d_values), values)
+
+
+@pytest.mark.parametrize("width", [1, 3, 255, 256, 300])
+def test_row_kernels_many_rows_and_widths(device, width):
+    """Narrow rows share a block (BLOCK // width of them), a row of BLOCK or
+    more columns takes one: many rows over several blocks, a partial last
+    block, and a row wider than a block, for every row kernel."""
+    xp = device.xp
+    rng = np.random.default_rng(width)
+    n_rows = 700 if width < 10 else 7
+    n = 2 * n_rows + 3
+    values = rng.standard_normal((n, width)).astype(np.float32)
+    indices = rng.integers(0, n_rows, n).astype(np.int64)
+    target = rng.standard_normal((n_rows, width)).astype(np.float32)
+    for name in ("scatter_add", "scatter_update"):
+        cpu = target.copy()
+        getattr(cpu_slices, name)(values, indices, cpu, 1)
+        dev = device.asarray(target)
+        getattr(cuda_slices, name)(device.asarray(values), device.asarray(indices),
+                                   dev, 1)
+        np.testing.assert_array_equal(device.asnumpy(dev), cpu)
+    order = np.argsort(indices, kind="stable").astype(np.int64)
+    starts = np.searchsorted(indices[order], np.arange(n_rows + 1)).astype(np.int64)
+    cpu = np.zeros((n_rows, width), np.float32)
+    cpu_slices.gather_group_sum(values, order, starts, cpu, 1)
+    dev = xp.zeros((n_rows, width), np.float32)
+    cuda_slices.gather_group_sum(device.asarray(values), device.asarray(order),
+                                 device.asarray(starts), dev, 1)
+    np.testing.assert_array_equal(device.asnumpy(dev), cpu)
+    table = values.view(np.uint8)
+    d_rows = xp.zeros((n, table.shape[1]), np.uint8)
+    cuda_slices.gather_rows(device.asarray(table), device.asarray(indices), d_rows, 1)
+    np.testing.assert_array_equal(device.asnumpy(d_rows), table[indices])
+    # rows of odd byte counts: one-byte words
+    odd = table[:, :width * 4 - 1].copy() if width > 1 else table[:, :3].copy()
+    d_odd = xp.zeros((n, odd.shape[1]), np.uint8)
+    cuda_slices.gather_rows(device.asarray(odd), device.asarray(indices), d_odd, 1)
+    np.testing.assert_array_equal(device.asnumpy(d_odd), odd[indices])

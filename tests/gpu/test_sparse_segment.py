@@ -276,3 +276,13 @@ def test_safe_embedding_lookup_sparse(device):
         got = sg.nn.safe_embedding_lookup_sparse(device.asarray(table), ids,
                                                  default_id=default_id)
         np.testing.assert_array_equal(_host(device, got), want)
+
+
+def test_segment_of_splits(device):
+    # empty bags at both ends and between, a long bag; no bag at all
+    splits = np.array([0, 0, 3, 3, 40, 41, 41], np.int64)
+    got = cuda_segment.segment_of_splits(device.asarray(splits), 41)
+    want = np.repeat(np.arange(6), np.diff(splits))
+    np.testing.assert_array_equal(device.asnumpy(got), want)
+    assert cuda_segment.segment_of_splits(
+        device.asarray(np.zeros(3, np.int64)), 0).shape == (0,)
