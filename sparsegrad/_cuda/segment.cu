@@ -244,24 +244,6 @@ __device__ void segment_reduce_sorted(const T *data, i64 width, const i64 *split
     }
 }
 
-// out[unique[g], j] = op(out[unique[g], j], rows of group g) for the groups
-// of ids in any order (scatter_reduce): the rows of group g (order[starts[g]]
-// ..) in their original order, from the value already in out (the fill).
-// Groups of ids outside [0, n_segments) are skipped.
-template <typename T>
-__device__ void segment_reduce_groups(const T *data, i64 width, const i64 *unique,
-                                      const i64 *order, const i64 *starts,
-                                      i64 n_groups, int op, i64 n_segments, T *out) {
-    SG_GRID_LOOP(e, n_groups * width) {
-        i64 g, j;
-        sg_split(e, width, &g, &j);
-        i64 s = unique[g];
-        if (s < 0 || s >= n_segments) continue;
-        out[s * width + j] = sg_walk_op(op, out[s * width + j], data + j, width, order,
-                                        starts[g], starts[g + 1]);
-    }
-}
-
 // out[s, j] = op(out[s, j], rows order[splits[s]] .. order[splits[s + 1] - 1])
 // for ids in any order, grouped by a stable sort: `order` sorts the ids and
 // `splits` are the row splits of the sorted ids, so each segment walks its
@@ -417,12 +399,6 @@ __device__ void sparse_segment_reduce_grad(const T *grad, i64 width, const i64 *
         T fill, int from_fill, T *out) {                                             \
         segment_reduce_sorted<T>(data, width, splits, n_segments, op, fill,          \
                                  from_fill, out);                                    \
-    }                                                                                \
-    extern "C" __global__ void segment_reduce_groups_##SUF(                         \
-        const T *data, i64 width, const i64 *unique, const i64 *order,              \
-        const i64 *starts, i64 n_groups, int op, i64 n_segments, T *out) {           \
-        segment_reduce_groups<T>(data, width, unique, order, starts, n_groups, op,   \
-                                 n_segments, out);                                   \
     }                                                                                \
     extern "C" __global__ void segment_reduce_ordered_##SUF(                        \
         const T *data, i64 width, const i64 *order, const i64 *splits,              \

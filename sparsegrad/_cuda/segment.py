@@ -24,7 +24,7 @@ __all__ = [
     "sorted_splits", "segment_reduce_ids", "scatter_reduce", "prod_others",
     "sparse_segment_reduce", "sparse_segment_reduce_grad",
     "summarize", "read_summaries", "splits_of_sorted", "reduce_sorted",
-    "reduce_groups", "sort_ids", "reduce_ordered", "segment_of_splits",
+    "sort_ids", "reduce_ordered", "segment_of_splits",
 ]
 
 # Reduction codes, the numbers of sparsegrad._kernels.segment.
@@ -160,19 +160,6 @@ def segment_reduce_ids(data, ids, op, fill, from_fill, out, n_threads):
 
 
 # -- ids in any order -------------------------------------------------------------
-
-
-def reduce_groups(data, unique, order, starts, op, out):
-    """``out[unique[g]] = op(out[unique[g]], rows of group g in order)``;
-    groups of ids outside ``[0, n_segments)`` are skipped."""
-    n_segments, width = out.shape
-    n_groups = unique.shape[0]
-    if n_groups * width == 0:
-        return
-    launch(_FAMILY, "segment_reduce_groups_" + suffix(data.dtype),
-           blocks_for(n_groups * width),
-           (data, np.int64(width), _i64(unique), order, starts, np.int64(n_groups),
-            np.int32(op), np.int64(n_segments), out))
 
 
 def sort_ids(ids, n_segments):

@@ -148,8 +148,10 @@ def unsorted_segment_reduce(data, ids, n_segments, op, fill, check_below,
             _cuda_segment.reduce_sorted(x, splits, op, fill, True, out)
         return out
     out.fill(fill)
-    unique, order, starts = _cuda_sort.group_rows(ids)
-    _cuda_segment.reduce_groups(x, unique, order, starts, op, out)
+    # one stable sort, no further read back (negative ids fall outside the
+    # splits of [0, n_segments) and are dropped)
+    order, splits = _cuda_segment.sort_ids(ids, n_segments)
+    _cuda_segment.reduce_ordered(x, order, splits, op, out)
     return out
 
 

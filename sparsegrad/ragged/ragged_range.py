@@ -201,7 +201,11 @@ def ragged_range(starts, limits, deltas, Tsplits=np.int64):
     row_sizes = empty((n_rows,), np.int64)
     max_size = int(np.iinfo(tsplits).max)
     kernels.range_sizes(s, lim, d, row_sizes, max_size, n_threads)
-    bad, cause = kernels.range_splits(row_sizes, splits)
+    if xp is np:
+        bad, cause = kernels.range_splits(row_sizes, splits)
+        total = int(splits[-1]) if bad < 0 else 0
+    else:   # the verdict and the total in one read back from the device
+        bad, cause, total = kernels.range_splits_total(row_sizes, splits)
     if bad >= 0:
         if cause == _ragged.SIZE_ZERO_DELTA:
             raise InvalidArgumentError("Requires delta != 0")
@@ -213,7 +217,6 @@ def ragged_range(starts, limits, deltas, Tsplits=np.int64):
             "The total range size overflowed. Consider using int64 instead of "
             "int32 for row_splits_dtype."
         )
-    total = int(splits[-1])
     check_allocation((total,), dtype, "RaggedRange: starts, limits and deltas")
     values = empty((total,), dtype)
     kernels.range_fill(s, d, splits, values, n_threads)
