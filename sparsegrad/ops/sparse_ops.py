@@ -5,6 +5,11 @@ features gets a sparse gradient: the gradient w.r.t. the dense weights `b`
 touches only the rows of `b` that meet a stored entry of `a`, and is returned
 as an :class:`~sparsegrad.IndexedSlices` computed in O(nnz x n_out).  The
 sparse operand `a` is a constant (it gets no gradient).
+
+With `b` on a GPU (a CuPy array), `a` stays a host ``scipy.sparse`` matrix (the
+batch's features): each product copies its CSR arrays to the device, O(nnz),
+and multiplies there with ``cupyx.scipy.sparse`` (cuSPARSE); the product and
+the gradient's values and indices are CuPy arrays.
 """
 
 import numpy as np
@@ -12,6 +17,7 @@ import numpy as np
 from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
+from ..framework.backend import is_cupy_array
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import wrap
 from . import array_ops
@@ -121,13 +127,38 @@ def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
     return _matmul(csr, bt, adjoint_b)
 
 
+def _device_csr(csr):
+    """A ``cupyx.scipy.sparse`` copy of host CSR array `csr` (cuSPARSE takes
+    int32 indices)."""
+    import cupy
+    import cupyx.scipy.sparse
+
+    if max(csr.shape) > _INT32_MAX or csr.nnz > _INT32_MAX:
+        raise InvalidArgumentError(
+            f"sparse_dense_matmul: on the GPU sp_a must have fewer than 2**31 "
+            f"rows, columns and stored entries, got shape {csr.shape} and "
+            f"{csr.nnz} entries"
+        )
+    arrays = (cupy.asarray(csr.data), cupy.asarray(csr.indices.astype(np.int32)),
+              cupy.asarray(csr.indptr.astype(np.int32)))
+    return cupyx.scipy.sparse.csr_matrix(arrays, shape=csr.shape)
+
+
+_INT32_MAX = 2**31 - 1
+
+
 def _matmul(csr, b, adjoint_b):
     """``csr @ op(b)`` for a validated CSR array of b's dtype; recorded."""
     b_value = b._value.T if adjoint_b else b._value
-    out = np.asarray(csr @ b_value, dtype=b._value.dtype)
+    if is_cupy_array(b_value):
+        import cupy
+
+        out = cupy.ascontiguousarray(_device_csr(csr) @ cupy.ascontiguousarray(b_value))
+    else:
+        out = np.ascontiguousarray(np.asarray(csr @ b_value, dtype=b._value.dtype))
     if out.shape != (csr.shape[0], b_value.shape[1]):  # scipy never differs
         raise AssertionError("sparse product of unexpected shape")
-    y = wrap(np.ascontiguousarray(out))
+    y = wrap(out)
     record_operation(
         "SparseDenseMatmul", (b,), (y,), {"a": csr, "adjoint_b": adjoint_b}
     )
@@ -160,4 +191,8 @@ def _sparse_dense_matmul_grad(op, grad):
         return array_ops.transpose(_matmul(csr.T.tocsr(), grad, False))
     cols, narrow_t = _touched_columns(csr)
     values = _matmul(narrow_t, grad, False)
+    if is_cupy_array(values._value):
+        import cupy
+
+        cols = cupy.asarray(cols)       # the indices live with the values
     return IndexedSlices._from_trusted(values, wrap(cols), b.shape)

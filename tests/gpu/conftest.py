@@ -23,7 +23,11 @@ from sparsegrad import _cuda
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+_CUPYX = ("cupyx", "cupyx.scipy", "cupyx.scipy.sparse")
+
+
 def _load_fake():
+    """The emulator's ``cupy`` module and its ``cupyx`` modules by name."""
     name = "sparsegrad_tests_fake_cupy"
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(
@@ -31,7 +35,7 @@ def _load_fake():
         mod = importlib.util.module_from_spec(spec)
         sys.modules[name] = mod
         spec.loader.exec_module(mod)
-    return sys.modules[name].module
+    return sys.modules[name].module, sys.modules[name].cupyx_modules
 
 
 def _real_cupy():
@@ -74,22 +78,26 @@ class Device:
 
 @pytest.fixture(params=["cupy", "emulated"])
 def device(request):
-    saved = sys.modules.get("cupy", None)
+    names = ("cupy", *_CUPYX)
+    saved = {name: sys.modules.get(name) for name in names}
     if request.param == "cupy":
         xp, reason = _real_cupy()
         if xp is None:
             pytest.skip(reason)
+        modules = {"cupy": xp}
     else:
         if shutil.which("g++") is None:
             pytest.skip("g++ not found: the CUDA emulator needs it")
-        xp = _load_fake()
-    sys.modules["cupy"] = xp
+        xp, cupyx = _load_fake()
+        modules = {"cupy": xp, **cupyx}
+    sys.modules.update(modules)
     _cuda.clear_cache()
     try:
         yield Device(request.param, xp)
     finally:
         _cuda.clear_cache()
-        if saved is None:
-            sys.modules.pop("cupy", None)
-        else:
-            sys.modules["cupy"] = saved
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module

@@ -579,3 +579,48 @@ def _make_module():
 
 
 module = _make_module()
+
+
+class _DeviceCSR:
+    """``cupyx.scipy.sparse.csr_matrix`` over "device" arrays: the product
+    with a dense device array is SciPy's (cuSPARSE on a GPU)."""
+
+    format = "csr"
+
+    def __init__(self, arg, shape=None, dtype=None, copy=False):
+        import scipy.sparse
+
+        data, indices, indptr = arg
+        for name, a in (("data", data), ("indices", indices), ("indptr", indptr)):
+            if not isinstance(a, ndarray):
+                raise TypeError(f"emulator: csr_matrix {name} must be a device array")
+        if indices.dtype != np.int32 or indptr.dtype != np.int32:
+            raise TypeError("emulator: cupyx's csr_matrix takes int32 indices")
+        if data.dtype not in (np.float32, np.float64):
+            raise TypeError("emulator: cuSPARSE products take float32 or float64")
+        self._m = scipy.sparse.csr_array((data._a, indices._a, indptr._a),
+                                         shape=shape)
+        self.shape = self._m.shape
+        self.dtype = self._m.dtype
+        self.nnz = self._m.nnz
+
+    def __matmul__(self, other):
+        if not isinstance(other, ndarray):
+            raise TypeError("emulator: csr_matrix @ needs a device array")
+        if other.dtype != self.dtype:
+            raise TypeError("emulator: csr_matrix @ dense of another dtype")
+        return ndarray._of(np.ascontiguousarray(self._m @ other._a))
+
+
+def _make_cupyx():
+    cupyx = types.ModuleType("cupyx")
+    scipy_ = types.ModuleType("cupyx.scipy")
+    sparse = types.ModuleType("cupyx.scipy.sparse")
+    sparse.csr_matrix = _DeviceCSR
+    scipy_.sparse = sparse
+    cupyx.scipy = scipy_
+    return {"cupyx": cupyx, "cupyx.scipy": scipy_, "cupyx.scipy.sparse": sparse}
+
+
+#: The ``cupyx`` modules that go with :data:`module`.
+cupyx_modules = _make_cupyx()
