@@ -74,6 +74,10 @@ def add_arguments(parser):
              "sparsegrad's own count, SPARSEGRAD_NUM_THREADS or every core); "
              "the results are the same for any count")
     parser.add_argument(
+        "--device", choices=("cpu", "gpu"), default="cpu",
+        help="where the models' weights live and their kernels run (gpu: "
+             "CuPy arrays and the CUDA kernels; needs CuPy and a GPU)")
+    parser.add_argument(
         "--seed", type=int, metavar="N",
         help=f"seed of the synthetic data, the initial weights and the "
              f"svmlight split (default {DEFAULTS['seed']})")
@@ -175,14 +179,15 @@ def _load_data(settings):
         raise UsageError(f"--data {message}") from None
 
 
-def _models(names, data, seed):
+def _models(names, data, seed, device):
     from .models import EmbeddingMLP, FtrlLogistic
 
     for name in names:
         if name == "ftrl":
-            yield FtrlLogistic(data.n_buckets)
+            yield FtrlLogistic(data.n_buckets, device=device)
         else:
-            yield EmbeddingMLP(data.n_buckets, data.n_fields, seed=seed)
+            yield EmbeddingMLP(data.n_buckets, data.n_fields, seed=seed,
+                               device=device)
 
 
 def _check_resume(directory, saved, names, epochs):
@@ -263,6 +268,12 @@ def _run(args):
             sg.set_num_threads(args.threads)
         except ValueError as exc:
             raise UsageError(f"--threads {args.threads}: {exc}") from None
+    if args.device == "gpu":
+        from ..framework.backend import cupy_status
+
+        usable, why = cupy_status()
+        if not usable:
+            raise UsageError(f"--device gpu: {why}")
     start = time.perf_counter()
     data = _load_data(settings)
     n_train, n_test = data.train.y.shape[0], data.test.y.shape[0]
@@ -285,7 +296,7 @@ def _run(args):
     state = {"settings": settings, "models": {}}
     histories, titles = {}, {}
     with threadpool_limits(limits=args.threads, user_api="blas"):
-        for model in _models(names, data, settings["seed"]):
+        for model in _models(names, data, settings["seed"], args.device):
             history = saved.get(model.name, {"epochs": [], "curve": []})
             state["models"][model.name] = history
             rows.append(_train(model, data, args, epochs, history, state, save_dir))
@@ -294,8 +305,9 @@ def _run(args):
 
     print()
     print(train.format_table(rows))
-    print(f"\ntotal {time.perf_counter() - start:.1f} s, "
-          f"{sg.get_num_threads()} thread(s)")
+    where = ("on the GPU" if args.device == "gpu"
+             else f"{sg.get_num_threads()} thread(s)")
+    print(f"\ntotal {time.perf_counter() - start:.1f} s, {where}")
     if args.plot is not None:
         train.plot_curves(args.plot, histories, titles, baseline)
         print(f"curves written to {args.plot}")

@@ -13,8 +13,10 @@
     (:class:`sparsegrad.optimizers.Adam` with ``lazy=True``: only the rows of
     the batch are updated) and :func:`sparsegrad.clip_by_global_norm`.
 
-Both expose ``variables``, ``optimizer``, ``clip_norm`` and ``logits(batch)``;
-:func:`loss` and :func:`train_step` work on either.
+Both expose ``variables``, ``optimizer``, ``clip_norm``, ``xp`` (the array
+module of their weights: ``numpy``, or ``cupy`` when built with
+``device="gpu"``) and ``logits(batch)``; :func:`loss` and :func:`train_step`
+work on either.
 """
 
 from typing import NamedTuple, Optional
@@ -24,7 +26,30 @@ import scipy.sparse as sp
 
 import sparsegrad as sg
 
-__all__ = ["Batch", "FtrlLogistic", "EmbeddingMLP", "loss", "train_step"]
+__all__ = ["Batch", "FtrlLogistic", "EmbeddingMLP", "array_module", "loss",
+           "train_step"]
+
+
+def array_module(device):
+    """``numpy`` for ``device="cpu"``, ``cupy`` for ``"gpu"``.
+
+    Examples
+    --------
+    >>> array_module("cpu").__name__
+    'numpy'
+    """
+    if device == "cpu":
+        return np
+    if device != "gpu":
+        raise ValueError(f"device must be 'cpu' or 'gpu', got {device!r}")
+    import cupy
+
+    return cupy
+
+
+def _variable(array, name, xp):
+    """A Variable holding host `array`, on the device of array module `xp`."""
+    return sg.Variable(array if xp is np else xp.asarray(array), name=name)
 
 
 class Batch(NamedTuple):
@@ -33,9 +58,9 @@ class Batch(NamedTuple):
     #: scipy.sparse.csr_matrix of shape (n, n_buckets), float32: the features.
     X: sp.csr_matrix
     #: ndarray of shape (n, n_fields), int64: the bucket of each field (None
-    #: for data without fields).
+    #: for data without fields); a cupy array for a model on the GPU.
     ids: Optional[np.ndarray]
-    #: ndarray of shape (n, 1), float32: the labels, 0 or 1.
+    #: ndarray of shape (n, 1), float32: the labels, 0 or 1 (cupy on the GPU).
     y: np.ndarray
 
 
@@ -51,6 +76,9 @@ class FtrlLogistic:
         FTRL's L1 strength (drives the weights of rare buckets to exactly 0).
     l2 : float, default=1e-5
         FTRL's L2 strength.
+    device : {"cpu", "gpu"}, default="cpu"
+        Where the weights live (``"gpu"``: CuPy arrays; the batches' features
+        stay ``scipy.sparse`` on the host and are multiplied on the GPU).
 
     Examples
     --------
@@ -70,9 +98,11 @@ class FtrlLogistic:
     title = "FTRL logistic regression"
     clip_norm = None
 
-    def __init__(self, n_buckets, *, learning_rate=1.0, l1=1e-5, l2=1e-5):
-        self.w = sg.Variable(np.zeros((n_buckets, 1), np.float32), name="w")
-        self.b = sg.Variable(np.zeros((1,), np.float32), name="b")
+    def __init__(self, n_buckets, *, learning_rate=1.0, l1=1e-5, l2=1e-5,
+                 device="cpu"):
+        self.xp = xp = array_module(device)
+        self.w = _variable(np.zeros((n_buckets, 1), np.float32), "w", xp)
+        self.b = _variable(np.zeros((1,), np.float32), "b", xp)
         self.variables = [self.w, self.b]
         self.optimizer = sg.optimizers.Ftrl(
             learning_rate=learning_rate, l1_regularization_strength=l1,
@@ -112,6 +142,8 @@ class EmbeddingMLP:
         The gradients are clipped to this global norm.
     seed : int, default=0
         Seed of the initial weights.
+    device : {"cpu", "gpu"}, default="cpu"
+        Where the weights live (``"gpu"``: CuPy arrays).
 
     Examples
     --------
@@ -131,15 +163,16 @@ class EmbeddingMLP:
     title = "embedding + MLP"
 
     def __init__(self, n_buckets, n_fields=None, *, dim=8, hidden=(64, 32),
-                 learning_rate=0.002, clip_norm=5.0, seed=0):
+                 learning_rate=0.002, clip_norm=5.0, seed=0, device="cpu"):
+        self.xp = xp = array_module(device)
         rng = np.random.default_rng(seed)
         self.n_fields = n_fields
         self.dim = dim
         self.clip_norm = clip_norm
         table = rng.standard_normal((n_buckets, dim), dtype=np.float32)
         table *= np.float32(0.05)
-        self.table = sg.Variable(table, name="embeddings")
-        self.linear = sg.Variable(np.zeros((n_buckets, 1), np.float32), name="linear")
+        self.table = _variable(table, "embeddings", xp)
+        self.linear = _variable(np.zeros((n_buckets, 1), np.float32), "linear", xp)
         self.variables = [self.table, self.linear]
         self.layers = []
         width = dim * (n_fields or 1)
@@ -147,8 +180,8 @@ class EmbeddingMLP:
             prefix = "out" if k == len(hidden) else f"dense_{k}"
             scale = np.sqrt(2.0 / (width + units))         # Glorot normal
             kernel = (rng.standard_normal((width, units)) * scale).astype(np.float32)
-            layer = (sg.Variable(kernel, name=f"{prefix}/kernel"),
-                     sg.Variable(np.zeros((units,), np.float32), name=f"{prefix}/bias"))
+            layer = (_variable(kernel, f"{prefix}/kernel", xp),
+                     _variable(np.zeros((units,), np.float32), f"{prefix}/bias", xp))
             self.layers.append(layer)
             self.variables.extend(layer)
             width = units

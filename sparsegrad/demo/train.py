@@ -28,13 +28,16 @@ __all__ = [
 CURVE_POINTS = 50
 
 
-def batches(split, batch_size):
+def batches(split, batch_size, xp=np):
     """Yield the examples of `split` in order as :class:`~sparsegrad.demo.models.Batch`.
 
     Parameters
     ----------
     split : CTRSplit
     batch_size : int
+    xp : module, default=numpy
+        The array module of the model: with ``cupy`` the ids and labels of
+        each batch are copied to the GPU (the features stay ``scipy.sparse``).
 
     Yields
     ------
@@ -44,13 +47,14 @@ def batches(split, batch_size):
     n = split.y.shape[0]
     for start in range(0, n, batch_size):
         rows = slice(start, min(start + batch_size, n))
-        ids = None if split.ids is None else split.ids[rows]
-        yield Batch(split.X[rows], ids, split.y[rows].reshape(-1, 1))
+        ids = None if split.ids is None else xp.asarray(split.ids[rows])
+        yield Batch(split.X[rows], ids, xp.asarray(split.y[rows].reshape(-1, 1)))
 
 
 def predict(model, split, batch_size=8192):
     """Click probabilities of `model` for every row of `split`, float64 (n,)."""
-    logits = [model.logits(b).numpy().reshape(-1) for b in batches(split, batch_size)]
+    logits = [model.logits(b).numpy().reshape(-1)
+              for b in batches(split, batch_size, model.xp)]
     return 1.0 / (1.0 + np.exp(-np.concatenate(logits).astype(np.float64)))
 
 
@@ -87,8 +91,8 @@ def fit(model, data, *, epochs, batch_size, history, progress=True, on_epoch=Non
     every = max(1, n_batches // CURVE_POINTS)
     for epoch in range(len(history["epochs"]), epochs):
         running, seen, total = None, 0, 0.0
-        bar = tqdm(batches(data.train, batch_size), total=n_batches, leave=False,
-                   disable=not progress, unit="batch", file=sys.stderr,
+        bar = tqdm(batches(data.train, batch_size, model.xp), total=n_batches,
+                   leave=False, disable=not progress, unit="batch", file=sys.stderr,
                    desc=f"{model.name} epoch {epoch + 1}/{epochs}")
         start = time.perf_counter()
         for k, batch in enumerate(bar):

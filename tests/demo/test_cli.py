@@ -184,3 +184,16 @@ def test_command_line_entry(tmp_path):
     shown = subprocess.run(command + ["--help"], capture_output=True, text=True,
                            check=True, cwd=tmp_path)
     assert "--resume DIR" in shown.stdout and "embedding_lookup_sparse" in shown.stdout
+
+
+def test_device_gpu_without_a_gpu(demo, monkeypatch):
+    # One line and status 2, before any data is made.
+    from sparsegrad.framework import backend
+
+    monkeypatch.setattr(backend, "cupy_status",
+                        lambda: (False, "CuPy 14.2.0 installed, no GPU found"))
+    status, out, err = demo("--device", "gpu")
+    assert status == 2
+    assert err.strip() == ("sparsegrad demo: error: --device gpu: CuPy 14.2.0 "
+                           "installed, no GPU found")
+    assert out == ""
