@@ -185,6 +185,55 @@ def test_wide_rows_span_several_passes_of_the_block(device):
         _assert_same(arrays, dev[:4], device, True, np.float32)
 
 
+# A hot row: 19 occurrences of row 1 among others (two full batches of the
+# kernels' SG_UNROLL = 8 loads ahead, then a partial one).
+HOT = np.array([1, 3, 1, 1, 0, 1, 1, 1, 1, 5, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 1,
+                1, 1, 3, 1], dtype=np.int64)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", SPARSE_OPS)
+def test_hot_row_occurrences_in_order(device, op, dtype):
+    # The loads of a row's occurrences run ahead in batches; the updates (or
+    # the coalesced sum) must still take them one after another, in order.
+    hp = _hp(op, 0, dtype)
+    odd = float(dtype(0.3))
+    n = HOT.shape[0]
+    for R in (1, 3):
+        exact = _exact(op, 0, True, R)
+        scratch = np.empty(max(1, cpu.by_row_scratch_size(n, R, 1)), np.int32)
+        for scale, coalesce in ((1.0, False), (odd, False), (odd, True)):
+            var, slots, _ = _state(op, R, dtype, seed=R + 20)
+            grad = np.random.default_rng(R).uniform(-1, 1, (n, R)).astype(dtype)
+            arrays = [var, *slots]
+            dev = _to_device(device, arrays + [grad])
+            getattr(cpu, f"sparse_{op}_by_row")(*arrays, grad, HOT, hp, scale,
+                                                coalesce, 1, scratch)
+            getattr(gpu, f"sparse_{op}_by_row")(*dev, device.asarray(HOT), hp, scale,
+                                                coalesce, 1, None)
+            _assert_same(arrays, dev[:4], device, exact, dtype)
+
+
+@pytest.mark.parametrize("coalesce", (False, True))
+def test_rowwise_wide_hot_row(device, coalesce):
+    # Row-wise Adagrad, R > 256 (two rounds of squares through shared memory)
+    # and a hot row, each occurrence applied or the sum once; scaled.
+    R = 300
+    hp = _hp("rowwise_adagrad", 0, np.float32)
+    n = HOT.shape[0]
+    var, slots, _ = _state("rowwise_adagrad", R, np.float32, seed=5)
+    grad = np.random.default_rng(6).uniform(-1, 1, (n, R)).astype(np.float32)
+    arrays = [var, *slots]
+    dev = _to_device(device, arrays + [grad])
+    scratch = np.empty(max(1, cpu.by_row_scratch_size(n, R, 1)), np.int32)
+    odd = float(np.float32(0.3))
+    cpu.sparse_rowwise_adagrad_by_row(*arrays, grad, HOT, hp, odd, coalesce, 1,
+                                      scratch)
+    gpu.sparse_rowwise_adagrad_by_row(*dev, device.asarray(HOT), hp, odd, coalesce,
+                                      1, None)
+    _assert_same(arrays, dev[:4], device, True, np.float32)
+
+
 @pytest.mark.parametrize("R", (1, 100, 256))
 def test_many_rows_over_several_blocks(device, R):
     # Narrow rows share a block (BLOCK // R of them): several blocks, and the
