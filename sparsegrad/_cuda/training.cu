@@ -474,7 +474,7 @@ template <typename T, typename Row>
 __device__ void sg_sparse(T* var, T* s1, T* s2, T* s3, const T* grad,
                           const i64* unique, const i64* order, const i64* starts,
                           i64 n_groups, i64 R, const double* hp, T s, int scaled,
-                          int coalesce) {
+                          int coalesce, i64 heavy_min) {
     const i64 block = blockDim.x;
     const i64 per_block = R < block ? block / R : 1;
     const i64 lane = per_block > 1 ? threadIdx.x / R : 0;
@@ -486,6 +486,7 @@ __device__ void sg_sparse(T* var, T* s1, T* s2, T* s3, const T* grad,
         const i64 grp = first + lane;
         if (grp >= n_groups) break;
         const i64 row = unique[grp], q0 = starts[grp], q1 = starts[grp + 1];
+        if (q1 - q0 >= heavy_min) continue;     // sg_sparse_heavy's
         for (i64 j = j0; j < R; j += j_step) {
             const i64 e = row * R + j;
             T v = var[e];
@@ -512,6 +513,126 @@ __device__ void sg_sparse(T* var, T* s1, T* s2, T* s3, const T* grad,
     }
 }
 
+// Heavy groups (at least heavy_min occurrences; Zipf ids give one row ~1e5):
+// SG_UNROLL loads per thread are far too few to stream such a row's
+// gradients through one chain per column.  Here a block takes one column
+// chunk (32 columns, or all R when narrower) of one heavy group at a time,
+// all its threads load tiles of the chunk's gradients (occurrences in order)
+// into shared memory, and thread t < width keeps column t's chain: it applies
+// (or sums) the tile's values in order, from shared memory, while the loads
+// of the next tile are in flight (two tiles, alternating).  The chain is the
+// light kernel's, so the bits are too.  `heavy` lists the heavy groups
+// (n_heavy[0] of them, in any order: each group's elements are its own).
+#define SG_CHUNK_COLS 32
+#define SG_TILE_BYTES 16384
+#define SG_TILE_LOADS (SG_TILE_BYTES / 4 / SPARSEGRAD_BLOCK)  // per thread, float
+#define SG_TILE_DOUBLES (SG_TILE_BYTES / 8)
+// The two tiles are declared in the kernel, not in the templates: a static
+// __shared__ array in a function template exists once per instantiation, and
+// a kernel that instantiates two (Row and Scalar) would need twice the
+// shared memory (64 KiB: more than a block may have; PTX is still emitted,
+// only ptxas or the driver's JIT refuses it).  double storage keeps them
+// 8-byte aligned for either T.
+#define SG_TILES __shared__ double tiles[2 * SG_TILE_DOUBLES]
+
+template <typename T>
+__device__ __forceinline__ void sg_tile_load(T (&r)[SG_TILE_LOADS], const T* grad,
+                                             const i64* order, i64 q, int m, int w,
+                                             i64 R, i64 c0, T s, int scaled) {
+    const int per_thread = SG_TILE_BYTES / (int)sizeof(T) / SPARSEGRAD_BLOCK;
+#pragma unroll
+    for (int l = 0; l < SG_TILE_LOADS; ++l) {
+        const int x = (int)threadIdx.x + SPARSEGRAD_BLOCK * l;
+        if (l < per_thread && x < m * w)
+            r[l] = sg_grad(grad, order[q + x / w] * R + c0 + x % w, s, scaled);
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void sg_tile_store(const T (&r)[SG_TILE_LOADS], T* tile,
+                                              int m, int w) {
+    const int per_thread = SG_TILE_BYTES / (int)sizeof(T) / SPARSEGRAD_BLOCK;
+#pragma unroll
+    for (int l = 0; l < SG_TILE_LOADS; ++l) {
+        const int x = (int)threadIdx.x + SPARSEGRAD_BLOCK * l;
+        if (l < per_thread && x < m * w) tile[x] = r[l];
+    }
+}
+
+template <typename T, typename Row>
+__device__ void sg_sparse_heavy(T* var, T* s1, T* s2, T* s3, const T* grad,
+                                const i64* unique, const i64* order,
+                                const i64* starts, const i64* heavy,
+                                const i64* n_heavy, i64 R, const double* hp, T s,
+                                int scaled, int coalesce, double* tiles) {
+    const int t = threadIdx.x;
+    const i64 cols = R < SG_CHUNK_COLS ? R : SG_CHUNK_COLS;
+    const i64 n_chunks = (R + cols - 1) / cols;
+    const i64 n_items = n_heavy[0] * n_chunks;
+    for (i64 item = blockIdx.x; item < n_items; item += gridDim.x) {
+        const i64 grp = heavy[item / n_chunks];
+        const i64 c0 = (item % n_chunks) * cols;
+        const int w = (int)(R - c0 < cols ? R - c0 : cols);
+        const int per_tile = SG_TILE_BYTES / (int)sizeof(T) / w;  // occurrences
+        const i64 row = unique[grp], q0 = starts[grp], q1 = starts[grp + 1];
+        const i64 e = row * R + c0 + t;
+        T v = (T)0, a = (T)0, b = (T)0, c = (T)0, sum = (T)0;
+        if (t < w) {
+            v = var[e];
+            if (Row::slots > 0) a = s1[e];
+            if (Row::slots > 1) b = s2[e];
+            if (Row::slots > 2) c = s3[e];
+        }
+        T r[SG_TILE_LOADS];
+        int m = (int)(q1 - q0 < per_tile ? q1 - q0 : per_tile);
+        sg_tile_load(r, grad, order, q0, m, w, R, c0, s, scaled);
+        sg_tile_store(r, (T*)tiles, m, w);
+        __syncthreads();
+        int cur = 0;
+        for (i64 q = q0; q < q1; q += per_tile) {
+            // the next tile's loads go out first ...
+            const i64 qn = q + per_tile;
+            const int mn = (int)(q1 - qn <= 0 ? 0 : (q1 - qn < per_tile ? q1 - qn : per_tile));
+            sg_tile_load(r, grad, order, qn, mn, w, R, c0, s, scaled);
+            // ... while column t's chain takes this tile, in order
+            if (t < w) {
+                const T* tile = (const T*)(tiles + cur * SG_TILE_DOUBLES);
+                if (coalesce)
+                    for (int k = 0; k < m; ++k) sum = sum + tile[k * w + t];
+                else
+                    for (int k = 0; k < m; ++k) Row::f(&v, &a, &b, &c, tile[k * w + t], hp);
+            }
+            // tiles[cur ^ 1] was last read before the previous barrier
+            sg_tile_store(r, (T*)(tiles + (cur ^ 1) * SG_TILE_DOUBLES), mn, w);
+            __syncthreads();
+            cur ^= 1;
+            m = mn;
+        }
+        if (t < w) {
+            if (coalesce) Row::f(&v, &a, &b, &c, sum, hp);
+            if (Row::slots > 2) s3[e] = c;
+            if (Row::slots > 1) s2[e] = b;
+            if (Row::slots > 0) s1[e] = a;
+            var[e] = v;
+        }
+        // the next item's first tile goes to tiles[0]: the loop's last
+        // barrier follows every read of it
+    }
+}
+
+// heavy[0..n_heavy[0]) = the groups with at least heavy_min occurrences, in
+// any order (an integer atomic counter; n_heavy[0] starts at 0).
+extern "C" __global__ void heavy_groups(const i64* starts, i64 n_groups, i64 heavy_min,
+                                        i64* heavy, i64* n_heavy) {
+    SG_GRID_LOOP(g, n_groups) {
+        if (starts[g + 1] - starts[g] >= heavy_min) {
+            const unsigned long long k =
+                atomicAdd((unsigned long long*)n_heavy, 1ULL);
+            heavy[k] = g;
+        }
+    }
+}
+
 #define SG_DENSE_T(op, Row, T, sfx)                                           \
     extern "C" __global__ void dense_##op##_##sfx(                            \
         T* var, T* s1, T* s2, T* s3, const T* grad, i64 size, SG_HP_PARAMS,    \
@@ -524,15 +645,32 @@ __device__ void sg_sparse(T* var, T* s1, T* s2, T* s3, const T* grad,
     extern "C" __global__ void sparse_##op##_##sfx(                           \
         T* var, T* s1, T* s2, T* s3, const T* grad, const i64* unique,        \
         const i64* order, const i64* starts, i64 n_groups, i64 R,             \
-        SG_HP_PARAMS, T s, int scaled, int coalesce) {                        \
+        SG_HP_PARAMS, T s, int scaled, int coalesce, i64 heavy_min) {         \
         SG_HP_LOAD;                                                           \
         if (R == 1)                                                           \
             sg_sparse<T, Scalar>(var, s1, s2, s3, grad, unique, order,        \
                                  starts, n_groups, R, hp, s, scaled,          \
-                                 coalesce);                                   \
+                                 coalesce, heavy_min);                        \
         else                                                                  \
             sg_sparse<T, Row>(var, s1, s2, s3, grad, unique, order, starts,   \
-                              n_groups, R, hp, s, scaled, coalesce);          \
+                              n_groups, R, hp, s, scaled, coalesce,           \
+                              heavy_min);                                     \
+    }                                                                         \
+    extern "C" __global__ void sparse_heavy_##op##_##sfx(                     \
+        T* var, T* s1, T* s2, T* s3, const T* grad, const i64* unique,        \
+        const i64* order, const i64* starts, const i64* heavy,                \
+        const i64* n_heavy, i64 R, SG_HP_PARAMS, T s, int scaled,             \
+        int coalesce) {                                                       \
+        SG_HP_LOAD;                                                           \
+        SG_TILES;                                                             \
+        if (R == 1)                                                           \
+            sg_sparse_heavy<T, Scalar>(var, s1, s2, s3, grad, unique, order,  \
+                                       starts, heavy, n_heavy, R, hp, s,      \
+                                       scaled, coalesce, tiles);              \
+        else                                                                  \
+            sg_sparse_heavy<T, Row>(var, s1, s2, s3, grad, unique, order,     \
+                                    starts, heavy, n_heavy, R, hp, s, scaled, \
+                                    coalesce, tiles);                         \
     }
 
 #define SG_DENSE(op, Row)                                                     \

@@ -191,11 +191,15 @@ HOT = np.array([1, 3, 1, 1, 0, 1, 1, 1, 1, 5, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 1,
                 1, 1, 3, 1], dtype=np.int64)
 
 
+@pytest.mark.parametrize("heavy_min", (gpu.HEAVY_MIN, 2))
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", SPARSE_OPS)
-def test_hot_row_occurrences_in_order(device, op, dtype):
+def test_hot_row_occurrences_in_order(device, op, dtype, heavy_min, monkeypatch):
     # The loads of a row's occurrences run ahead in batches; the updates (or
     # the coalesced sum) must still take them one after another, in order.
+    # heavy_min 2: the rows met more than once go to the heavy kernel (tiles
+    # in shared memory), every op through it.
+    monkeypatch.setattr(gpu, "HEAVY_MIN", heavy_min)
     hp = _hp(op, 0, dtype)
     odd = float(dtype(0.3))
     n = HOT.shape[0]
@@ -212,6 +216,34 @@ def test_hot_row_occurrences_in_order(device, op, dtype):
             getattr(gpu, f"sparse_{op}_by_row")(*dev, device.asarray(HOT), hp, scale,
                                                 coalesce, 1, None)
             _assert_same(arrays, dev[:4], device, exact, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ("adagrad_v2", "adam", "ftrl"))
+def test_heavy_rows_stream_through_tiles(device, op, dtype):
+    # Rows of HEAVY_MIN occurrences or more: a block per 32-column chunk
+    # (R = 40: a chunk of 32 and one of 8; R = 1: one column), several tiles
+    # of occurrences (float64: 64 occurrences of 32 columns a tile), with
+    # light rows beside them; each occurrence in order, or their sum.
+    rng = np.random.default_rng(9)
+    hot = np.concatenate([np.full(300, 2), np.full(gpu.HEAVY_MIN, 5),
+                          rng.integers(0, N_ROWS, 40)])
+    hot = hot[rng.permutation(hot.shape[0])].astype(np.int64)
+    n = hot.shape[0]
+    hp = _hp(op, 0, dtype)
+    odd = float(dtype(0.3))
+    for R in (1, 40):
+        scratch = np.empty(max(1, cpu.by_row_scratch_size(n, R, 1)), np.int32)
+        for scale, coalesce in ((1.0, False), (odd, True)):
+            var, slots, _ = _state(op, R, dtype, seed=R)
+            grad = rng.uniform(-1, 1, (n, R)).astype(dtype)
+            arrays = [var, *slots]
+            dev = _to_device(device, arrays + [grad])
+            getattr(cpu, f"sparse_{op}_by_row")(*arrays, grad, hot, hp, scale,
+                                                coalesce, 1, scratch)
+            getattr(gpu, f"sparse_{op}_by_row")(*dev, device.asarray(hot), hp, scale,
+                                                coalesce, 1, None)
+            _assert_same(arrays, dev[:4], device, _exact(op, 0, True, R), dtype)
 
 
 @pytest.mark.parametrize("coalesce", (False, True))
