@@ -13,9 +13,11 @@ applies its column's occurrences in their original order, or their sum in
 that order (``coalesce``).  Rows with at least :data:`HEAVY_MIN` occurrences
 (the hot ids of a skewed batch) go to a second kernel, in which a whole
 block streams the gradients of a 32-column chunk of one row through shared
-memory to the same per-column chains (the same bits).  ``sparse_<op>`` is that kernel without
-coalescing; ``_by_row`` takes no scratch (``scratch`` is ignored, and
-:func:`by_row_scratch_size` is 0) and has no limit on n but int64's.
+memory to the same per-column chains (the same bits).  ``sparse_<op>`` is
+that pair without coalescing; ``_by_row`` takes no scratch (``scratch`` is
+ignored, and :func:`by_row_scratch_size` is 0) and has no limit on n but
+int64's.  No value comes back to the host: how many rows are heavy stays on
+the device (the lists are sized by the bound ``n // HEAVY_MIN``).
 """
 
 import numpy as np
