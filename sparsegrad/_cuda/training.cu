@@ -516,14 +516,16 @@ __device__ void sg_sparse(T* var, T* s1, T* s2, T* s3, const T* grad,
 // Heavy groups (at least heavy_min occurrences; Zipf ids give one row ~1e5):
 // SG_UNROLL loads per thread are far too few to stream such a row's
 // gradients through one chain per column.  Here a block takes one column
-// chunk (32 columns, or all R when narrower) of one heavy group at a time,
+// chunk (16 columns, 64 or 128 bytes of each gradient row, or all R when
+// narrower; several chunks: several SMs on one hot row) of one heavy group
+// at a time,
 // all its threads load tiles of the chunk's gradients (occurrences in order)
 // into shared memory, and thread t < width keeps column t's chain: it applies
 // (or sums) the tile's values in order, from shared memory, while the loads
 // of the next tile are in flight (two tiles, alternating).  The chain is the
 // light kernel's, so the bits are too.  `heavy` lists the heavy groups
 // (n_heavy[0] of them, in any order: each group's elements are its own).
-#define SG_CHUNK_COLS 32
+#define SG_CHUNK_COLS 16
 #define SG_TILE_BYTES 16384
 #define SG_TILE_LOADS (SG_TILE_BYTES / 4 / SPARSEGRAD_BLOCK)  // per thread, float
 #define SG_TILE_DOUBLES (SG_TILE_BYTES / 8)
@@ -535,16 +537,36 @@ __device__ void sg_sparse(T* var, T* s1, T* s2, T* s3, const T* grad,
 // 8-byte aligned for either T.
 #define SG_TILES __shared__ double tiles[2 * SG_TILE_DOUBLES]
 
+// Occurrences of a tile that starts at q (none past q1).
+__device__ __forceinline__ int sg_tile_count(i64 q, i64 q1, int per_tile) {
+    return (int)(q >= q1 ? 0 : (q1 - q < per_tile ? q1 - q : per_tile));
+}
+
+// k[l] = the row of grad of this thread's l-th element of the tile at q.
 template <typename T>
-__device__ __forceinline__ void sg_tile_load(T (&r)[SG_TILE_LOADS], const T* grad,
-                                             const i64* order, i64 q, int m, int w,
-                                             i64 R, i64 c0, T s, int scaled) {
+__device__ __forceinline__ void sg_tile_rows(i64 (&k)[SG_TILE_LOADS],
+                                             const i64* order, i64 q, int m, int w) {
+    const int per_thread = SG_TILE_BYTES / (int)sizeof(T) / SPARSEGRAD_BLOCK;
+#pragma unroll
+    for (int l = 0; l < SG_TILE_LOADS; ++l) {
+        const int x = (int)threadIdx.x + SPARSEGRAD_BLOCK * l;
+        if (l < per_thread && x < m * w) k[l] = order[q + x / w];
+    }
+}
+
+// r[l] = the gradient of this thread's l-th element of a tile of m
+// occurrences whose rows are k.
+template <typename T>
+__device__ __forceinline__ void sg_tile_load(T (&r)[SG_TILE_LOADS],
+                                             const i64 (&k)[SG_TILE_LOADS],
+                                             const T* grad, int m, int w, i64 R,
+                                             i64 c0, T s, int scaled) {
     const int per_thread = SG_TILE_BYTES / (int)sizeof(T) / SPARSEGRAD_BLOCK;
 #pragma unroll
     for (int l = 0; l < SG_TILE_LOADS; ++l) {
         const int x = (int)threadIdx.x + SPARSEGRAD_BLOCK * l;
         if (l < per_thread && x < m * w)
-            r[l] = sg_grad(grad, order[q + x / w] * R + c0 + x % w, s, scaled);
+            r[l] = sg_grad(grad, k[l] * R + c0 + x % w, s, scaled);
     }
 }
 
@@ -583,24 +605,32 @@ __device__ void sg_sparse_heavy(T* var, T* s1, T* s2, T* s3, const T* grad,
             if (Row::slots > 1) b = s2[e];
             if (Row::slots > 2) c = s3[e];
         }
+        // Rows (order) one tile ahead of the gradients: a tile's loads then
+        // wait for one round trip, not for two in a row.
         T r[SG_TILE_LOADS];
-        int m = (int)(q1 - q0 < per_tile ? q1 - q0 : per_tile);
-        sg_tile_load(r, grad, order, q0, m, w, R, c0, s, scaled);
+        i64 k[SG_TILE_LOADS];
+        int m = sg_tile_count(q0, q1, per_tile);
+        sg_tile_rows<T>(k, order, q0, m, w);
+        sg_tile_load(r, k, grad, m, w, R, c0, s, scaled);
+        sg_tile_rows<T>(k, order, q0 + per_tile,
+                        sg_tile_count(q0 + per_tile, q1, per_tile), w);
         sg_tile_store(r, (T*)tiles, m, w);
         __syncthreads();
         int cur = 0;
         for (i64 q = q0; q < q1; q += per_tile) {
-            // the next tile's loads go out first ...
-            const i64 qn = q + per_tile;
-            const int mn = (int)(q1 - qn <= 0 ? 0 : (q1 - qn < per_tile ? q1 - qn : per_tile));
-            sg_tile_load(r, grad, order, qn, mn, w, R, c0, s, scaled);
+            // the next tile's loads go out first (k holds its rows; then the
+            // rows of the tile after it) ...
+            const int mn = sg_tile_count(q + per_tile, q1, per_tile);
+            sg_tile_load(r, k, grad, mn, w, R, c0, s, scaled);
+            const i64 qnn = q + 2 * (i64)per_tile;
+            sg_tile_rows<T>(k, order, qnn, sg_tile_count(qnn, q1, per_tile), w);
             // ... while column t's chain takes this tile, in order
             if (t < w) {
                 const T* tile = (const T*)(tiles + cur * SG_TILE_DOUBLES);
                 if (coalesce)
-                    for (int k = 0; k < m; ++k) sum = sum + tile[k * w + t];
+                    for (int p = 0; p < m; ++p) sum = sum + tile[p * w + t];
                 else
-                    for (int k = 0; k < m; ++k) Row::f(&v, &a, &b, &c, tile[k * w + t], hp);
+                    for (int p = 0; p < m; ++p) Row::f(&v, &a, &b, &c, tile[p * w + t], hp);
             }
             // tiles[cur ^ 1] was last read before the previous barrier
             sg_tile_store(r, (T*)(tiles + (cur ^ 1) * SG_TILE_DOUBLES), mn, w);

@@ -12,7 +12,7 @@ groups for ``_grouped``), each distinct row goes to one block (narrow rows:
 applies its column's occurrences in their original order, or their sum in
 that order (``coalesce``).  Rows with at least :data:`HEAVY_MIN` occurrences
 (the hot ids of a skewed batch) go to a second kernel, in which a whole
-block streams the gradients of a 32-column chunk of one row through shared
+block streams the gradients of a 16-column chunk of one row through shared
 memory to the same per-column chains (the same bits).  ``sparse_<op>`` is
 that pair without coalescing; ``_by_row`` takes no scratch (``scratch`` is
 ignored, and :func:`by_row_scratch_size` is 0) and has no limit on n but
@@ -69,7 +69,7 @@ _N_HP = 7
 #: Occurrences from which a distinct row goes to the heavy kernel.
 HEAVY_MIN = 64
 # Columns of a row that one block of the heavy kernel takes (SG_CHUNK_COLS).
-_CHUNK_COLS = 32
+_CHUNK_COLS = 16
 # "No group is heavy" for the light kernel.
 _NEVER = np.iinfo(np.int64).max
 

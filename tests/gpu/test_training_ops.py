@@ -221,12 +221,12 @@ def test_hot_row_occurrences_in_order(device, op, dtype, heavy_min, monkeypatch)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", ("adagrad_v2", "adam", "ftrl"))
 def test_heavy_rows_stream_through_tiles(device, op, dtype):
-    # Rows of HEAVY_MIN occurrences or more: a block per 32-column chunk
-    # (R = 40: a chunk of 32 and one of 8; R = 1: one column), several tiles
-    # of occurrences (float64: 64 occurrences of 32 columns a tile), with
+    # Rows of HEAVY_MIN occurrences or more: a block per 16-column chunk
+    # (R = 40: chunks of 16, 16 and 8; R = 1: one column), several tiles of
+    # occurrences (float64: 128 occurrences of 16 columns a tile), with
     # light rows beside them; each occurrence in order, or their sum.
     rng = np.random.default_rng(9)
-    hot = np.concatenate([np.full(300, 2), np.full(gpu.HEAVY_MIN, 5),
+    hot = np.concatenate([np.full(600, 2), np.full(gpu.HEAVY_MIN, 5),
                           rng.integers(0, N_ROWS, 40)])
     hot = hot[rng.permutation(hot.shape[0])].astype(np.int64)
     n = hot.shape[0]
