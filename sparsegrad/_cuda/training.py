@@ -22,7 +22,7 @@ the device (the lists are sized by the bound ``n // HEAVY_MIN``).
 
 import numpy as np
 
-from . import BLOCK, MAX_BLOCKS, blocks_for, cupy, launch, suffix
+from . import BLOCK, blocks_for, cupy, launch, suffix
 from .sort import group_rows
 
 __all__ = ["HYPERPARAMETERS", "BY_ROW_MAX_N", "HEAVY_MIN", "by_row_scratch_size",
@@ -70,6 +70,11 @@ _N_HP = 7
 HEAVY_MIN = 64
 # Columns of a row that one block of the heavy kernel takes (SG_CHUNK_COLS).
 _CHUNK_COLS = 16
+# Blocks of a heavy launch: a few per SM of a large GPU (two fit on one).
+# Its grid is sized by the bound n // HEAVY_MIN, not by the count, which
+# stays on the device: a grid of that bound would be mostly blocks with
+# nothing to do, each still scheduled.
+_HEAVY_BLOCKS = 1024
 # "No group is heavy" for the light kernel.
 _NEVER = np.iinfo(np.int64).max
 
@@ -142,7 +147,7 @@ def _run_sparse(name, rows, grad, unique, order, starts, hp, grad_scale,
         if max_heavy:
             n_chunks = -(-R // _CHUNK_COLS)
             launch(_FAMILY, f"sparse_heavy_{name}_{suffix(var.dtype)}",
-                   min(MAX_BLOCKS, max_heavy * n_chunks),
+                   min(_HEAVY_BLOCKS, max_heavy * n_chunks),
                    (*rows, grad, unique, order, starts, heavy, n_heavy,
                     np.int64(R), *_hp_args(hp), *_scale_args(grad_scale, var.dtype),
                     np.int32(bool(coalesce))))
