@@ -767,6 +767,50 @@ __device__ __forceinline__ T sg_rowwise_grad(const T* grad, const i64* order,
     return sg_ordered_sum(grad, order, q0, q1, R, j, s, scaled);
 }
 
+// Coalesced row-wise groups: the sum, in order from zero, of columns
+// [c0, c0 + w) of the rows order[q0..q1), column c0 + t returned to thread
+// t < w.  The whole block loads tiles of the rows into shared memory (the
+// heavy kernel's pipeline: the next tile's loads in flight while the chains
+// take this one), so a hot row streams with 256 threads' loads, not w
+// threads' SG_UNROLL each.  Every thread of the block must call it (barriers).
+// Groups of fewer rows sum per thread (SG_UNROLL loads ahead): fewer barriers.
+#define SG_ROWWISE_TILED_MIN 32
+
+template <typename T>
+__device__ T sg_block_column_sum(const T* grad, const i64* order, i64 q0, i64 q1,
+                                 i64 R, i64 c0, int w, T s, int scaled,
+                                 double* tiles) {
+    const int t = threadIdx.x;
+    const int per_tile = SG_TILE_BYTES / (int)sizeof(T) / w;
+    T sum = (T)0;
+    T r[SG_TILE_LOADS];
+    i64 k[SG_TILE_LOADS];
+    int m = sg_tile_count(q0, q1, per_tile);
+    sg_tile_rows<T>(k, order, q0, m, w);
+    sg_tile_load(r, k, grad, m, w, R, c0, s, scaled);
+    sg_tile_rows<T>(k, order, q0 + per_tile,
+                    sg_tile_count(q0 + per_tile, q1, per_tile), w);
+    __syncthreads();                        // the last reads of the tiles
+    sg_tile_store(r, (T*)tiles, m, w);
+    __syncthreads();
+    int cur = 0;
+    for (i64 q = q0; q < q1; q += per_tile) {
+        const int mn = sg_tile_count(q + per_tile, q1, per_tile);
+        sg_tile_load(r, k, grad, mn, w, R, c0, s, scaled);
+        const i64 qnn = q + 2 * (i64)per_tile;
+        sg_tile_rows<T>(k, order, qnn, sg_tile_count(qnn, q1, per_tile), w);
+        if (t < w) {
+            const T* tile = (const T*)(tiles + cur * SG_TILE_DOUBLES);
+            for (int p = 0; p < m; ++p) sum = sum + tile[p * w + t];
+        }
+        sg_tile_store(r, (T*)(tiles + (cur ^ 1) * SG_TILE_DOUBLES), mn, w);
+        __syncthreads();
+        cur ^= 1;
+        m = mn;
+    }
+    return sum;
+}
+
 // Applies, for each group of one block's grid-stride share, each occurrence
 // (or the coalesced sum once).  Dense: the groups are the rows themselves
 // (order, unique and starts NULL).  The threads read the row's gradient
@@ -778,7 +822,8 @@ __device__ __forceinline__ T sg_rowwise_grad(const T* grad, const i64* order,
 template <typename T>
 __device__ void sg_rowwise(T* var, T* accum, const T* grad, const i64* unique,
                            const i64* order, const i64* starts, i64 n_groups, i64 R,
-                           const double* hp, T s, int scaled, int coalesce) {
+                           const double* hp, T s, int scaled, int coalesce,
+                           double* tiles) {
     __shared__ double sq[SPARSEGRAD_BLOCK];
     __shared__ double mult_shared;
     const T lr = (T)hp[0], epsilon = (T)hp[1];
@@ -792,11 +837,20 @@ __device__ void sg_rowwise(T* var, T* accum, const T* grad, const i64* unique,
             const i64 q = q0 + a;
             double total = 0;               // thread 0's
             T g_first = (T)0;               // column t's gradient, kept
+            // coalesced, many rows: the block streams them together
+            const bool tiled = order && coalesce && q1 - q0 >= SG_ROWWISE_TILED_MIN;
             for (i64 c0 = 0; c0 < R; c0 += block) {
                 const i64 j = c0 + t;
+                const T g_sum =
+                    tiled ? sg_block_column_sum(grad, order, q0, q1, R, c0,
+                                                (int)(R - c0 < block ? R - c0 : block),
+                                                s, scaled, tiles)
+                          : (T)0;
                 if (j < R) {
-                    const T gj = sg_rowwise_grad(grad, order, q, q0, q1, R, j, s,
-                                                 scaled, coalesce);
+                    const T gj = tiled
+                                     ? g_sum
+                                     : sg_rowwise_grad(grad, order, q, q0, q1, R, j,
+                                                       s, scaled, coalesce);
                     if (c0 == 0) g_first = gj;
                     sq[t] = (double)gj * (double)gj;
                 }
@@ -832,15 +886,17 @@ __device__ void sg_rowwise(T* var, T* accum, const T* grad, const i64* unique,
         int scaled) {                                                         \
         SG_HP_LOAD;                                                           \
         sg_rowwise<T>(var, accum, grad, (const i64*)0, (const i64*)0,         \
-                      (const i64*)0, n_rows, R, hp, s, scaled, 0);            \
+                      (const i64*)0, n_rows, R, hp, s, scaled, 0,             \
+                      (double*)0);                                            \
     }                                                                         \
     extern "C" __global__ void sparse_rowwise_adagrad_##sfx(                  \
         T* var, T* accum, const T* grad, const i64* unique, const i64* order, \
         const i64* starts, i64 n_groups, i64 R, SG_HP_PARAMS, T s, int scaled, \
         int coalesce) {                                                       \
         SG_HP_LOAD;                                                           \
+        SG_TILES;                                                             \
         sg_rowwise<T>(var, accum, grad, unique, order, starts, n_groups, R,   \
-                      hp, s, scaled, coalesce);                               \
+                      hp, s, scaled, coalesce, tiles);                        \
     }
 
 SG_ROWWISE_T(float, f32)

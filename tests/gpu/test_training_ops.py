@@ -246,24 +246,28 @@ def test_heavy_rows_stream_through_tiles(device, op, dtype):
             _assert_same(arrays, dev[:4], device, _exact(op, 0, True, R), dtype)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("coalesce", (False, True))
-def test_rowwise_wide_hot_row(device, coalesce):
+def test_rowwise_wide_hot_row(device, coalesce, dtype):
     # Row-wise Adagrad, R > 256 (two rounds of squares through shared memory)
-    # and a hot row, each occurrence applied or the sum once; scaled.
+    # and a hot row, each occurrence applied or the sum once (coalesced: the
+    # block's tiles, 16 (float32) or 8 (float64) rows of 256 columns a
+    # tile, then 44 columns; row 3's two rows summed per thread); scaled.
     R = 300
-    hp = _hp("rowwise_adagrad", 0, np.float32)
-    n = HOT.shape[0]
-    var, slots, _ = _state("rowwise_adagrad", R, np.float32, seed=5)
-    grad = np.random.default_rng(6).uniform(-1, 1, (n, R)).astype(np.float32)
+    hp = _hp("rowwise_adagrad", 0, dtype)
+    hot = np.concatenate([HOT, HOT])    # 38 occurrences of row 1: tiled
+    n = hot.shape[0]
+    var, slots, _ = _state("rowwise_adagrad", R, dtype, seed=5)
+    grad = np.random.default_rng(6).uniform(-1, 1, (n, R)).astype(dtype)
     arrays = [var, *slots]
     dev = _to_device(device, arrays + [grad])
     scratch = np.empty(max(1, cpu.by_row_scratch_size(n, R, 1)), np.int32)
-    odd = float(np.float32(0.3))
-    cpu.sparse_rowwise_adagrad_by_row(*arrays, grad, HOT, hp, odd, coalesce, 1,
+    odd = float(dtype(0.3))
+    cpu.sparse_rowwise_adagrad_by_row(*arrays, grad, hot, hp, odd, coalesce, 1,
                                       scratch)
-    gpu.sparse_rowwise_adagrad_by_row(*dev, device.asarray(HOT), hp, odd, coalesce,
+    gpu.sparse_rowwise_adagrad_by_row(*dev, device.asarray(hot), hp, odd, coalesce,
                                       1, None)
-    _assert_same(arrays, dev[:4], device, True, np.float32)
+    _assert_same(arrays, dev[:4], device, True, dtype)
 
 
 @pytest.mark.parametrize("R", (1, 100, 256))
