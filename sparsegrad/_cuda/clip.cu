@@ -86,6 +86,70 @@ __device__ T sg_column_sum(const T* __restrict__ values, const i64* __restrict__
     return s;
 }
 
+// A repeated group of many rows (a hot index): its columns [j0, j0 + w)
+// summed by the whole block, which loads tiles of the rows into shared memory
+// (the next tile's loads in flight while threads t < w add this one, in row
+// order); column j0 + t returned to thread t < w.  Every thread of the block
+// calls it (barriers).  Groups of fewer rows sum per thread.
+#define SG_TILED_MIN 32
+#define SG_TILE_BYTES 16384
+#define SG_TILE_DOUBLES (SG_TILE_BYTES / 8)
+#define SG_TILE_LOADS (SG_TILE_BYTES / 4 / SPARSEGRAD_BLOCK)
+
+__device__ __forceinline__ int sg_tile_count(i64 k, i64 stop, int per_tile) {
+    return (int)(k >= stop ? 0 : (stop - k < per_tile ? stop - k : per_tile));
+}
+
+template <typename T>
+__device__ T sg_tiled_column_sum(const T* __restrict__ values,
+                                 const i64* __restrict__ order, i64 first, i64 stop,
+                                 i64 width, i64 j0, int w, double* tiles) {
+    const int t = threadIdx.x;
+    const int per_thread = SG_TILE_BYTES / (int)sizeof(T) / SPARSEGRAD_BLOCK;
+    const int per_tile = SG_TILE_BYTES / (int)sizeof(T) / w;
+    T sum = 0;
+    T r[SG_TILE_LOADS];
+    int m = sg_tile_count(first, stop, per_tile);
+#pragma unroll
+    for (int l = 0; l < SG_TILE_LOADS; ++l) {
+        const int x = t + SPARSEGRAD_BLOCK * l;
+        if (l < per_thread && x < m * w)
+            r[l] = values[order[first + x / w] * width + j0 + x % w];
+    }
+    __syncthreads();                        // the last reads of the tiles
+#pragma unroll
+    for (int l = 0; l < SG_TILE_LOADS; ++l) {
+        const int x = t + SPARSEGRAD_BLOCK * l;
+        if (l < per_thread && x < m * w) ((T*)tiles)[x] = r[l];
+    }
+    __syncthreads();
+    int cur = 0;
+    for (i64 k = first; k < stop; k += per_tile) {
+        const i64 kn = k + per_tile;
+        const int mn = sg_tile_count(kn, stop, per_tile);
+#pragma unroll
+        for (int l = 0; l < SG_TILE_LOADS; ++l) {
+            const int x = t + SPARSEGRAD_BLOCK * l;
+            if (l < per_thread && x < mn * w)
+                r[l] = values[order[kn + x / w] * width + j0 + x % w];
+        }
+        if (t < w) {
+            const T* tile = (const T*)(tiles + cur * SG_TILE_DOUBLES);
+            for (int p = 0; p < m; ++p) sum = sum + tile[p * w + t];
+        }
+        T* next = (T*)(tiles + (cur ^ 1) * SG_TILE_DOUBLES);
+#pragma unroll
+        for (int l = 0; l < SG_TILE_LOADS; ++l) {
+            const int x = t + SPARSEGRAD_BLOCK * l;
+            if (l < per_thread && x < mn * w) next[x] = r[l];
+        }
+        __syncthreads();
+        cur ^= 1;
+        m = mn;
+    }
+    return sum;
+}
+
 // Groups of one CPU block handled side by side: one per eight threads.
 #define SG_GROUPS_AT_ONCE (SPARSEGRAD_BLOCK / SG_LANES)
 
@@ -105,6 +169,7 @@ __device__ void squares_grouped(const T* __restrict__ values,
                                 i64 offset) {
     __shared__ double sq[SPARSEGRAD_BLOCK];
     __shared__ double gval[SG_GROUPS_AT_ONCE];
+    __shared__ double tiles[2 * SG_TILE_DOUBLES];
     const int t = threadIdx.x;
     const i64 n_cpu_blocks = (n_groups + per - 1) / per;
     for (i64 b = blockIdx.x; b < n_cpu_blocks; b += gridDim.x) {
@@ -131,11 +196,19 @@ __device__ void squares_grouped(const T* __restrict__ values,
                 const i64 first = starts[g0 + k], stop = starts[g0 + k + 1];
                 if (stop - first == 1) continue;
                 double group_total = 0;  // thread 0's
+                const bool tiled = stop - first >= SG_TILED_MIN;
                 for (i64 j0 = 0; j0 < width; j0 += SPARSEGRAD_BLOCK) {
                     const i64 j = j0 + t;
+                    const int w = (int)(width - j0 < SPARSEGRAD_BLOCK
+                                            ? width - j0 : SPARSEGRAD_BLOCK);
+                    const T ts = tiled ? sg_tiled_column_sum<T>(values, order, first,
+                                                                stop, width, j0, w,
+                                                                tiles)
+                                       : (T)0;
                     if (j < width) {
-                        const T s = sg_column_sum<T>(values, order, first, stop,
-                                                     width, j);
+                        const T s = tiled ? ts
+                                          : sg_column_sum<T>(values, order, first,
+                                                             stop, width, j);
                         sq[t] = (double)s * s;
                     }
                     __syncthreads();
