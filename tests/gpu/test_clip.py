@@ -60,8 +60,9 @@ def test_sum_of_squares_many_groups_and_partials(device, dtype):
     # Grouped: ~100 groups in one CPU block (several batches of 32 groups side
     # by side, single and repeated rows mixed, one index 40 times: full and
     # partial batches of loads ahead; one 300 times: its columns summed
-    # through shared-memory tiles, 256 (float64) or 512 rows a tile).  Dense: 600 CPU blocks, so the final
-    # sum stages its partials in three rounds of 256.
+    # through shared-memory tiles, 256 (float64) or 512 rows a tile).
+    # Dense: 600 CPU blocks, so the final sum stages its partials in three
+    # rounds of 256.
     rng = np.random.default_rng(12)
     indices = np.concatenate([rng.permutation(150)[:90], rng.integers(0, 150, 60),
                               np.full(40, 7), np.full(300, 9)])
