@@ -9,8 +9,9 @@
 // fixed pattern of eight float64 accumulators (or, for a group of repeated
 // rows, column sums squared in column order), then adds the block partials
 // in table order.  Here each accumulator chain is one thread (the eight
-// chains of a block side by side), the partials go to one array in table
-// order and one block adds them in that order.
+// chains of a block side by side; grouped blocks: 32 groups side by side,
+// a repeated group's columns side by side), the partials go to one array in
+// table order and one block adds them in that order.
 #include "common.cuh"
 
 #define SG_CHUNK 4096
@@ -29,6 +30,9 @@ template <typename T>
 __device__ double sg_lane_squares(const T* __restrict__ x, i64 n, int lane) {
     double a = 0;
     const i64 full = n - n % SG_LANES;
+    // Unrolled: the loads of eight steps go out together (a is still added
+    // to in order; one chain per thread, as the CPU's accumulator).
+#pragma unroll 8
     for (i64 k = lane; k < full; k += SG_LANES) a += (double)x[k] * x[k];
     if (lane == 0)
         for (i64 k = full; k < n; ++k) a += (double)x[k] * x[k];
@@ -59,8 +63,104 @@ __device__ void squares_dense(const T* __restrict__ x, i64 n,
     }
 }
 
+// Rows whose values a thread loads at once before it adds them in order (a
+// hot index: ~1e5 rows in one group): independent loads in flight, the sum
+// still in the CPU's order.
+#define SG_UNROLL 8
+
+// Column j of the rows values[order[first..stop)], summed in that order from
+// zero in T (the CPU's coalesced column).
+template <typename T>
+__device__ T sg_column_sum(const T* __restrict__ values, const i64* __restrict__ order,
+                           i64 first, i64 stop, i64 width, i64 j) {
+    T s = 0;
+    for (i64 k = first; k < stop; k += SG_UNROLL) {
+        T x[SG_UNROLL];
+#pragma unroll
+        for (int u = 0; u < SG_UNROLL; ++u)
+            x[u] = k + u < stop ? values[order[k + u] * width + j] : (T)0;
+#pragma unroll
+        for (int u = 0; u < SG_UNROLL; ++u)
+            if (k + u < stop) s = s + x[u];
+    }
+    return s;
+}
+
+// A repeated group of many rows (a hot index): its columns [j0, j0 + w)
+// summed by the whole block, which loads tiles of the rows into shared memory
+// (the next tile's loads in flight while threads t < w add this one, in row
+// order); column j0 + t returned to thread t < w.  Every thread of the block
+// calls it (barriers).  Groups of fewer rows sum per thread.
+#define SG_TILED_MIN 32
+#define SG_TILE_BYTES 16384
+#define SG_TILE_DOUBLES (SG_TILE_BYTES / 8)
+#define SG_TILE_LOADS (SG_TILE_BYTES / 4 / SPARSEGRAD_BLOCK)
+
+__device__ __forceinline__ int sg_tile_count(i64 k, i64 stop, int per_tile) {
+    return (int)(k >= stop ? 0 : (stop - k < per_tile ? stop - k : per_tile));
+}
+
+template <typename T>
+__device__ T sg_tiled_column_sum(const T* __restrict__ values,
+                                 const i64* __restrict__ order, i64 first, i64 stop,
+                                 i64 width, i64 j0, int w, double* tiles) {
+    const int t = threadIdx.x;
+    const int per_thread = SG_TILE_BYTES / (int)sizeof(T) / SPARSEGRAD_BLOCK;
+    const int per_tile = SG_TILE_BYTES / (int)sizeof(T) / w;
+    T sum = 0;
+    T r[SG_TILE_LOADS];
+    int m = sg_tile_count(first, stop, per_tile);
+#pragma unroll
+    for (int l = 0; l < SG_TILE_LOADS; ++l) {
+        const int x = t + SPARSEGRAD_BLOCK * l;
+        if (l < per_thread && x < m * w)
+            r[l] = values[order[first + x / w] * width + j0 + x % w];
+    }
+    __syncthreads();                        // the last reads of the tiles
+#pragma unroll
+    for (int l = 0; l < SG_TILE_LOADS; ++l) {
+        const int x = t + SPARSEGRAD_BLOCK * l;
+        if (l < per_thread && x < m * w) ((T*)tiles)[x] = r[l];
+    }
+    __syncthreads();
+    int cur = 0;
+    for (i64 k = first; k < stop; k += per_tile) {
+        const i64 kn = k + per_tile;
+        const int mn = sg_tile_count(kn, stop, per_tile);
+#pragma unroll
+        for (int l = 0; l < SG_TILE_LOADS; ++l) {
+            const int x = t + SPARSEGRAD_BLOCK * l;
+            if (l < per_thread && x < mn * w)
+                r[l] = values[order[kn + x / w] * width + j0 + x % w];
+        }
+        if (t < w) {
+            const T* tile = (const T*)(tiles + cur * SG_TILE_DOUBLES);
+            for (int p = 0; p < m; ++p) sum = sum + tile[p * w + t];
+        }
+        T* next = (T*)(tiles + (cur ^ 1) * SG_TILE_DOUBLES);
+#pragma unroll
+        for (int l = 0; l < SG_TILE_LOADS; ++l) {
+            const int x = t + SPARSEGRAD_BLOCK * l;
+            if (l < per_thread && x < mn * w) next[x] = r[l];
+        }
+        __syncthreads();
+        cur ^= 1;
+        m = mn;
+    }
+    return sum;
+}
+
+// Groups of one CPU block handled side by side: one per eight threads.
+#define SG_GROUPS_AT_ONCE (SPARSEGRAD_BLOCK / SG_LANES)
+
 // partials[offset + b] = the CPU's _block_squares of grouped block b: groups
 // [b * per, min((b + 1) * per, n_groups)) of the rows values[order[...]].
+// The groups go SG_GROUPS_AT_ONCE at a time: each single-row group to eight
+// threads (its eight accumulators), then each repeated group to the whole
+// block (a thread per column, the squares added in column order by thread
+// 0); thread 0 then adds the groups' values in group order (the CPU's).
+// Every loop bound and branch around a barrier depends on the block and the
+// group only.
 template <typename T>
 __device__ void squares_grouped(const T* __restrict__ values,
                                 const i64* __restrict__ order,
@@ -68,63 +168,93 @@ __device__ void squares_grouped(const T* __restrict__ values,
                                 i64 width, i64 per, double* __restrict__ partials,
                                 i64 offset) {
     __shared__ double sq[SPARSEGRAD_BLOCK];
+    __shared__ double gval[SG_GROUPS_AT_ONCE];
+    __shared__ double tiles[2 * SG_TILE_DOUBLES];
     const int t = threadIdx.x;
     const i64 n_cpu_blocks = (n_groups + per - 1) / per;
     for (i64 b = blockIdx.x; b < n_cpu_blocks; b += gridDim.x) {
         const i64 g_end = (b + 1) * per < n_groups ? (b + 1) * per : n_groups;
         double block_total = 0;  // thread 0's
-        for (i64 g = b * per; g < g_end; ++g) {
-            const i64 first = starts[g], stop = starts[g + 1];
-            if (stop - first == 1) {
-                // one row: _squares of the row
-                if (t < SG_LANES)
-                    sq[t] = sg_lane_squares<T>(values + order[first] * width, width, t);
-                __syncthreads();
-                if (t == 0) block_total += sg_combine8(sq);
-                __syncthreads();
-                continue;
+        for (i64 g0 = b * per; g0 < g_end; g0 += SG_GROUPS_AT_ONCE) {
+            const int nb = (int)(g_end - g0 < SG_GROUPS_AT_ONCE ? g_end - g0
+                                                                : SG_GROUPS_AT_ONCE);
+            // single rows: _squares of the row, eight accumulators each
+            const int team = t / SG_LANES;
+            if (team < nb) {
+                const i64 first = starts[g0 + team];
+                if (starts[g0 + team + 1] - first == 1)
+                    sq[t] = sg_lane_squares<T>(values + order[first] * width, width,
+                                               t % SG_LANES);
             }
+            __syncthreads();
+            if (t < nb && starts[g0 + t + 1] - starts[g0 + t] == 1)
+                gval[t] = sg_combine8(sq + t * SG_LANES);
+            __syncthreads();                // sq is reused below
             // repeated rows: each column summed in order from zero in T, its
             // square added to the group's total in column order
-            double group_total = 0;  // thread 0's
-            for (i64 j0 = 0; j0 < width; j0 += SPARSEGRAD_BLOCK) {
-                const i64 j = j0 + t;
-                if (j < width) {
-                    T s = 0;
-                    for (i64 k = first; k < stop; ++k) s = s + values[order[k] * width + j];
-                    sq[t] = (double)s * s;
+            for (int k = 0; k < nb; ++k) {
+                const i64 first = starts[g0 + k], stop = starts[g0 + k + 1];
+                if (stop - first == 1) continue;
+                double group_total = 0;  // thread 0's
+                const bool tiled = stop - first >= SG_TILED_MIN;
+                for (i64 j0 = 0; j0 < width; j0 += SPARSEGRAD_BLOCK) {
+                    const i64 j = j0 + t;
+                    const int w = (int)(width - j0 < SPARSEGRAD_BLOCK
+                                            ? width - j0 : SPARSEGRAD_BLOCK);
+                    const T ts = tiled ? sg_tiled_column_sum<T>(values, order, first,
+                                                                stop, width, j0, w,
+                                                                tiles)
+                                       : (T)0;
+                    if (j < width) {
+                        const T s = tiled ? ts
+                                          : sg_column_sum<T>(values, order, first,
+                                                             stop, width, j);
+                        sq[t] = (double)s * s;
+                    }
+                    __syncthreads();
+                    if (t == 0) {
+                        const i64 m = width - j0 < SPARSEGRAD_BLOCK ? width - j0
+                                                                    : SPARSEGRAD_BLOCK;
+                        for (i64 q = 0; q < m; ++q) group_total += sq[q];
+                    }
+                    __syncthreads();
                 }
-                __syncthreads();
-                if (t == 0) {
-                    const i64 m = width - j0 < SPARSEGRAD_BLOCK ? width - j0 : SPARSEGRAD_BLOCK;
-                    for (i64 q = 0; q < m; ++q) group_total += sq[q];
-                }
-                __syncthreads();
+                if (t == 0) gval[k] = group_total;
             }
-            if (t == 0) block_total += group_total;
+            if (t == 0)
+                for (int k = 0; k < nb; ++k) block_total += gval[k];
+            __syncthreads();                // gval and sq: the next groups'
         }
         if (t == 0) partials[offset + b] = block_total;
     }
 }
 
 // One block: total[0] = partials[0] + partials[1] + ... in order (from
-// zero, as the CPU), and norm[0] = sqrt(total) rounded once to T.
+// zero, as the CPU), and norm[0] = sqrt(total) rounded once to T.  The sum
+// is one chain (thread 0's); the other threads stage the partials in shared
+// memory, the next BLOCK of them loading while thread 0 adds the current
+// ones (two buffers, alternating).
 template <typename T>
 __device__ void finish_norm(const double* __restrict__ partials, i64 n,
                             double* __restrict__ total, T* __restrict__ norm) {
-    __shared__ double buf[SPARSEGRAD_BLOCK];
+    __shared__ double buf[2][SPARSEGRAD_BLOCK];
+    const int t = threadIdx.x;
     double sum = 0;  // thread 0's
+    buf[0][t] = t < n ? partials[t] : 0.0;
+    __syncthreads();
+    int cur = 0;
     for (i64 base = 0; base < n; base += SPARSEGRAD_BLOCK) {
-        const i64 k = base + threadIdx.x;
-        buf[threadIdx.x] = k < n ? partials[k] : 0.0;
-        __syncthreads();
-        if (threadIdx.x == 0) {
+        const i64 k = base + SPARSEGRAD_BLOCK + t;
+        const double next = k < n ? partials[k] : 0.0;
+        if (t == 0) {
             const i64 m = n - base < SPARSEGRAD_BLOCK ? n - base : SPARSEGRAD_BLOCK;
-            for (i64 q = 0; q < m; ++q) sum += buf[q];
+            for (i64 q = 0; q < m; ++q) sum += buf[cur][q];
         }
+        buf[cur ^ 1][t] = next;  // last read before the previous barrier
         __syncthreads();
+        cur ^= 1;
     }
-    if (threadIdx.x == 0) {
+    if (t == 0) {
         total[0] = sum;
         norm[0] = (T)sqrt(sum);
     }

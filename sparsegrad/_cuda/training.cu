@@ -16,14 +16,18 @@
 //    columns, and each thread applies the row's occurrences in their original
 //    order (TensorFlow's semantics for duplicates), or, with `coalesce`, sums
 //    them in that order from zero and applies the sum once: the bits of the
-//    CPU's sparse_<op>, sparse_<op>_by_row and sparse_<op>_grouped.
+//    CPU's sparse_<op>, sparse_<op>_by_row and sparse_<op>_grouped.  The
+//    thread loads SG_UNROLL occurrences' gradients at a time (independent
+//    loads in flight for a hot row) and keeps its element of var and the
+//    slots in registers until the row is done.
 // d) Ops whose CPU kernel has a separate R == 1 function use it when R == 1.
 // e) `scaled`: each gradient element is multiplied by s = T(grad_scale) as it
 //    is read (the CPU's copy times s); unscaled, grad is read as it is.
 // f) Row-wise Adagrad (one accumulator per row) needs the sum of the row's
-//    squared gradients in double, in column order: thread 0 of the block sums
-//    it sequentially (the CPU's order, hence its bits), the block then
-//    updates the columns.
+//    squared gradients in double, in column order: the block's threads load
+//    the columns (coalesced) and square them into shared memory, thread 0
+//    adds the squares sequentially (the CPU's order, hence its bits), the
+//    block then updates the columns.
 #include "common.cuh"
 
 // The hyper-parameters arrive as seven double scalars (the most an op has).
@@ -44,21 +48,22 @@ template <typename T> __device__ __noinline__ T tr_exp(T x) { return sg_exp(x); 
 // ---------------------------------------------------------------------------
 // Row functions (one element each).  v: var, s1..s3: slots, g: gradient.
 
-#define SG_ROW(name)                                                          \
+#define SG_ROW(name, n_slots)                                                 \
     struct name {                                                             \
+        static const int slots = n_slots;                                     \
         template <typename T>                                                 \
         __device__ static __forceinline__ void f(T* v, T* s1, T* s2, T* s3,   \
                                                  T g, const double* hp)
 
 #define SG_END_ROW };
 
-SG_ROW(gd_row) {
+SG_ROW(gd_row, 0) {
     T alpha = (T)hp[0];
     v[0] = v[0] - g * alpha;
 }
 SG_END_ROW
 
-SG_ROW(proximal_gd_row) {
+SG_ROW(proximal_gd_row, 0) {
     T alpha = (T)hp[0], l1 = (T)hp[1], l2 = (T)hp[2];
     T den = (T)1 + l2 * alpha, shrink = alpha * l1;
     T p = v[0] - g * alpha;
@@ -69,7 +74,7 @@ SG_ROW(proximal_gd_row) {
 }
 SG_END_ROW
 
-SG_ROW(proximal_gd_scalar) {
+SG_ROW(proximal_gd_scalar, 0) {
     // R == 1: the denominator and the division in double.
     T alpha = (T)hp[0], l1 = (T)hp[1], l2 = (T)hp[2];
     T l2_alpha = l2 * alpha, num;
@@ -83,7 +88,7 @@ SG_ROW(proximal_gd_scalar) {
 }
 SG_END_ROW
 
-SG_ROW(adadelta_row) {
+SG_ROW(adadelta_row, 2) {
     T lr = (T)hp[0], rho = (T)hp[1], epsilon = (T)hp[2];
     T c = (T)1 - rho;
     s1[0] = s1[0] * rho + (g * g) * c;
@@ -93,7 +98,7 @@ SG_ROW(adadelta_row) {
 }
 SG_END_ROW
 
-SG_ROW(adagrad_dense_row) {
+SG_ROW(adagrad_dense_row, 1) {
     T lr = (T)hp[0];
     bool update_slots = hp[1] != 0;
     if (update_slots) s1[0] = s1[0] + g * g;
@@ -101,7 +106,7 @@ SG_ROW(adagrad_dense_row) {
 }
 SG_END_ROW
 
-SG_ROW(adagrad_scalar) {
+SG_ROW(adagrad_scalar, 1) {
     // R == 1: an exact division instead of rsqrt.
     T lr = (T)hp[0];
     bool update_slots = hp[1] != 0;
@@ -110,7 +115,7 @@ SG_ROW(adagrad_scalar) {
 }
 SG_END_ROW
 
-SG_ROW(adagrad_v2_row) {
+SG_ROW(adagrad_v2_row, 1) {
     T lr = (T)hp[0], epsilon = (T)hp[1];
     bool update_slots = hp[2] != 0;
     if (update_slots) s1[0] = s1[0] + g * g;
@@ -118,7 +123,7 @@ SG_ROW(adagrad_v2_row) {
 }
 SG_END_ROW
 
-SG_ROW(proximal_adagrad_row) {
+SG_ROW(proximal_adagrad_row, 1) {
     T lr = (T)hp[0], l1 = (T)hp[1], l2 = (T)hp[2];
     s1[0] = s1[0] + g * g;
     T eta = lr * sg_rsqrt(s1[0]);
@@ -131,7 +136,7 @@ SG_ROW(proximal_adagrad_row) {
 }
 SG_END_ROW
 
-SG_ROW(proximal_adagrad_scalar) {
+SG_ROW(proximal_adagrad_scalar, 1) {
     // R == 1: exact division for eta; the final division in double.
     T lr = (T)hp[0], l1 = (T)hp[1], l2 = (T)hp[2];
     T num;
@@ -147,7 +152,7 @@ SG_ROW(proximal_adagrad_scalar) {
 }
 SG_END_ROW
 
-SG_ROW(adagrad_da_dense_row) {
+SG_ROW(adagrad_da_dense_row, 2) {
     T lr = (T)hp[0], l1 = (T)hp[1], l2 = (T)hp[2];
     float global_step = (float)hp[3];       // always a 32-bit float, as TF does
     T gs_t = (T)global_step;
@@ -164,7 +169,7 @@ SG_ROW(adagrad_da_dense_row) {
 }
 SG_END_ROW
 
-SG_ROW(adagrad_da_sparse_row) {
+SG_ROW(adagrad_da_sparse_row, 2) {
     T lr = (T)hp[0], l1 = (T)hp[1], l2 = (T)hp[2];
     T global_step = (T)hp[3];
     T gs_lr = global_step * lr;
@@ -178,7 +183,7 @@ SG_ROW(adagrad_da_sparse_row) {
 }
 SG_END_ROW
 
-SG_ROW(adagrad_da_scalar) {
+SG_ROW(adagrad_da_scalar, 2) {
     // R == 1: computed in double, rounded to T where TF rounds.
     double gd = (double)g;
     double lr = (double)(T)hp[0], l1 = (double)(T)hp[1];
@@ -237,13 +242,13 @@ __device__ __forceinline__ void sg_ftrl(T* v, T* s1, T* s2, T g, const double* h
     s1[0] = na;
 }
 
-SG_ROW(ftrl_dense_row) { sg_ftrl<true>(v, s1, s2, g, hp); }
+SG_ROW(ftrl_dense_row, 2) { sg_ftrl<true>(v, s1, s2, g, hp); }
 SG_END_ROW
 
-SG_ROW(ftrl_sparse_row) { sg_ftrl<false>(v, s1, s2, g, hp); }
+SG_ROW(ftrl_sparse_row, 2) { sg_ftrl<false>(v, s1, s2, g, hp); }
 SG_END_ROW
 
-SG_ROW(ftrl_scalar) {
+SG_ROW(ftrl_scalar, 2) {
     // R == 1: pow even for lr_power == -0.5 in sigma, (linear + g_s) first.
     T lr = (T)hp[0], l1 = (T)hp[1], l2 = (T)hp[2], l2_shrinkage = (T)hp[3];
     T lr_power = (T)hp[4];
@@ -272,7 +277,7 @@ SG_ROW(ftrl_scalar) {
 }
 SG_END_ROW
 
-SG_ROW(momentum_dense_row) {
+SG_ROW(momentum_dense_row, 1) {
     T lr = (T)hp[0], momentum = (T)hp[1];
     bool use_nesterov = hp[2] != 0;
     s1[0] = s1[0] * momentum + g;
@@ -283,7 +288,7 @@ SG_ROW(momentum_dense_row) {
 }
 SG_END_ROW
 
-SG_ROW(momentum_sparse_row) {
+SG_ROW(momentum_sparse_row, 1) {
     T lr = (T)hp[0], momentum = (T)hp[1];
     bool use_nesterov = hp[2] != 0;
     T lr_mom = lr * momentum;
@@ -295,7 +300,7 @@ SG_ROW(momentum_sparse_row) {
 }
 SG_END_ROW
 
-SG_ROW(keras_momentum_row) {
+SG_ROW(keras_momentum_row, 1) {
     T lr = (T)hp[0], momentum = (T)hp[1];
     bool use_nesterov = hp[2] != 0;
     s1[0] = s1[0] * momentum - g * lr;
@@ -306,7 +311,7 @@ SG_ROW(keras_momentum_row) {
 }
 SG_END_ROW
 
-SG_ROW(adam_row) {
+SG_ROW(adam_row, 2) {
     // alpha = (lr * sqrt(1 - beta2_power)) / (1 - beta1_power), from Python.
     T alpha = (T)hp[0], beta1 = (T)hp[1], beta2 = (T)hp[2], epsilon = (T)hp[3];
     bool use_nesterov = hp[4] != 0;
@@ -320,7 +325,7 @@ SG_ROW(adam_row) {
 }
 SG_END_ROW
 
-SG_ROW(amsgrad_row) {
+SG_ROW(amsgrad_row, 3) {
     T alpha = (T)hp[0], beta1 = (T)hp[1], beta2 = (T)hp[2], epsilon = (T)hp[3];
     T c1 = (T)1 - beta1, c2 = (T)1 - beta2;
     s1[0] = s1[0] + (g - s1[0]) * c1;
@@ -330,7 +335,7 @@ SG_ROW(amsgrad_row) {
 }
 SG_END_ROW
 
-SG_ROW(ada_max_row) {
+SG_ROW(ada_max_row, 2) {
     // alpha = lr / (1 - beta1_power), from Python.
     T alpha = (T)hp[0], beta1 = (T)hp[1], beta2 = (T)hp[2], epsilon = (T)hp[3];
     T c1 = (T)1 - beta1;
@@ -340,7 +345,7 @@ SG_ROW(ada_max_row) {
 }
 SG_END_ROW
 
-SG_ROW(rms_prop_dense_row) {
+SG_ROW(rms_prop_dense_row, 2) {
     T lr = (T)hp[0], rho = (T)hp[1], momentum = (T)hp[2], epsilon = (T)hp[3];
     T c = (T)1 - rho;
     s1[0] = s1[0] + (g * g - s1[0]) * c;
@@ -349,7 +354,7 @@ SG_ROW(rms_prop_dense_row) {
 }
 SG_END_ROW
 
-SG_ROW(rms_prop_sparse_row) {
+SG_ROW(rms_prop_sparse_row, 2) {
     T lr = (T)hp[0], rho = (T)hp[1], momentum = (T)hp[2], epsilon = (T)hp[3];
     T c = (T)1 - rho;
     s1[0] = s1[0] * rho + (g * g) * c;
@@ -358,7 +363,7 @@ SG_ROW(rms_prop_sparse_row) {
 }
 SG_END_ROW
 
-SG_ROW(centered_rms_prop_dense_row) {
+SG_ROW(centered_rms_prop_dense_row, 3) {
     // s1 mg, s2 ms, s3 mom
     T lr = (T)hp[0], rho = (T)hp[1], momentum = (T)hp[2], epsilon = (T)hp[3];
     T c = (T)1 - rho;
@@ -370,7 +375,7 @@ SG_ROW(centered_rms_prop_dense_row) {
 }
 SG_END_ROW
 
-SG_ROW(centered_rms_prop_sparse_row) {
+SG_ROW(centered_rms_prop_sparse_row, 3) {
     T lr = (T)hp[0], rho = (T)hp[1], momentum = (T)hp[2], epsilon = (T)hp[3];
     T c = (T)1 - rho;
     s2[0] = s2[0] * rho + (g * g) * c;
@@ -381,7 +386,7 @@ SG_ROW(centered_rms_prop_sparse_row) {
 }
 SG_END_ROW
 
-SG_ROW(add_sign_row) {
+SG_ROW(add_sign_row, 1) {
     T lr = (T)hp[0], alpha = (T)hp[1], sign_decay = (T)hp[2], beta = (T)hp[3];
     T c = (T)1 - beta;
     s1[0] = s1[0] * beta + g * c;
@@ -390,7 +395,7 @@ SG_ROW(add_sign_row) {
 }
 SG_END_ROW
 
-SG_ROW(power_sign_row) {
+SG_ROW(power_sign_row, 1) {
     T lr = (T)hp[0], logbase = (T)hp[1], sign_decay = (T)hp[2], beta = (T)hp[3];
     T c = (T)1 - beta, log_decay = logbase * sign_decay;
     // The three values of exp(log_decay * s), with the CPU's arguments.
@@ -420,17 +425,56 @@ __device__ void sg_dense(T* var, T* s1, T* s2, T* s3, const T* grad, i64 size,
     }
 }
 
+// Occurrences whose gradient values a thread loads at once, before it uses
+// them in order: the loads are independent, so a hot row (Zipf ids: ~1e5
+// occurrences of one row) keeps SG_UNROLL loads per thread in flight instead
+// of waiting for each in turn.  Only the loads run ahead; the additions and
+// updates stay in the order of the occurrences.
+#define SG_UNROLL 8
+
+// g[u] = the gradient of column j of occurrence q + u (0 past q1).
+template <typename T>
+__device__ __forceinline__ void sg_load_grads(T (&g)[SG_UNROLL], const T* grad,
+                                              const i64* order, i64 q, i64 q1,
+                                              i64 R, i64 j, T s, int scaled) {
+    i64 k[SG_UNROLL];
+#pragma unroll
+    for (int u = 0; u < SG_UNROLL; ++u) k[u] = q + u < q1 ? order[q + u] : 0;
+#pragma unroll
+    for (int u = 0; u < SG_UNROLL; ++u)
+        g[u] = q + u < q1 ? sg_grad(grad, k[u] * R + j, s, scaled) : (T)0;
+}
+
+// The gradients of column j of rows order[q0..q1) summed in that order from
+// zero (the CPU's coalesced row).
+template <typename T>
+__device__ T sg_ordered_sum(const T* grad, const i64* order, i64 q0, i64 q1,
+                            i64 R, i64 j, T s, int scaled) {
+    T sum = (T)0;
+    for (i64 q = q0; q < q1; q += SG_UNROLL) {
+        T g[SG_UNROLL];
+        sg_load_grads(g, grad, order, q, q1, R, j, s, scaled);
+#pragma unroll
+        for (int u = 0; u < SG_UNROLL; ++u)
+            if (q + u < q1) sum = sum + g[u];
+    }
+    return sum;
+}
+
 // Distinct rows are handed to blocks (grid-stride over the n_groups groups),
 // one thread per column: a block takes blockDim.x / R rows at a time when
 // rows are narrower than the block (R == 1: one row per thread), else one row,
 // its threads striding over the columns.  Each (row, column) element is
 // updated by one thread, in the order of the row's occurrences: the bits do
-// not depend on the launch shape.
-template <typename T, typename Row, typename Scalar>
+// not depend on the launch shape.  The thread holds var and the slots of its
+// element in registers while it applies the occurrences (Row::slots: the
+// slots the formula uses; the others alias var and are neither read nor
+// written), and stores them once.  No barrier: threads may leave early.
+template <typename T, typename Row>
 __device__ void sg_sparse(T* var, T* s1, T* s2, T* s3, const T* grad,
                           const i64* unique, const i64* order, const i64* starts,
                           i64 n_groups, i64 R, const double* hp, T s, int scaled,
-                          int coalesce) {
+                          int coalesce, i64 heavy_min) {
     const i64 block = blockDim.x;
     const i64 per_block = R < block ? block / R : 1;
     const i64 lane = per_block > 1 ? threadIdx.x / R : 0;
@@ -442,25 +486,182 @@ __device__ void sg_sparse(T* var, T* s1, T* s2, T* s3, const T* grad,
         const i64 grp = first + lane;
         if (grp >= n_groups) break;
         const i64 row = unique[grp], q0 = starts[grp], q1 = starts[grp + 1];
+        if (q1 - q0 >= heavy_min) continue;     // sg_sparse_heavy's
         for (i64 j = j0; j < R; j += j_step) {
             const i64 e = row * R + j;
+            T v = var[e];
+            T a = Row::slots > 0 ? s1[e] : (T)0;
+            T b = Row::slots > 1 ? s2[e] : (T)0;
+            T c = Row::slots > 2 ? s3[e] : (T)0;
             if (coalesce) {
-                T sum = (T)0;
-                for (i64 q = q0; q < q1; ++q)
-                    sum = sum + sg_grad(grad, order[q] * R + j, s, scaled);
-                if (R == 1)
-                    Scalar::f(var + e, s1 + e, s2 + e, s3 + e, sum, hp);
-                else
-                    Row::f(var + e, s1 + e, s2 + e, s3 + e, sum, hp);
+                Row::f(&v, &a, &b, &c,
+                       sg_ordered_sum(grad, order, q0, q1, R, j, s, scaled), hp);
             } else {
-                for (i64 q = q0; q < q1; ++q) {
-                    T g = sg_grad(grad, order[q] * R + j, s, scaled);
-                    if (R == 1)
-                        Scalar::f(var + e, s1 + e, s2 + e, s3 + e, g, hp);
-                    else
-                        Row::f(var + e, s1 + e, s2 + e, s3 + e, g, hp);
+                for (i64 q = q0; q < q1; q += SG_UNROLL) {
+                    T g[SG_UNROLL];
+                    sg_load_grads(g, grad, order, q, q1, R, j, s, scaled);
+#pragma unroll
+                    for (int u = 0; u < SG_UNROLL; ++u)
+                        if (q + u < q1) Row::f(&v, &a, &b, &c, g[u], hp);
                 }
             }
+            if (Row::slots > 2) s3[e] = c;
+            if (Row::slots > 1) s2[e] = b;
+            if (Row::slots > 0) s1[e] = a;
+            var[e] = v;
+        }
+    }
+}
+
+// Heavy groups (at least heavy_min occurrences; Zipf ids give one row ~1e5):
+// SG_UNROLL loads per thread are far too few to stream such a row's
+// gradients through one chain per column.  Here a block takes one column
+// chunk (16 columns, 64 or 128 bytes of each gradient row, or all R when
+// narrower; several chunks: several SMs on one hot row) of one heavy group
+// at a time,
+// all its threads load tiles of the chunk's gradients (occurrences in order)
+// into shared memory, and thread t < width keeps column t's chain: it applies
+// (or sums) the tile's values in order, from shared memory, while the loads
+// of the next tile are in flight (two tiles, alternating).  The chain is the
+// light kernel's, so the bits are too.  `heavy` lists the heavy groups
+// (n_heavy[0] of them, in any order: each group's elements are its own).
+#define SG_CHUNK_COLS 16
+#define SG_TILE_BYTES 16384
+#define SG_TILE_LOADS (SG_TILE_BYTES / 4 / SPARSEGRAD_BLOCK)  // per thread, float
+#define SG_TILE_DOUBLES (SG_TILE_BYTES / 8)
+// The two tiles are declared in the kernel, not in the templates: a static
+// __shared__ array in a function template exists once per instantiation, and
+// a kernel that instantiates two (Row and Scalar) would need twice the
+// shared memory (64 KiB: more than a block may have; PTX is still emitted,
+// only ptxas or the driver's JIT refuses it).  double storage keeps them
+// 8-byte aligned for either T.
+#define SG_TILES __shared__ double tiles[2 * SG_TILE_DOUBLES]
+// The heavy kernels ask for at most 128 registers a thread, so that two
+// blocks fit on an SM (one loads while the other waits at its barrier);
+// ptxas reports no spill but 4 bytes in FTRL float64.
+
+// Occurrences of a tile that starts at q (none past q1).
+__device__ __forceinline__ int sg_tile_count(i64 q, i64 q1, int per_tile) {
+    return (int)(q >= q1 ? 0 : (q1 - q < per_tile ? q1 - q : per_tile));
+}
+
+// k[l] = the row of grad of this thread's l-th element of the tile at q.
+template <typename T>
+__device__ __forceinline__ void sg_tile_rows(i64 (&k)[SG_TILE_LOADS],
+                                             const i64* order, i64 q, int m, int w) {
+    const int per_thread = SG_TILE_BYTES / (int)sizeof(T) / SPARSEGRAD_BLOCK;
+#pragma unroll
+    for (int l = 0; l < SG_TILE_LOADS; ++l) {
+        const int x = (int)threadIdx.x + SPARSEGRAD_BLOCK * l;
+        if (l < per_thread && x < m * w) k[l] = order[q + x / w];
+    }
+}
+
+// r[l] = the gradient of this thread's l-th element of a tile of m
+// occurrences whose rows are k.
+template <typename T>
+__device__ __forceinline__ void sg_tile_load(T (&r)[SG_TILE_LOADS],
+                                             const i64 (&k)[SG_TILE_LOADS],
+                                             const T* grad, int m, int w, i64 R,
+                                             i64 c0, T s, int scaled) {
+    const int per_thread = SG_TILE_BYTES / (int)sizeof(T) / SPARSEGRAD_BLOCK;
+#pragma unroll
+    for (int l = 0; l < SG_TILE_LOADS; ++l) {
+        const int x = (int)threadIdx.x + SPARSEGRAD_BLOCK * l;
+        if (l < per_thread && x < m * w)
+            r[l] = sg_grad(grad, k[l] * R + c0 + x % w, s, scaled);
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void sg_tile_store(const T (&r)[SG_TILE_LOADS], T* tile,
+                                              int m, int w) {
+    const int per_thread = SG_TILE_BYTES / (int)sizeof(T) / SPARSEGRAD_BLOCK;
+#pragma unroll
+    for (int l = 0; l < SG_TILE_LOADS; ++l) {
+        const int x = (int)threadIdx.x + SPARSEGRAD_BLOCK * l;
+        if (l < per_thread && x < m * w) tile[x] = r[l];
+    }
+}
+
+template <typename T, typename Row>
+__device__ void sg_sparse_heavy(T* var, T* s1, T* s2, T* s3, const T* grad,
+                                const i64* unique, const i64* order,
+                                const i64* starts, const i64* heavy,
+                                const i64* n_heavy, i64 R, const double* hp, T s,
+                                int scaled, int coalesce, double* tiles) {
+    const int t = threadIdx.x;
+    const i64 cols = R < SG_CHUNK_COLS ? R : SG_CHUNK_COLS;
+    const i64 n_chunks = (R + cols - 1) / cols;
+    const i64 n_items = n_heavy[0] * n_chunks;
+    for (i64 item = blockIdx.x; item < n_items; item += gridDim.x) {
+        const i64 grp = heavy[item / n_chunks];
+        const i64 c0 = (item % n_chunks) * cols;
+        const int w = (int)(R - c0 < cols ? R - c0 : cols);
+        const int per_tile = SG_TILE_BYTES / (int)sizeof(T) / w;  // occurrences
+        const i64 row = unique[grp], q0 = starts[grp], q1 = starts[grp + 1];
+        const i64 e = row * R + c0 + t;
+        T v = (T)0, a = (T)0, b = (T)0, c = (T)0, sum = (T)0;
+        if (t < w) {
+            v = var[e];
+            if (Row::slots > 0) a = s1[e];
+            if (Row::slots > 1) b = s2[e];
+            if (Row::slots > 2) c = s3[e];
+        }
+        // Rows (order) one tile ahead of the gradients: a tile's loads then
+        // wait for one round trip, not for two in a row.
+        T r[SG_TILE_LOADS];
+        i64 k[SG_TILE_LOADS];
+        int m = sg_tile_count(q0, q1, per_tile);
+        sg_tile_rows<T>(k, order, q0, m, w);
+        sg_tile_load(r, k, grad, m, w, R, c0, s, scaled);
+        sg_tile_rows<T>(k, order, q0 + per_tile,
+                        sg_tile_count(q0 + per_tile, q1, per_tile), w);
+        sg_tile_store(r, (T*)tiles, m, w);
+        __syncthreads();
+        int cur = 0;
+        for (i64 q = q0; q < q1; q += per_tile) {
+            // the next tile's loads go out first (k holds its rows; then the
+            // rows of the tile after it) ...
+            const int mn = sg_tile_count(q + per_tile, q1, per_tile);
+            sg_tile_load(r, k, grad, mn, w, R, c0, s, scaled);
+            const i64 qnn = q + 2 * (i64)per_tile;
+            sg_tile_rows<T>(k, order, qnn, sg_tile_count(qnn, q1, per_tile), w);
+            // ... while column t's chain takes this tile, in order
+            if (t < w) {
+                const T* tile = (const T*)(tiles + cur * SG_TILE_DOUBLES);
+                if (coalesce)
+                    for (int p = 0; p < m; ++p) sum = sum + tile[p * w + t];
+                else
+                    for (int p = 0; p < m; ++p) Row::f(&v, &a, &b, &c, tile[p * w + t], hp);
+            }
+            // tiles[cur ^ 1] was last read before the previous barrier
+            sg_tile_store(r, (T*)(tiles + (cur ^ 1) * SG_TILE_DOUBLES), mn, w);
+            __syncthreads();
+            cur ^= 1;
+            m = mn;
+        }
+        if (t < w) {
+            if (coalesce) Row::f(&v, &a, &b, &c, sum, hp);
+            if (Row::slots > 2) s3[e] = c;
+            if (Row::slots > 1) s2[e] = b;
+            if (Row::slots > 0) s1[e] = a;
+            var[e] = v;
+        }
+        // the next item's first tile goes to tiles[0]: the loop's last
+        // barrier follows every read of it
+    }
+}
+
+// heavy[0..n_heavy[0]) = the groups with at least heavy_min occurrences, in
+// any order (an integer atomic counter; n_heavy[0] starts at 0).
+extern "C" __global__ void heavy_groups(const i64* starts, i64 n_groups, i64 heavy_min,
+                                        i64* heavy, i64* n_heavy) {
+    SG_GRID_LOOP(g, n_groups) {
+        if (starts[g + 1] - starts[g] >= heavy_min) {
+            const unsigned long long k =
+                atomicAdd((unsigned long long*)n_heavy, 1ULL);
+            heavy[k] = g;
         }
     }
 }
@@ -477,11 +678,33 @@ __device__ void sg_sparse(T* var, T* s1, T* s2, T* s3, const T* grad,
     extern "C" __global__ void sparse_##op##_##sfx(                           \
         T* var, T* s1, T* s2, T* s3, const T* grad, const i64* unique,        \
         const i64* order, const i64* starts, i64 n_groups, i64 R,             \
-        SG_HP_PARAMS, T s, int scaled, int coalesce) {                        \
+        SG_HP_PARAMS, T s, int scaled, int coalesce, i64 heavy_min) {         \
         SG_HP_LOAD;                                                           \
-        sg_sparse<T, Row, Scalar>(var, s1, s2, s3, grad, unique, order,       \
-                                  starts, n_groups, R, hp, s, scaled,         \
-                                  coalesce);                                  \
+        if (R == 1)                                                           \
+            sg_sparse<T, Scalar>(var, s1, s2, s3, grad, unique, order,        \
+                                 starts, n_groups, R, hp, s, scaled,          \
+                                 coalesce, heavy_min);                        \
+        else                                                                  \
+            sg_sparse<T, Row>(var, s1, s2, s3, grad, unique, order, starts,   \
+                              n_groups, R, hp, s, scaled, coalesce,           \
+                              heavy_min);                                     \
+    }                                                                         \
+    extern "C" __global__ void __launch_bounds__(SPARSEGRAD_BLOCK, 2)         \
+    sparse_heavy_##op##_##sfx(                                                \
+        T* var, T* s1, T* s2, T* s3, const T* grad, const i64* unique,        \
+        const i64* order, const i64* starts, const i64* heavy,                \
+        const i64* n_heavy, i64 R, SG_HP_PARAMS, T s, int scaled,             \
+        int coalesce) {                                                       \
+        SG_HP_LOAD;                                                           \
+        SG_TILES;                                                             \
+        if (R == 1)                                                           \
+            sg_sparse_heavy<T, Scalar>(var, s1, s2, s3, grad, unique, order,  \
+                                       starts, heavy, n_heavy, R, hp, s,      \
+                                       scaled, coalesce, tiles);              \
+        else                                                                  \
+            sg_sparse_heavy<T, Row>(var, s1, s2, s3, grad, unique, order,     \
+                                    starts, heavy, n_heavy, R, hp, s, scaled, \
+                                    coalesce, tiles);                         \
     }
 
 #define SG_DENSE(op, Row)                                                     \
@@ -533,26 +756,78 @@ SG_DENSE(power_sign, power_sign_row)
 //   var_j -= (lr / (sqrt(accum) + epsilon)) * g_j
 
 // The gradient of column j of one application: occurrence q's row (scaled as
-// read), or, coalesced, the sum from zero of the rows order[q0..q1) in order.
+// read), or, coalesced, the sum from zero of the rows order[q0..q1) in order;
+// dense (order NULL): row q of grad.
 template <typename T>
 __device__ __forceinline__ T sg_rowwise_grad(const T* grad, const i64* order,
                                             i64 q, i64 q0, i64 q1, i64 R, i64 j,
                                             T s, int scaled, int coalesce) {
+    if (!order) return sg_grad(grad, q * R + j, s, scaled);
     if (!coalesce) return sg_grad(grad, order[q] * R + j, s, scaled);
+    return sg_ordered_sum(grad, order, q0, q1, R, j, s, scaled);
+}
+
+// Coalesced row-wise groups: the sum, in order from zero, of columns
+// [c0, c0 + w) of the rows order[q0..q1), column c0 + t returned to thread
+// t < w.  The whole block loads tiles of the rows into shared memory (the
+// heavy kernel's pipeline: the next tile's loads in flight while the chains
+// take this one), so a hot row streams with 256 threads' loads, not w
+// threads' SG_UNROLL each.  Every thread of the block must call it (barriers).
+// Groups of fewer rows sum per thread (SG_UNROLL loads ahead): fewer barriers.
+#define SG_ROWWISE_TILED_MIN 32
+
+template <typename T>
+__device__ T sg_block_column_sum(const T* grad, const i64* order, i64 q0, i64 q1,
+                                 i64 R, i64 c0, int w, T s, int scaled,
+                                 double* tiles) {
+    const int t = threadIdx.x;
+    const int per_tile = SG_TILE_BYTES / (int)sizeof(T) / w;
     T sum = (T)0;
-    for (i64 k = q0; k < q1; ++k) sum = sum + sg_grad(grad, order[k] * R + j, s, scaled);
+    T r[SG_TILE_LOADS];
+    i64 k[SG_TILE_LOADS];
+    int m = sg_tile_count(q0, q1, per_tile);
+    sg_tile_rows<T>(k, order, q0, m, w);
+    sg_tile_load(r, k, grad, m, w, R, c0, s, scaled);
+    sg_tile_rows<T>(k, order, q0 + per_tile,
+                    sg_tile_count(q0 + per_tile, q1, per_tile), w);
+    __syncthreads();                        // the last reads of the tiles
+    sg_tile_store(r, (T*)tiles, m, w);
+    __syncthreads();
+    int cur = 0;
+    for (i64 q = q0; q < q1; q += per_tile) {
+        const int mn = sg_tile_count(q + per_tile, q1, per_tile);
+        sg_tile_load(r, k, grad, mn, w, R, c0, s, scaled);
+        const i64 qnn = q + 2 * (i64)per_tile;
+        sg_tile_rows<T>(k, order, qnn, sg_tile_count(qnn, q1, per_tile), w);
+        if (t < w) {
+            const T* tile = (const T*)(tiles + cur * SG_TILE_DOUBLES);
+            for (int p = 0; p < m; ++p) sum = sum + tile[p * w + t];
+        }
+        sg_tile_store(r, (T*)(tiles + (cur ^ 1) * SG_TILE_DOUBLES), mn, w);
+        __syncthreads();
+        cur ^= 1;
+        m = mn;
+    }
     return sum;
 }
 
 // Applies, for each group of one block's grid-stride share, each occurrence
 // (or the coalesced sum once).  Dense: the groups are the rows themselves
-// (order, unique and starts NULL).
+// (order, unique and starts NULL).  The threads read the row's gradient
+// (coalesced loads; each thread its columns, a coalesced sum in order) and
+// put the squares in shared memory, BLOCK columns at a time; thread 0 adds
+// them in column order (the CPU's order, hence its bits), updates the
+// accumulator and shares the multiplier.  Every loop bound below depends on
+// the block and the group only, so all threads reach every barrier.
 template <typename T>
 __device__ void sg_rowwise(T* var, T* accum, const T* grad, const i64* unique,
                            const i64* order, const i64* starts, i64 n_groups, i64 R,
-                           const double* hp, T s, int scaled, int coalesce) {
+                           const double* hp, T s, int scaled, int coalesce,
+                           double* tiles) {
+    __shared__ double sq[SPARSEGRAD_BLOCK];
     __shared__ double mult_shared;
     const T lr = (T)hp[0], epsilon = (T)hp[1];
+    const i64 t = threadIdx.x, block = blockDim.x;
     for (i64 grp = blockIdx.x; grp < n_groups; grp += gridDim.x) {
         const i64 row = unique ? unique[grp] : grp;
         const i64 q0 = starts ? starts[grp] : grp;
@@ -560,24 +835,43 @@ __device__ void sg_rowwise(T* var, T* accum, const T* grad, const i64* unique,
         const i64 n_apply = coalesce ? 1 : q1 - q0;
         for (i64 a = 0; a < n_apply; ++a) {
             const i64 q = q0 + a;
-            if (threadIdx.x == 0) {
-                double total = 0;
-                for (i64 j = 0; j < R; ++j) {
-                    T gj = order ? sg_rowwise_grad(grad, order, q, q0, q1, R, j, s,
-                                                   scaled, coalesce)
-                                 : sg_grad(grad, q * R + j, s, scaled);
-                    total = total + (double)gj * (double)gj;
+            double total = 0;               // thread 0's
+            T g_first = (T)0;               // column t's gradient, kept
+            // coalesced, many rows: the block streams them together
+            const bool tiled = order && coalesce && q1 - q0 >= SG_ROWWISE_TILED_MIN;
+            for (i64 c0 = 0; c0 < R; c0 += block) {
+                const i64 j = c0 + t;
+                const T g_sum =
+                    tiled ? sg_block_column_sum(grad, order, q0, q1, R, c0,
+                                                (int)(R - c0 < block ? R - c0 : block),
+                                                s, scaled, tiles)
+                          : (T)0;
+                if (j < R) {
+                    const T gj = tiled
+                                     ? g_sum
+                                     : sg_rowwise_grad(grad, order, q, q0, q1, R, j,
+                                                       s, scaled, coalesce);
+                    if (c0 == 0) g_first = gj;
+                    sq[t] = (double)gj * (double)gj;
                 }
+                __syncthreads();
+                if (t == 0) {
+                    const i64 m = R - c0 < block ? R - c0 : block;
+                    for (i64 k = 0; k < m; ++k) total = total + sq[k];
+                }
+                __syncthreads();            // sq is written again next round
+            }
+            if (t == 0) {
                 accum[row] = accum[row] + (T)(total / (double)R);
-                T mult = lr / (sg_sqrt(accum[row]) + epsilon);
+                const T mult = lr / (sg_sqrt(accum[row]) + epsilon);
                 mult_shared = (double)mult;     // exact: T fits in double
             }
             __syncthreads();
             const T mult = (T)mult_shared;
-            for (i64 j = threadIdx.x; j < R; j += blockDim.x) {
-                T gj = order ? sg_rowwise_grad(grad, order, q, q0, q1, R, j, s, scaled,
-                                               coalesce)
-                             : sg_grad(grad, q * R + j, s, scaled);
+            for (i64 j = t; j < R; j += block) {
+                const T gj = j == t ? g_first
+                                    : sg_rowwise_grad(grad, order, q, q0, q1, R, j,
+                                                      s, scaled, coalesce);
                 var[row * R + j] = var[row * R + j] - mult * gj;
             }
             // mult_shared is written again by the next application.
@@ -592,15 +886,17 @@ __device__ void sg_rowwise(T* var, T* accum, const T* grad, const i64* unique,
         int scaled) {                                                         \
         SG_HP_LOAD;                                                           \
         sg_rowwise<T>(var, accum, grad, (const i64*)0, (const i64*)0,         \
-                      (const i64*)0, n_rows, R, hp, s, scaled, 0);            \
+                      (const i64*)0, n_rows, R, hp, s, scaled, 0,             \
+                      (double*)0);                                            \
     }                                                                         \
     extern "C" __global__ void sparse_rowwise_adagrad_##sfx(                  \
         T* var, T* accum, const T* grad, const i64* unique, const i64* order, \
         const i64* starts, i64 n_groups, i64 R, SG_HP_PARAMS, T s, int scaled, \
         int coalesce) {                                                       \
         SG_HP_LOAD;                                                           \
+        SG_TILES;                                                             \
         sg_rowwise<T>(var, accum, grad, unique, order, starts, n_groups, R,   \
-                      hp, s, scaled, coalesce);                               \
+                      hp, s, scaled, coalesce, tiles);                        \
     }
 
 SG_ROWWISE_T(float, f32)

@@ -10,17 +10,22 @@ grouped by row (:func:`sparsegrad._cuda.sort.group_rows`, or the caller's
 groups for ``_grouped``), each distinct row goes to one block (narrow rows:
 ``BLOCK // R`` of them to a block), one thread per column, and each thread
 applies its column's occurrences in their original order, or their sum in
-that order (``coalesce``).  ``sparse_<op>`` is that kernel without
-coalescing; ``_by_row`` takes no scratch (``scratch`` is ignored, and
-:func:`by_row_scratch_size` is 0) and has no limit on n but int64's.
+that order (``coalesce``).  Rows with at least :data:`HEAVY_MIN` occurrences
+(the hot ids of a skewed batch) go to a second kernel, in which a whole
+block streams the gradients of a 16-column chunk of one row through shared
+memory to the same per-column chains (the same bits).  ``sparse_<op>`` is
+that pair without coalescing; ``_by_row`` takes no scratch (``scratch`` is
+ignored, and :func:`by_row_scratch_size` is 0) and has no limit on n but
+int64's.  No value comes back to the host: how many rows are heavy stays on
+the device (the lists are sized by the bound ``n // HEAVY_MIN``).
 """
 
 import numpy as np
 
-from . import BLOCK, blocks_for, launch, suffix
+from . import BLOCK, blocks_for, cupy, launch, suffix
 from .sort import group_rows
 
-__all__ = ["HYPERPARAMETERS", "BY_ROW_MAX_N", "by_row_scratch_size",
+__all__ = ["HYPERPARAMETERS", "BY_ROW_MAX_N", "HEAVY_MIN", "by_row_scratch_size",
            "dense_rowwise_adagrad"]
 
 _FAMILY = "training"
@@ -60,6 +65,18 @@ _SPARSE = tuple(name for name in HYPERPARAMETERS
 
 # The kernels take the hyper-parameters as seven double scalars.
 _N_HP = 7
+
+#: Occurrences from which a distinct row goes to the heavy kernel.
+HEAVY_MIN = 64
+# Columns of a row that one block of the heavy kernel takes (SG_CHUNK_COLS).
+_CHUNK_COLS = 16
+# Blocks of a heavy launch: a few per SM of a large GPU (two fit on one).
+# Its grid is sized by the bound n // HEAVY_MIN, not by the count, which
+# stays on the device: a grid of that bound would be mostly blocks with
+# nothing to do, each still scheduled.
+_HEAVY_BLOCKS = 1024
+# "No group is heavy" for the light kernel.
+_NEVER = np.iinfo(np.int64).max
 
 
 def _hp_args(hp):
@@ -112,9 +129,28 @@ def _run_sparse(name, rows, grad, unique, order, starts, hp, grad_scale,
     if name == "rowwise_adagrad":
         launch(_FAMILY, kernel, blocks_for(n_groups, 1), (var, rows[1], *args))
     else:
+        # At most n // HEAVY_MIN groups are heavy: the lists are sized by
+        # that bound, and how many there are stays on the device (no sync).
+        n = order.shape[0]
+        max_heavy = min(n_groups, n // HEAVY_MIN)
+        heavy_min = np.int64(HEAVY_MIN if max_heavy else _NEVER)
+        if max_heavy:
+            cp = cupy()
+            heavy = cp.empty((max_heavy,), dtype=np.int64)
+            n_heavy = cp.zeros((1,), dtype=np.int64)
+            launch(_FAMILY, "heavy_groups", blocks_for(n_groups),
+                   (starts, np.int64(n_groups), heavy_min, heavy, n_heavy))
         # A block takes BLOCK // R rows at a time when they are narrower.
         per_block = BLOCK // R if R < BLOCK else 1
-        launch(_FAMILY, kernel, blocks_for(n_groups, per_block), (*rows, *args))
+        launch(_FAMILY, kernel, blocks_for(n_groups, per_block),
+               (*rows, *args, heavy_min))
+        if max_heavy:
+            n_chunks = -(-R // _CHUNK_COLS)
+            launch(_FAMILY, f"sparse_heavy_{name}_{suffix(var.dtype)}",
+                   min(_HEAVY_BLOCKS, max_heavy * n_chunks),
+                   (*rows, grad, unique, order, starts, heavy, n_heavy,
+                    np.int64(R), *_hp_args(hp), *_scale_args(grad_scale, var.dtype),
+                    np.int32(bool(coalesce))))
 
 
 def _sparse_launchers(name):

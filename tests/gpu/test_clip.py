@@ -56,6 +56,28 @@ def test_sum_of_squares_list_has_the_cpu_bits(device, dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
+def test_sum_of_squares_many_groups_and_partials(device, dtype):
+    # Grouped: ~100 groups in one CPU block (several batches of 32 groups side
+    # by side, single and repeated rows mixed, one index 40 times: full and
+    # partial batches of loads ahead; one 300 times: its columns summed
+    # through shared-memory tiles, 256 (float64) or 512 rows a tile).
+    # Dense: 600 CPU blocks, so the final sum stages its partials in three
+    # rounds of 256.
+    rng = np.random.default_rng(12)
+    indices = np.concatenate([rng.permutation(150)[:90], rng.integers(0, 150, 60),
+                              np.full(40, 7), np.full(300, 9)])
+    indices = indices[rng.permutation(indices.shape[0])]
+    values = rng.standard_normal((indices.shape[0], 8)).astype(dtype)
+    _, order, starts = sparse_rows.group_rows(indices, 150)
+    dense = rng.standard_normal(600 * 4096 - 5).astype(dtype)
+    for entries in ([(values, order, starts)], [(dense,), (values, order, starts)]):
+        want = cpu_clip.sum_of_squares_list(entries, 2)
+        got = cuda_clip.sum_of_squares_list(
+            [tuple(device.asarray(a) for a in e) for e in entries], 2)
+        assert float(got) == want
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
 def test_scale_and_clip_values_twins(device, dtype):
     x = np.random.default_rng(4).standard_normal(1000).astype(dtype)
     x[:3] = [np.nan, np.inf, -np.inf]

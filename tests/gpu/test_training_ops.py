@@ -185,6 +185,91 @@ def test_wide_rows_span_several_passes_of_the_block(device):
         _assert_same(arrays, dev[:4], device, True, np.float32)
 
 
+# A hot row: 19 occurrences of row 1 among others (two full batches of the
+# kernels' SG_UNROLL = 8 loads ahead, then a partial one).
+HOT = np.array([1, 3, 1, 1, 0, 1, 1, 1, 1, 5, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 1,
+                1, 1, 3, 1], dtype=np.int64)
+
+
+@pytest.mark.parametrize("heavy_min", (gpu.HEAVY_MIN, 2))
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", SPARSE_OPS)
+def test_hot_row_occurrences_in_order(device, op, dtype, heavy_min, monkeypatch):
+    # The loads of a row's occurrences run ahead in batches; the updates (or
+    # the coalesced sum) must still take them one after another, in order.
+    # heavy_min 2: the rows met more than once go to the heavy kernel (tiles
+    # in shared memory), every op through it.
+    monkeypatch.setattr(gpu, "HEAVY_MIN", heavy_min)
+    hp = _hp(op, 0, dtype)
+    odd = float(dtype(0.3))
+    n = HOT.shape[0]
+    for R in (1, 3):
+        exact = _exact(op, 0, True, R)
+        scratch = np.empty(max(1, cpu.by_row_scratch_size(n, R, 1)), np.int32)
+        for scale, coalesce in ((1.0, False), (odd, False), (odd, True)):
+            var, slots, _ = _state(op, R, dtype, seed=R + 20)
+            grad = np.random.default_rng(R).uniform(-1, 1, (n, R)).astype(dtype)
+            arrays = [var, *slots]
+            dev = _to_device(device, arrays + [grad])
+            getattr(cpu, f"sparse_{op}_by_row")(*arrays, grad, HOT, hp, scale,
+                                                coalesce, 1, scratch)
+            getattr(gpu, f"sparse_{op}_by_row")(*dev, device.asarray(HOT), hp, scale,
+                                                coalesce, 1, None)
+            _assert_same(arrays, dev[:4], device, exact, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ("adagrad_v2", "adam", "ftrl"))
+def test_heavy_rows_stream_through_tiles(device, op, dtype):
+    # Rows of HEAVY_MIN occurrences or more: a block per 16-column chunk
+    # (R = 40: chunks of 16, 16 and 8; R = 1: one column), several tiles of
+    # occurrences (float64: 128 occurrences of 16 columns a tile), with
+    # light rows beside them; each occurrence in order, or their sum.
+    rng = np.random.default_rng(9)
+    hot = np.concatenate([np.full(600, 2), np.full(gpu.HEAVY_MIN, 5),
+                          rng.integers(0, N_ROWS, 40)])
+    hot = hot[rng.permutation(hot.shape[0])].astype(np.int64)
+    n = hot.shape[0]
+    hp = _hp(op, 0, dtype)
+    odd = float(dtype(0.3))
+    for R in (1, 40):
+        scratch = np.empty(max(1, cpu.by_row_scratch_size(n, R, 1)), np.int32)
+        for scale, coalesce in ((1.0, False), (odd, True)):
+            var, slots, _ = _state(op, R, dtype, seed=R)
+            grad = rng.uniform(-1, 1, (n, R)).astype(dtype)
+            arrays = [var, *slots]
+            dev = _to_device(device, arrays + [grad])
+            getattr(cpu, f"sparse_{op}_by_row")(*arrays, grad, hot, hp, scale,
+                                                coalesce, 1, scratch)
+            getattr(gpu, f"sparse_{op}_by_row")(*dev, device.asarray(hot), hp, scale,
+                                                coalesce, 1, None)
+            _assert_same(arrays, dev[:4], device, _exact(op, 0, True, R), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("coalesce", (False, True))
+def test_rowwise_wide_hot_row(device, coalesce, dtype):
+    # Row-wise Adagrad, R > 256 (two rounds of squares through shared memory)
+    # and a hot row, each occurrence applied or the sum once (coalesced: the
+    # block's tiles, 16 (float32) or 8 (float64) rows of 256 columns a
+    # tile, then 44 columns; row 3's two rows summed per thread); scaled.
+    R = 300
+    hp = _hp("rowwise_adagrad", 0, dtype)
+    hot = np.concatenate([HOT, HOT])    # 38 occurrences of row 1: tiled
+    n = hot.shape[0]
+    var, slots, _ = _state("rowwise_adagrad", R, dtype, seed=5)
+    grad = np.random.default_rng(6).uniform(-1, 1, (n, R)).astype(dtype)
+    arrays = [var, *slots]
+    dev = _to_device(device, arrays + [grad])
+    scratch = np.empty(max(1, cpu.by_row_scratch_size(n, R, 1)), np.int32)
+    odd = float(dtype(0.3))
+    cpu.sparse_rowwise_adagrad_by_row(*arrays, grad, hot, hp, odd, coalesce, 1,
+                                      scratch)
+    gpu.sparse_rowwise_adagrad_by_row(*dev, device.asarray(hot), hp, odd, coalesce,
+                                      1, None)
+    _assert_same(arrays, dev[:4], device, True, dtype)
+
+
 @pytest.mark.parametrize("R", (1, 100, 256))
 def test_many_rows_over_several_blocks(device, R):
     # Narrow rows share a block (BLOCK // R of them): several blocks, and the
