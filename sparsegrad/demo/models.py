@@ -33,6 +33,22 @@ __all__ = ["Batch", "FtrlLogistic", "EmbeddingMLP", "array_module", "loss",
 def array_module(device):
     """``numpy`` for ``device="cpu"``, ``cupy`` for ``"gpu"``.
 
+    Parameters
+    ----------
+    device : {"cpu", "gpu"}
+        Where a model's weights live.
+
+    Returns
+    -------
+    module
+        ``numpy`` or ``cupy`` (imported here: CuPy must be installed for
+        ``"gpu"``).
+
+    Raises
+    ------
+    ValueError
+        If `device` is neither.
+
     Examples
     --------
     >>> array_module("cpu").__name__
