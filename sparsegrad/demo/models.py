@@ -51,6 +51,7 @@ def array_module(device):
 
     Examples
     --------
+    >>> from sparsegrad.demo.models import array_module
     >>> array_module("cpu").__name__
     'numpy'
     """
