@@ -584,6 +584,46 @@ __device__ __forceinline__ void sg_tile_store(const T (&r)[SG_TILE_LOADS], T* ti
     }
 }
 
+// Streams columns [c0, c0 + w) of the gradient rows order[q0..q1) through
+// the two shared tiles: the whole block loads the next tile (its rows one
+// tile further ahead, so a tile's loads wait for one round trip, not two in
+// a row) while take(tile, m) is called on threads t < w with this tile's m
+// occurrences, in order (element p * w + t is occurrence p, column c0 + t).
+// Every thread of the block must call it (barriers); it starts with a
+// barrier, so the caller's earlier reads of the tiles are over.
+template <typename T, typename Take>
+__device__ void sg_stream_tiles(const T* grad, const i64* order, i64 q0, i64 q1,
+                                i64 R, i64 c0, int w, T s, int scaled,
+                                double* tiles, Take take) {
+    const int per_tile = SG_TILE_BYTES / (int)sizeof(T) / w;  // occurrences
+    T r[SG_TILE_LOADS];
+    i64 k[SG_TILE_LOADS];
+    int m = sg_tile_count(q0, q1, per_tile);
+    sg_tile_rows<T>(k, order, q0, m, w);
+    sg_tile_load(r, k, grad, m, w, R, c0, s, scaled);
+    sg_tile_rows<T>(k, order, q0 + per_tile,
+                    sg_tile_count(q0 + per_tile, q1, per_tile), w);
+    __syncthreads();
+    sg_tile_store(r, (T*)tiles, m, w);
+    __syncthreads();
+    int cur = 0;
+    for (i64 q = q0; q < q1; q += per_tile) {
+        // the next tile's loads go out first (k holds its rows; then the
+        // rows of the tile after it) ...
+        const int mn = sg_tile_count(q + per_tile, q1, per_tile);
+        sg_tile_load(r, k, grad, mn, w, R, c0, s, scaled);
+        const i64 qnn = q + 2 * (i64)per_tile;
+        sg_tile_rows<T>(k, order, qnn, sg_tile_count(qnn, q1, per_tile), w);
+        // ... while the chains take this tile, in order
+        if ((int)threadIdx.x < w) take((const T*)(tiles + cur * SG_TILE_DOUBLES), m);
+        // tiles[cur ^ 1] was last read before the previous barrier
+        sg_tile_store(r, (T*)(tiles + (cur ^ 1) * SG_TILE_DOUBLES), mn, w);
+        __syncthreads();
+        cur ^= 1;
+        m = mn;
+    }
+}
+
 template <typename T, typename Row>
 __device__ void sg_sparse_heavy(T* var, T* s1, T* s2, T* s3, const T* grad,
                                 const i64* unique, const i64* order,
@@ -598,7 +638,6 @@ __device__ void sg_sparse_heavy(T* var, T* s1, T* s2, T* s3, const T* grad,
         const i64 grp = heavy[item / n_chunks];
         const i64 c0 = (item % n_chunks) * cols;
         const int w = (int)(R - c0 < cols ? R - c0 : cols);
-        const int per_tile = SG_TILE_BYTES / (int)sizeof(T) / w;  // occurrences
         const i64 row = unique[grp], q0 = starts[grp], q1 = starts[grp + 1];
         const i64 e = row * R + c0 + t;
         T v = (T)0, a = (T)0, b = (T)0, c = (T)0, sum = (T)0;
@@ -608,39 +647,13 @@ __device__ void sg_sparse_heavy(T* var, T* s1, T* s2, T* s3, const T* grad,
             if (Row::slots > 1) b = s2[e];
             if (Row::slots > 2) c = s3[e];
         }
-        // Rows (order) one tile ahead of the gradients: a tile's loads then
-        // wait for one round trip, not for two in a row.
-        T r[SG_TILE_LOADS];
-        i64 k[SG_TILE_LOADS];
-        int m = sg_tile_count(q0, q1, per_tile);
-        sg_tile_rows<T>(k, order, q0, m, w);
-        sg_tile_load(r, k, grad, m, w, R, c0, s, scaled);
-        sg_tile_rows<T>(k, order, q0 + per_tile,
-                        sg_tile_count(q0 + per_tile, q1, per_tile), w);
-        sg_tile_store(r, (T*)tiles, m, w);
-        __syncthreads();
-        int cur = 0;
-        for (i64 q = q0; q < q1; q += per_tile) {
-            // the next tile's loads go out first (k holds its rows; then the
-            // rows of the tile after it) ...
-            const int mn = sg_tile_count(q + per_tile, q1, per_tile);
-            sg_tile_load(r, k, grad, mn, w, R, c0, s, scaled);
-            const i64 qnn = q + 2 * (i64)per_tile;
-            sg_tile_rows<T>(k, order, qnn, sg_tile_count(qnn, q1, per_tile), w);
-            // ... while column t's chain takes this tile, in order
-            if (t < w) {
-                const T* tile = (const T*)(tiles + cur * SG_TILE_DOUBLES);
-                if (coalesce)
-                    for (int p = 0; p < m; ++p) sum = sum + tile[p * w + t];
-                else
-                    for (int p = 0; p < m; ++p) Row::f(&v, &a, &b, &c, tile[p * w + t], hp);
-            }
-            // tiles[cur ^ 1] was last read before the previous barrier
-            sg_tile_store(r, (T*)(tiles + (cur ^ 1) * SG_TILE_DOUBLES), mn, w);
-            __syncthreads();
-            cur ^= 1;
-            m = mn;
-        }
+        sg_stream_tiles<T>(grad, order, q0, q1, R, c0, w, s, scaled, tiles,
+                           [&](const T* tile, int m) {
+            if (coalesce)
+                for (int p = 0; p < m; ++p) sum = sum + tile[p * w + t];
+            else
+                for (int p = 0; p < m; ++p) Row::f(&v, &a, &b, &c, tile[p * w + t], hp);
+        });
         if (t < w) {
             if (coalesce) Row::f(&v, &a, &b, &c, sum, hp);
             if (Row::slots > 2) s3[e] = c;
@@ -648,8 +661,6 @@ __device__ void sg_sparse_heavy(T* var, T* s1, T* s2, T* s3, const T* grad,
             if (Row::slots > 0) s1[e] = a;
             var[e] = v;
         }
-        // the next item's first tile goes to tiles[0]: the loop's last
-        // barrier follows every read of it
     }
 }
 
@@ -769,10 +780,10 @@ __device__ __forceinline__ T sg_rowwise_grad(const T* grad, const i64* order,
 
 // Coalesced row-wise groups: the sum, in order from zero, of columns
 // [c0, c0 + w) of the rows order[q0..q1), column c0 + t returned to thread
-// t < w.  The whole block loads tiles of the rows into shared memory (the
-// heavy kernel's pipeline: the next tile's loads in flight while the chains
-// take this one), so a hot row streams with 256 threads' loads, not w
-// threads' SG_UNROLL each.  Every thread of the block must call it (barriers).
+// t < w.  The whole block streams the rows through the shared tiles
+// (sg_stream_tiles: the next tile's loads in flight while the chains take
+// this one), so a hot row streams with 256 threads' loads, not w threads'
+// SG_UNROLL each.  Every thread of the block must call it (barriers).
 // Groups of fewer rows sum per thread (SG_UNROLL loads ahead): fewer barriers.
 #define SG_ROWWISE_TILED_MIN 32
 
@@ -781,33 +792,11 @@ __device__ T sg_block_column_sum(const T* grad, const i64* order, i64 q0, i64 q1
                                  i64 R, i64 c0, int w, T s, int scaled,
                                  double* tiles) {
     const int t = threadIdx.x;
-    const int per_tile = SG_TILE_BYTES / (int)sizeof(T) / w;
     T sum = (T)0;
-    T r[SG_TILE_LOADS];
-    i64 k[SG_TILE_LOADS];
-    int m = sg_tile_count(q0, q1, per_tile);
-    sg_tile_rows<T>(k, order, q0, m, w);
-    sg_tile_load(r, k, grad, m, w, R, c0, s, scaled);
-    sg_tile_rows<T>(k, order, q0 + per_tile,
-                    sg_tile_count(q0 + per_tile, q1, per_tile), w);
-    __syncthreads();                        // the last reads of the tiles
-    sg_tile_store(r, (T*)tiles, m, w);
-    __syncthreads();
-    int cur = 0;
-    for (i64 q = q0; q < q1; q += per_tile) {
-        const int mn = sg_tile_count(q + per_tile, q1, per_tile);
-        sg_tile_load(r, k, grad, mn, w, R, c0, s, scaled);
-        const i64 qnn = q + 2 * (i64)per_tile;
-        sg_tile_rows<T>(k, order, qnn, sg_tile_count(qnn, q1, per_tile), w);
-        if (t < w) {
-            const T* tile = (const T*)(tiles + cur * SG_TILE_DOUBLES);
-            for (int p = 0; p < m; ++p) sum = sum + tile[p * w + t];
-        }
-        sg_tile_store(r, (T*)(tiles + (cur ^ 1) * SG_TILE_DOUBLES), mn, w);
-        __syncthreads();
-        cur ^= 1;
-        m = mn;
-    }
+    sg_stream_tiles<T>(grad, order, q0, q1, R, c0, w, s, scaled, tiles,
+                       [&](const T* tile, int m) {
+        for (int p = 0; p < m; ++p) sum = sum + tile[p * w + t];
+    });
     return sum;
 }
 
