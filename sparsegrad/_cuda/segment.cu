@@ -31,10 +31,32 @@
 // the partials of all blocks in block order (one block).  Integer min/max are
 // exact, so the answer does not depend on the launch shape.
 
-extern "C" __global__ void summary_partial(const i64 *ids, i64 n, i64 *partial) {
+// The block's (min of lo, max of hi, min of dec) by a tree over shared
+// memory, given back in every thread's lo, hi and dec.  Every thread of the
+// block must call it (barriers).
+__device__ void sg_block_summary(i64 &lo, i64 &hi, i64 &dec) {
     __shared__ i64 s_min[SPARSEGRAD_BLOCK];
     __shared__ i64 s_max[SPARSEGRAD_BLOCK];
     __shared__ i64 s_dec[SPARSEGRAD_BLOCK];
+    const int t = threadIdx.x;
+    s_min[t] = lo;
+    s_max[t] = hi;
+    s_dec[t] = dec;
+    __syncthreads();
+    for (int stride = SPARSEGRAD_BLOCK / 2; stride > 0; stride /= 2) {
+        if (t < stride) {
+            s_min[t] = s_min[t + stride] < s_min[t] ? s_min[t + stride] : s_min[t];
+            s_max[t] = s_max[t + stride] > s_max[t] ? s_max[t + stride] : s_max[t];
+            s_dec[t] = s_dec[t + stride] < s_dec[t] ? s_dec[t + stride] : s_dec[t];
+        }
+        __syncthreads();
+    }
+    lo = s_min[0];
+    hi = s_max[0];
+    dec = s_dec[0];
+}
+
+extern "C" __global__ void summary_partial(const i64 *ids, i64 n, i64 *partial) {
     i64 lo = 9223372036854775807LL, hi = SG_INT64_MIN, dec = n;
     SG_GRID_LOOP(i, n) {
         i64 v = ids[i];
@@ -42,23 +64,11 @@ extern "C" __global__ void summary_partial(const i64 *ids, i64 n, i64 *partial) 
         hi = v > hi ? v : hi;
         if (i > 0 && v < ids[i - 1] && i < dec) dec = i;
     }
-    int t = threadIdx.x;
-    s_min[t] = lo;
-    s_max[t] = hi;
-    s_dec[t] = dec;
-    __syncthreads();
-    for (int stride = SPARSEGRAD_BLOCK / 2; stride > 0; stride /= 2) {
-        if (t < stride) {
-            s_min[t] = s_min[t + stride] < s_min[t] ? s_min[t + stride] : s_min[t];
-            s_max[t] = s_max[t + stride] > s_max[t] ? s_max[t + stride] : s_max[t];
-            s_dec[t] = s_dec[t + stride] < s_dec[t] ? s_dec[t + stride] : s_dec[t];
-        }
-        __syncthreads();
-    }
-    if (t == 0) {
-        partial[3 * (i64)blockIdx.x] = s_min[0];
-        partial[3 * (i64)blockIdx.x + 1] = s_max[0];
-        partial[3 * (i64)blockIdx.x + 2] = s_dec[0];
+    sg_block_summary(lo, hi, dec);
+    if (threadIdx.x == 0) {
+        partial[3 * (i64)blockIdx.x] = lo;
+        partial[3 * (i64)blockIdx.x + 1] = hi;
+        partial[3 * (i64)blockIdx.x + 2] = dec;
     }
 }
 
@@ -66,9 +76,6 @@ extern "C" __global__ void summary_partial(const i64 *ids, i64 n, i64 *partial) 
 // (min, max) = (INT64_MAX, INT64_MIN) and the ends are 0.
 extern "C" __global__ void summary_final(const i64 *ids, i64 n, const i64 *partial,
                                          i64 n_parts, i64 *out) {
-    __shared__ i64 s_min[SPARSEGRAD_BLOCK];
-    __shared__ i64 s_max[SPARSEGRAD_BLOCK];
-    __shared__ i64 s_dec[SPARSEGRAD_BLOCK];
     i64 lo = 9223372036854775807LL, hi = SG_INT64_MIN, dec = n;
     int t = threadIdx.x;
     for (i64 b = t; b < n_parts; b += SPARSEGRAD_BLOCK) {
@@ -76,22 +83,11 @@ extern "C" __global__ void summary_final(const i64 *ids, i64 n, const i64 *parti
         hi = partial[3 * b + 1] > hi ? partial[3 * b + 1] : hi;
         dec = partial[3 * b + 2] < dec ? partial[3 * b + 2] : dec;
     }
-    s_min[t] = lo;
-    s_max[t] = hi;
-    s_dec[t] = dec;
-    __syncthreads();
-    for (int stride = SPARSEGRAD_BLOCK / 2; stride > 0; stride /= 2) {
-        if (t < stride) {
-            s_min[t] = s_min[t + stride] < s_min[t] ? s_min[t + stride] : s_min[t];
-            s_max[t] = s_max[t + stride] > s_max[t] ? s_max[t + stride] : s_max[t];
-            s_dec[t] = s_dec[t + stride] < s_dec[t] ? s_dec[t + stride] : s_dec[t];
-        }
-        __syncthreads();
-    }
+    sg_block_summary(lo, hi, dec);
     if (t == 0) {
-        out[0] = s_min[0];
-        out[1] = s_max[0];
-        out[2] = s_dec[0];
+        out[0] = lo;
+        out[1] = hi;
+        out[2] = dec;
         out[3] = n > 0 ? ids[0] : 0;
         out[4] = n > 0 ? ids[n - 1] : 0;
     }
