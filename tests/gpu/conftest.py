@@ -19,6 +19,8 @@ import numpy as np
 import pytest
 
 from sparsegrad import _cuda
+from sparsegrad.autodiff.recording import Operation
+from sparsegrad.autodiff.registry import get_gradient_function
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -101,3 +103,26 @@ def device(request):
                 sys.modules.pop(name, None)
             else:
                 sys.modules[name] = module
+
+
+@pytest.fixture
+def recorded_gradient(monkeypatch):
+    """``recorded_gradient(module, f, args, upstream)``: run ``f(*args)``,
+    then the registered gradient of the last op it recorded in `module` with
+    `upstream` (a Tensor); the gradient w.r.t. that op's first input.  It
+    calls an op's gradient function alone, with an upstream of the test's
+    choosing (an IndexedSlices, say), on host and device arguments alike."""
+
+    def run(module, f, args, upstream):
+        ops = []
+
+        def record(op_type, inputs, outputs, attrs=None, grad_fn=None):
+            ops.append(Operation(op_type, inputs, outputs, attrs))
+
+        with monkeypatch.context() as m:
+            m.setattr(module, "record_operation", record)
+            f(*args)
+        op = ops[-1]
+        return get_gradient_function(op.type)(op, upstream)[0]
+
+    return run

@@ -14,8 +14,6 @@ import sparsegrad as sg
 from sparsegrad import _cuda
 from sparsegrad._cuda import segment as cuda_segment
 from sparsegrad._kernels import segment as cpu_segment
-from sparsegrad.autodiff.recording import Operation
-from sparsegrad.autodiff.registry import get_gradient_function
 from sparsegrad.errors import InvalidArgumentError
 from sparsegrad.framework.tensor import wrap
 from sparsegrad.ops import segment_ops
@@ -158,27 +156,10 @@ def test_unsorted_errors(device):
 # -- gradients ------------------------------------------------------------------
 
 
-def recorded_gradient(monkeypatch, module, f, args, upstream):
-    """Run ``f(*args)``, then the registered gradient of the op it recorded
-    in `module` with `upstream` (a Tensor): the gradient w.r.t. its first
-    input.  (The tape does not take device Variables yet; this calls the
-    same gradient functions it would.)"""
-    ops = []
-
-    def record(op_type, inputs, outputs, attrs=None, grad_fn=None):
-        ops.append(Operation(op_type, inputs, outputs, attrs))
-
-    with monkeypatch.context() as m:
-        m.setattr(module, "record_operation", record)
-        f(*args)
-    op = ops[-1]
-    return get_gradient_function(op.type)(op, upstream)[0]
-
-
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", ["sum", "mean", "max", "min", "prod"])
 @pytest.mark.parametrize("kind", ["sorted", "unsorted"])
-def test_gradients(device, monkeypatch, dtype, op, kind):
+def test_gradients(device, dtype, op, kind, recorded_gradient):
     rng = np.random.default_rng(4)
     x = rng.standard_normal((17, 3)).astype(dtype)
     x[4, 1] = 0.0  # a zero in a product
@@ -194,11 +175,11 @@ def test_gradients(device, monkeypatch, dtype, op, kind):
         f, args = UNSORTED[op], (ids, 6)
         n_out = 6
     upstream = rng.standard_normal((n_out, 3)).astype(dtype)
-    want = recorded_gradient(monkeypatch, segment_ops, f, (x,) + args,
+    want = recorded_gradient(segment_ops, f, (x,) + args,
                              wrap(upstream))
     d_args = tuple(device.asarray(a) if isinstance(a, np.ndarray) else a
                    for a in (x,) + args)
-    got = recorded_gradient(monkeypatch, segment_ops, f, d_args,
+    got = recorded_gradient(segment_ops, f, d_args,
                             wrap(device.asarray(upstream)))
     np.testing.assert_array_equal(_host(device, got), want.numpy())
 
@@ -296,7 +277,7 @@ def test_summary_many_blocks(device):
     assert (lo, hi, dec, first, last) == (-7, ids[-1], 600, 0, ids[-1])
 
 
-def test_gradient_of_sparse_upstream(device, monkeypatch):
+def test_gradient_of_sparse_upstream(device, recorded_gradient):
     # An IndexedSlices upstream (densified on the device; the result is
     # dense either way), with a repeated row.
     from sparsegrad.framework.indexed_slices import IndexedSlices
@@ -305,10 +286,10 @@ def test_gradient_of_sparse_upstream(device, monkeypatch):
     ids = np.array([0, 0, 1, 3, 3, 3])
     values, rows = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), np.array([3, 0, 3])
     for f in (sg.math.segment_sum, sg.math.segment_mean, sg.math.segment_max):
-        want = recorded_gradient(monkeypatch, segment_ops, f, (x, ids),
+        want = recorded_gradient(segment_ops, f, (x, ids),
                                  IndexedSlices(wrap(values), wrap(rows), (4, 2)))
         got = recorded_gradient(
-            monkeypatch, segment_ops, f, (device.asarray(x), device.asarray(ids)),
+            segment_ops, f, (device.asarray(x), device.asarray(ids)),
             IndexedSlices(wrap(device.asarray(values)), wrap(device.asarray(rows)),
                           (4, 2)))
         np.testing.assert_array_equal(_host(device, got), want.numpy())

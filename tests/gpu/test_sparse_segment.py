@@ -13,8 +13,6 @@ import scipy.sparse
 import sparsegrad as sg
 from sparsegrad._cuda import segment as cuda_segment
 from sparsegrad._kernels import segment as cpu_segment
-from sparsegrad.autodiff.recording import Operation
-from sparsegrad.autodiff.registry import get_gradient_function
 from sparsegrad.errors import InvalidArgumentError
 from sparsegrad.framework.indexed_slices import IndexedSlices
 from sparsegrad.framework.tensor import wrap
@@ -26,23 +24,6 @@ SPARSE = {
     "sum": sg.sparse.segment_sum, "mean": sg.sparse.segment_mean,
     "sqrt_n": sg.sparse.segment_sqrt_n,
 }
-
-
-def recorded_gradient(monkeypatch, module, f, args, upstream):
-    """Run ``f(*args)``, then the registered gradient of the last op it
-    recorded in `module` with `upstream`: the gradient w.r.t. its first
-    input (as in test_segment.py: the tape does not take device Variables
-    yet)."""
-    ops = []
-
-    def record(op_type, inputs, outputs, attrs=None, grad_fn=None):
-        ops.append(Operation(op_type, inputs, outputs, attrs))
-
-    with monkeypatch.context() as m:
-        m.setattr(module, "record_operation", record)
-        f(*args)
-    op = ops[-1]
-    return get_gradient_function(op.type)(op, upstream)[0]
 
 
 def _host(device, x):
@@ -69,8 +50,8 @@ def _bags(rng, n_rows, nnz, n_segments):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("row_shape", [(1,), (5,), (2, 3)])
 @pytest.mark.parametrize("op", sorted(SPARSE))
-def test_sparse_segment_forward_and_gradient(device, monkeypatch, dtype, row_shape,
-                                             op):
+def test_sparse_segment_forward_and_gradient(device, dtype, row_shape,
+                                             op, recorded_gradient):
     rng = np.random.default_rng(10)
     table = rng.standard_normal((12,) + row_shape).astype(dtype)
     indices, segment_ids = _bags(rng, 12, 30, 9)
@@ -82,10 +63,10 @@ def test_sparse_segment_forward_and_gradient(device, monkeypatch, dtype, row_sha
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(_host(device, got), want)
     upstream = rng.standard_normal(want.shape).astype(dtype)
-    g_want = recorded_gradient(monkeypatch, sparse_segment_ops, SPARSE[op],
+    g_want = recorded_gradient(sparse_segment_ops, SPARSE[op],
                                (table, indices, segment_ids, 9), wrap(upstream))
     g_got = recorded_gradient(
-        monkeypatch, sparse_segment_ops, SPARSE[op],
+        sparse_segment_ops, SPARSE[op],
         (device.asarray(table), device.asarray(indices),
          device.asarray(segment_ids), 9),
         wrap(device.asarray(upstream)))
@@ -95,7 +76,7 @@ def test_sparse_segment_forward_and_gradient(device, monkeypatch, dtype, row_sha
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("combiner", ["sum", "mean", "sqrtn"])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_embedding_bag(device, monkeypatch, dtype, combiner, weighted):
+def test_embedding_bag(device, dtype, combiner, weighted, recorded_gradient):
     rng = np.random.default_rng(11)
     table = rng.standard_normal((10, 4)).astype(dtype)
     ids = rng.integers(0, 10, 25)
@@ -112,15 +93,15 @@ def test_embedding_bag(device, monkeypatch, dtype, combiner, weighted):
     got = embedding_bag(*d_args)
     np.testing.assert_array_equal(_host(device, got), want)
     upstream = rng.standard_normal(want.shape).astype(dtype)
-    g_want = recorded_gradient(monkeypatch, sparse_segment_ops, embedding_bag,
+    g_want = recorded_gradient(sparse_segment_ops, embedding_bag,
                                args, wrap(upstream))
-    g_got = recorded_gradient(monkeypatch, sparse_segment_ops, embedding_bag,
+    g_got = recorded_gradient(sparse_segment_ops, embedding_bag,
                               d_args, wrap(device.asarray(upstream)))
     _assert_slices_equal(device, g_got, g_want)
 
 
 @pytest.mark.parametrize("combiner", ["sum", "mean", "sqrtn"])
-def test_float16_bags_in_float32(device, monkeypatch, combiner):
+def test_float16_bags_in_float32(device, combiner, recorded_gradient):
     # float16 is reduced in float32 and rounded once, forward and gradient.
     rng = np.random.default_rng(15)
     table = rng.standard_normal((6, 3)).astype(np.float16)
@@ -135,9 +116,9 @@ def test_float16_bags_in_float32(device, monkeypatch, combiner):
     assert got.dtype == np.float16
     np.testing.assert_array_equal(_host(device, got), want)
     upstream = rng.standard_normal(want.shape).astype(np.float16)
-    g_want = recorded_gradient(monkeypatch, sparse_segment_ops, embedding_bag,
+    g_want = recorded_gradient(sparse_segment_ops, embedding_bag,
                                args, wrap(upstream))
-    g_got = recorded_gradient(monkeypatch, sparse_segment_ops, embedding_bag,
+    g_got = recorded_gradient(sparse_segment_ops, embedding_bag,
                               d_args, wrap(device.asarray(upstream)))
     _assert_slices_equal(device, g_got, g_want)
     seg = np.array([0, 0, 1, 1, 1, 3, 3])
@@ -233,7 +214,7 @@ def test_embedding_bag_errors(device, ids, splits, message):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_embedding_lookup(device, monkeypatch, dtype):
+def test_embedding_lookup(device, dtype, recorded_gradient):
     rng = np.random.default_rng(13)
     table = rng.standard_normal((9, 3)).astype(dtype)
     ids = rng.integers(0, 9, (4, 2))
@@ -241,9 +222,9 @@ def test_embedding_lookup(device, monkeypatch, dtype):
     got = sg.nn.embedding_lookup(device.asarray(table), device.asarray(ids))
     np.testing.assert_array_equal(_host(device, got), want)
     upstream = rng.standard_normal(want.shape).astype(dtype)
-    g_want = recorded_gradient(monkeypatch, embedding_ops, embedding_ops.gather,
+    g_want = recorded_gradient(embedding_ops, embedding_ops.gather,
                                (table, ids), wrap(upstream))
-    g_got = recorded_gradient(monkeypatch, embedding_ops, embedding_ops.gather,
+    g_got = recorded_gradient(embedding_ops, embedding_ops.gather,
                               (device.asarray(table), device.asarray(ids)),
                               wrap(device.asarray(upstream)))
     _assert_slices_equal(device, g_got, g_want)
