@@ -39,31 +39,24 @@ NO_LOCAL_IMPORTS = (
     "sparsegrad/ragged/",
 )
 
+# What sits above the framework layer.
+ABOVE_FRAMEWORK = (
+    "sparsegrad.autodiff",
+    "sparsegrad.ops",
+    "sparsegrad.nn",
+    "sparsegrad.sparse",
+    "sparsegrad.testing",
+    "sparsegrad.training",
+    "sparsegrad.optimizers",
+    "sparsegrad.ragged",
+)
+
 # module prefix -> sparsegrad modules it must not import (prefix match)
 FORBIDDEN = {
     # the CUDA kernels' launchers are a kernel layer, like _kernels
-    "sparsegrad._cuda": (
-        "sparsegrad.framework",
-        "sparsegrad.autodiff",
-        "sparsegrad.ops",
-        "sparsegrad.nn",
-        "sparsegrad.sparse",
-        "sparsegrad.testing",
-        "sparsegrad.training",
-        "sparsegrad.optimizers",
-        "sparsegrad.ragged",
-        "sparsegrad._kernels",
-    ),
-    "sparsegrad.framework": (
-        "sparsegrad.autodiff",
-        "sparsegrad.ops",
-        "sparsegrad.nn",
-        "sparsegrad.sparse",
-        "sparsegrad.testing",
-        "sparsegrad.training",
-        "sparsegrad.optimizers",
-        "sparsegrad.ragged",
-    ),
+    "sparsegrad._cuda": ("sparsegrad.framework", *ABOVE_FRAMEWORK,
+                         "sparsegrad._kernels"),
+    "sparsegrad.framework": ABOVE_FRAMEWORK,
     "sparsegrad.autodiff.registry": ("sparsegrad.ops", "sparsegrad.autodiff.tape"),
     "sparsegrad.autodiff.recording": ("sparsegrad.ops", "sparsegrad.autodiff.tape"),
     "sparsegrad.autodiff.nest": ("sparsegrad.ops", "sparsegrad.autodiff.tape"),
