@@ -6,6 +6,7 @@ file is caught on any machine with the CUDA toolkit.  The options are those
 CuPy compiles with at run time (``sparsegrad._cuda.OPTIONS``).
 """
 
+import functools
 import glob
 import hashlib
 import os
@@ -36,10 +37,14 @@ def _cache_dir():
     return path
 
 
+@functools.cache
+def _nvcc_version():
+    return subprocess.run([NVCC, "--version"], capture_output=True, text=True).stdout
+
+
 def _key(path, arch):
     """A digest of everything a compile depends on."""
-    parts = [subprocess.run([NVCC, "--version"], capture_output=True,
-                            text=True).stdout, arch, *_cuda.OPTIONS]
+    parts = [_nvcc_version(), arch, *_cuda.OPTIONS]
     for name in (path, os.path.join(_cuda.source_dir(), "common.cuh")):
         with open(name) as f:
             parts.append(f.read())
