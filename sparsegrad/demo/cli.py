@@ -26,6 +26,15 @@ pip install "sparsegrad[demo]" (tqdm, scikit-learn, matplotlib).
 --save DIR writes the weights and optimizer state after every epoch;
 --resume DIR continues from there to --epochs, with the same result as an
 uninterrupted run.
+
+Under an MPI launcher (mpiexec -n P python -m sparsegrad demo ...; needs
+pip install "sparsegrad[mpi]"), the P ranks train together: each step's
+global batch of --batch-size examples is split among them and their
+gradients are summed, so the result is that of one process up to float
+rounding.  The embedding table is sharded (each rank holds every P-th row);
+the other weights are copied on every rank.  Only rank 0 prints; --save
+writes one set of files per rank, and --resume continues on P ranks again.
+--device gpu is not supported under MPI.
 """
 
 import os
@@ -113,8 +122,10 @@ def _check_range(value, option, low):
         raise UsageError(f"{option} must be >= {low}, got {value}")
 
 
-def _settings(args):
-    """The data settings of the run: the defaults, or the checkpoint's with --resume."""
+def _settings(args, ranks):
+    """The data settings of the run: the defaults, or the checkpoint's with
+    --resume (which must have been saved by `ranks` MPI ranks, or without
+    MPI for None)."""
     given = {"examples": args.examples, "seed": args.seed,
              "batch_size": args.batch_size,
              "data": None if args.data is None else os.path.abspath(args.data)}
@@ -136,6 +147,8 @@ def _settings(args):
                          "(write one with --save)") from None
     except (OSError, ValueError) as exc:
         raise UsageError(f"--resume {args.resume}: {exc}") from None
+    if state.get("ranks") != ranks:
+        raise UsageError(_other_ranks(args.resume, state.get("ranks"), ranks))
     settings = state["settings"]
     for key, value in given.items():
         if value is not None and value != settings.get(key):
@@ -143,6 +156,18 @@ def _settings(args):
             raise UsageError(f"{option} {value} differs from {settings.get(key)}, "
                              f"the value of the run saved in {args.resume}")
     return settings, state["models"]
+
+
+def _other_ranks(directory, saved, ranks):
+    """The error of a --resume on another number of ranks than saved it."""
+    if saved is None:
+        return (f"--resume {directory}: saved by a run without MPI; resume it "
+                "without mpiexec (a checkpoint continues on the ranks that wrote it)")
+    if ranks is None:
+        return (f"--resume {directory}: saved by {saved} MPI rank(s); resume it "
+                f"with mpiexec -n {saved}")
+    return (f"--resume {directory}: saved by {saved} MPI rank(s), this run has "
+            f"{ranks}; resume it with mpiexec -n {saved}")
 
 
 def _check_plot(path):
@@ -179,18 +204,18 @@ def _load_data(settings):
         raise UsageError(f"--data {message}") from None
 
 
-def _models(names, data, seed, device):
+def _models(names, data, seed, device, comm):
     from .models import EmbeddingMLP, FtrlLogistic
 
     for name in names:
         if name == "ftrl":
-            yield FtrlLogistic(data.n_buckets, device=device)
+            yield FtrlLogistic(data.n_buckets, device=device, comm=comm)
         else:
             yield EmbeddingMLP(data.n_buckets, data.n_fields, seed=seed,
-                               device=device)
+                               device=device, comm=comm)
 
 
-def _check_resume(directory, saved, names, epochs):
+def _check_resume(directory, saved, names, epochs, runner):
     """Fail early, before any training, if the saved models cannot continue."""
     for name in names:
         done = len(saved.get(name, {}).get("epochs", []))
@@ -199,33 +224,49 @@ def _check_resume(directory, saved, names, epochs):
         if done > epochs:
             raise UsageError(f"--epochs {epochs}: the {name} model saved in "
                              f"{directory} has trained {done} epochs already")
-        for part in ("weights", "optimizer"):
-            if not os.path.exists(os.path.join(directory, f"{name}.{part}.npz")):
-                raise UsageError(f"--resume {directory}: the {part} of the {name} "
-                                 "model are missing")
+        for part in runner.missing(directory, name):
+            raise UsageError(f"--resume {directory}: the {part} of the {name} "
+                             "model are missing")
 
 
-def _train(model, data, args, epochs, history, state, save_dir):
+def _world(device):
+    """``MPI.COMM_WORLD`` when started by an MPI launcher, else None."""
+    from . import distributed
+
+    if not distributed.launched_by_mpi():
+        return None
+    if device == "gpu":
+        raise UsageError("--device gpu is not supported under mpiexec yet (the "
+                         "MPI demo trains on the CPU); drop --device gpu, or run "
+                         "without mpiexec")
+    try:
+        return distributed.world()
+    except ImportError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _train(model, data, args, epochs, history, state, save_dir, runner):
     """Train one model (resuming it if `history` has epochs); its table row."""
     from . import train
 
     if history["epochs"]:
         try:
-            train.load_checkpoint(args.resume, model)
+            runner.load(args.resume, model)
         except (OSError, ValueError) as exc:
             raise UsageError(f"--resume {args.resume}: {exc}") from None
     train.reset_peak_memory()
 
     def on_epoch(epoch):
-        history["epochs"][-1]["peak_memory"] = train.peak_memory()
+        history["epochs"][-1]["peak_memory"] = runner.peak_memory()
         if save_dir is not None:
-            train.save_checkpoint(save_dir, model, state)
+            runner.save(save_dir, model, state)
 
     before = len(history["epochs"])
     train.fit(model, data, epochs=epochs, batch_size=state["settings"]["batch_size"],
-              history=history, progress=not args.no_progress, on_epoch=on_epoch)
+              history=history, progress=not args.no_progress, on_epoch=on_epoch,
+              runner=runner)
     if save_dir is not None and len(history["epochs"]) == before:
-        train.save_checkpoint(save_dir, model, state)     # resumed into a new DIR
+        runner.save(save_dir, model, state)     # resumed into a new DIR
     done = history["epochs"]
     seconds = sum(e["seconds"] for e in done)
     memory = [e["peak_memory"] for e in done if "peak_memory" in e]
@@ -236,34 +277,22 @@ def _train(model, data, args, epochs, history, state, save_dir):
             "peak_memory": max(memory) if memory else None}
 
 
-def _run(args):
-    for option, value, low in (("--examples", args.examples, 2),
-                               ("--epochs", args.epochs, 1),
-                               ("--batch-size", args.batch_size, 1),
-                               ("--threads", args.threads, 1),
-                               ("--seed", args.seed, 0)):
-        _check_range(value, option, low)
-    settings, saved = _settings(args)
+def _prepare(args, runner, ranks):
+    """Check the options and the checkpoint to resume; the run's plan."""
+    settings, saved = _settings(args, ranks)
     epochs = DEFAULT_EPOCHS if args.epochs is None else args.epochs
     names = ["ftrl", "embedding"] if args.model == "both" else [args.model]
     if args.resume is not None:
-        _check_resume(args.resume, saved, names, epochs)
+        _check_resume(args.resume, saved, names, epochs, runner)
     save_dir = args.save if args.save is not None else args.resume
     if (save_dir is not None and os.path.exists(save_dir)
             and not os.path.isdir(save_dir)):
         raise UsageError(f"--save {save_dir}: exists and is not a directory")
     if args.plot is not None:
         _check_plot(args.plot)
-
-    import numpy as np
-    from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
-
-    import sparsegrad as sg
-
-    from . import train
-    from .metrics import log_loss, roc_auc
-
     if args.threads is not None:
+        import sparsegrad as sg
+
         try:
             sg.set_num_threads(args.threads)
         except ValueError as exc:
@@ -274,8 +303,49 @@ def _run(args):
         usable, why = cupy_status()
         if not usable:
             raise UsageError(f"--device gpu: {why}")
+    return settings, saved, epochs, names, save_dir
+
+
+def _quiet(*args, **kwargs):
+    """print on the ranks other than 0: nothing."""
+
+
+def _run(args):
+    for option, value, low in (("--examples", args.examples, 2),
+                               ("--epochs", args.epochs, 1),
+                               ("--batch-size", args.batch_size, 1),
+                               ("--threads", args.threads, 1),
+                               ("--seed", args.seed, 0)):
+        _check_range(value, option, low)
+    comm = _world(args.device)
+    from . import train
+
+    if comm is None:
+        runner, ranks = train.LocalRunner(), None
+
+        def checked(check):
+            return check()
+    else:
+        from .distributed import DistributedRunner, agree
+
+        runner = DistributedRunner(comm)
+        ranks = runner.size
+
+        def checked(check):          # an error on any rank is raised on all
+            return agree(comm, check)
+    settings, saved, epochs, names, save_dir = checked(
+        lambda: _prepare(args, runner, ranks))
+
+    import numpy as np
+    from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
+
+    import sparsegrad as sg
+
+    from .metrics import log_loss, roc_auc
+
+    say = print if runner.main else _quiet
     start = time.perf_counter()
-    data = _load_data(settings)
+    data = checked(lambda: _load_data(settings))
     n_train, n_test = data.train.y.shape[0], data.test.y.shape[0]
     click_rate = float(np.mean(data.train.y))
     if settings["data"] is None:
@@ -283,9 +353,10 @@ def _run(args):
                   f"fields hashed into {data.n_buckets:,} buckets")
     else:
         source = f"{settings['data']}: {data.n_buckets:,} features"
-    print(f"{source}; {n_train:,} train / {n_test:,} test examples, click rate "
-          f"{click_rate:.3f} (loaded in {time.perf_counter() - start:.1f} s)",
-          flush=True)
+    split = "" if comm is None else f", split over {runner.size} MPI rank(s)"
+    say(f"{source}; {n_train:,} train / {n_test:,} test examples{split}, click rate "
+        f"{click_rate:.3f} (loaded in {time.perf_counter() - start:.1f} s)",
+        flush=True)
 
     constant = np.full(n_test, click_rate)
     baseline = {"log_loss": log_loss(data.test.y, constant),
@@ -296,19 +367,25 @@ def _run(args):
     state = {"settings": settings, "models": {}}
     histories, titles = {}, {}
     with threadpool_limits(limits=args.threads, user_api="blas"):
-        for model in _models(names, data, settings["seed"], args.device):
+        for model in _models(names, data, settings["seed"], args.device, comm):
             history = saved.get(model.name, {"epochs": [], "curve": []})
             state["models"][model.name] = history
-            rows.append(_train(model, data, args, epochs, history, state, save_dir))
+            rows.append(_train(model, data, args, epochs, history, state, save_dir,
+                               runner))
             histories[model.name], titles[model.name] = history, model.title
             del model                        # free the tables before the next one
 
-    print()
-    print(train.format_table(rows))
-    where = ("on the GPU" if args.device == "gpu"
-             else f"{sg.get_num_threads()} thread(s)")
-    print(f"\ntotal {time.perf_counter() - start:.1f} s, {where}")
-    if args.plot is not None:
+    say()
+    say(train.format_table(rows))
+    if args.device == "gpu":
+        where = "on the GPU"
+    elif comm is None:
+        where = f"{sg.get_num_threads()} thread(s)"
+    else:
+        where = (f"{runner.size} rank{'s' if runner.size != 1 else ''} x "
+                 f"{sg.get_num_threads()} thread(s)")
+    say(f"\ntotal {time.perf_counter() - start:.1f} s, {where}")
+    if args.plot is not None and runner.main:
         train.plot_curves(args.plot, histories, titles, baseline)
-        print(f"curves written to {args.plot}")
+        say(f"curves written to {args.plot}")
     return 0

@@ -17,6 +17,14 @@ Both expose ``variables``, ``optimizer``, ``clip_norm``, ``xp`` (the array
 module of their weights: ``numpy``, or ``cupy`` when built with
 ``device="gpu"``) and ``logits(batch)``; :func:`loss` and :func:`train_step`
 work on either.
+
+Built with an MPI communicator (``comm=``, the demo under ``mpiexec``), each
+rank holds a copy of the weights except the embedding table, which is a
+:class:`sparsegrad.distributed.ShardedEmbedding` (each rank owns every
+``size``-th row), and the optimizer is a
+:class:`sparsegrad.distributed.DistributedOptimizer` that sums the ranks'
+gradients before the update; :mod:`sparsegrad.demo.distributed` runs the
+steps.
 """
 
 from typing import NamedTuple, Optional
@@ -96,6 +104,11 @@ class FtrlLogistic:
     device : {"cpu", "gpu"}, default="cpu"
         Where the weights live (``"gpu"``: CuPy arrays; the batches' features
         stay ``scipy.sparse`` on the host and are multiplied on the GPU).
+    comm : mpi4py.MPI.Intracomm, optional
+        Train with the ranks of `comm`: every rank holds `w` and `b`, and
+        the optimizer is ``DistributedOptimizer(Ftrl(...), comm)``, which
+        sums the gradients of all ranks (the sparse rows of `w` gathered
+        from every rank) before each update.  CPU only.
 
     Examples
     --------
@@ -116,14 +129,19 @@ class FtrlLogistic:
     clip_norm = None
 
     def __init__(self, n_buckets, *, learning_rate=1.0, l1=1e-5, l2=1e-5,
-                 device="cpu"):
+                 device="cpu", comm=None):
         self.xp = xp = array_module(device)
+        _check_comm(comm, device)
         self.w = _variable(np.zeros((n_buckets, 1), np.float32), "w", xp)
         self.b = _variable(np.zeros((1,), np.float32), "b", xp)
         self.variables = [self.w, self.b]
         self.optimizer = sg.optimizers.Ftrl(
             learning_rate=learning_rate, l1_regularization_strength=l1,
             l2_regularization_strength=l2)
+        if comm is not None:
+            from sparsegrad.distributed import DistributedOptimizer
+
+            self.optimizer = DistributedOptimizer(self.optimizer, comm)
 
     def logits(self, batch):
         """The logits of `batch`, a Tensor of shape (n, 1)."""
@@ -161,6 +179,17 @@ class EmbeddingMLP:
         Seed of the initial weights.
     device : {"cpu", "gpu"}, default="cpu"
         Where the weights live (``"gpu"``: CuPy arrays).
+    comm : mpi4py.MPI.Intracomm, optional
+        Train with the ranks of `comm`: the table is a
+        ``ShardedEmbedding(n_buckets, dim, comm, seed=seed)`` (its own
+        uniform initial rows; ``table`` is this rank's shard and
+        ``embedding`` the ShardedEmbedding), the linear term and the MLP
+        are held by every rank (the MLP's initial weights drawn from `seed`
+        as without `comm`), and the optimizer is
+        ``DistributedOptimizer(Adam(lazy=True, global_clipnorm=clip_norm),
+        comm)``: it sums the gradients of all ranks and clips them to the
+        global norm over all ranks, so ``clip_norm`` is None (the step does
+        not clip again).  CPU only.
 
     Examples
     --------
@@ -180,15 +209,27 @@ class EmbeddingMLP:
     title = "embedding + MLP"
 
     def __init__(self, n_buckets, n_fields=None, *, dim=8, hidden=(64, 32),
-                 learning_rate=0.002, clip_norm=5.0, seed=0, device="cpu"):
+                 learning_rate=0.002, clip_norm=5.0, seed=0, device="cpu",
+                 comm=None):
         self.xp = xp = array_module(device)
+        _check_comm(comm, device)
         rng = np.random.default_rng(seed)
         self.n_fields = n_fields
         self.dim = dim
         self.clip_norm = clip_norm
-        table = rng.standard_normal((n_buckets, dim), dtype=np.float32)
-        table *= np.float32(0.05)
-        self.table = _variable(table, "embeddings", xp)
+        if comm is None:
+            self.embedding = None
+            table = rng.standard_normal((n_buckets, dim), dtype=np.float32)
+            table *= np.float32(0.05)
+            self.table = _variable(table, "embeddings", xp)
+        else:
+            from sparsegrad.distributed import ShardedEmbedding
+
+            self.embedding = ShardedEmbedding(n_buckets, dim, comm, seed=seed)
+            self.table = self.embedding.shard
+            # the same stream as without comm: the MLP starts from the same
+            # weights (the table's draw is skipped, not its place in it)
+            rng.standard_normal((n_buckets, dim), dtype=np.float32)
         self.linear = _variable(np.zeros((n_buckets, 1), np.float32), "linear", xp)
         self.variables = [self.table, self.linear]
         self.layers = []
@@ -202,15 +243,33 @@ class EmbeddingMLP:
             self.layers.append(layer)
             self.variables.extend(layer)
             width = units
-        self.optimizer = sg.optimizers.Adam(learning_rate=learning_rate, lazy=True)
+        if comm is None:
+            self.optimizer = sg.optimizers.Adam(learning_rate=learning_rate,
+                                                lazy=True)
+            return
+        from sparsegrad.distributed import DistributedOptimizer
+
+        self.optimizer = DistributedOptimizer(
+            sg.optimizers.Adam(learning_rate=learning_rate, lazy=True,
+                               global_clipnorm=clip_norm), comm)
+        self.clip_norm = None
 
     def logits(self, batch):
-        """The logits of `batch`, a Tensor of shape (n, 1)."""
+        """The logits of `batch`, a Tensor of shape (n, 1).
+
+        With `comm`, a collective call: every rank calls it the same number
+        of times (with its own batch, which may be empty).
+        """
         if self.n_fields:
-            x = sg.nn.embedding_lookup(self.table, batch.ids)    # (n, n_fields, dim)
+            if self.embedding is None:
+                x = sg.nn.embedding_lookup(self.table, batch.ids)
+            else:
+                x = self.embedding(batch.ids)                  # (n, n_fields, dim)
             x = sg.reshape(x, (-1, self.n_fields * self.dim))
-        else:
+        elif self.embedding is None:
             x = sg.nn.embedding_lookup_sparse(self.table, batch.X, combiner="sum")
+        else:
+            x = _weighted_bags(self.embedding, batch.X)
         *hidden, (kernel, bias) = self.layers
         for w, b in hidden:
             x = sg.nn.relu(sg.matmul(x, w) + b)
@@ -218,21 +277,57 @@ class EmbeddingMLP:
             batch.X, self.linear)
 
 
-def loss(model, batch):
-    """Mean log-loss of `model` on `batch` (a scalar Tensor).
+def _weighted_bags(embedding, X):
+    """``embedding_lookup_sparse(table, X, combiner="sum")`` over a sharded
+    table: the rows of the stored columns, times the stored values, summed
+    per row of `X`."""
+    rows = embedding(X.indices.astype(np.int64))                # (nnz, dim)
+    weights = X.data.astype(np.float32).reshape(-1, 1)
+    owners = np.repeat(np.arange(X.shape[0], dtype=np.int64), np.diff(X.indptr))
+    return sg.math.unsorted_segment_sum(rows * weights, owners, X.shape[0])
+
+
+def _check_comm(comm, device):
+    if comm is not None and device != "cpu":
+        raise ValueError(f"a model with comm runs on the CPU only, got "
+                         f"device={device!r}")
+
+
+def loss(model, batch, rows=None):
+    """Log-loss of `model` on `batch`: the mean, or the sum over `rows`.
 
     Parameters
     ----------
     model : FtrlLogistic or EmbeddingMLP
     batch : Batch
+    rows : int, optional
+        Divide the sum of the batch's losses by this number instead of by
+        the batch's own size: with the batch one rank's share of a global
+        batch of `rows` examples, the ranks' losses add up to the mean over
+        the global batch.
 
     Returns
     -------
     Tensor
-        ``mean(sigmoid_cross_entropy_with_logits(batch.y, model.logits(batch)))``.
+        A scalar: ``mean(sigmoid_cross_entropy_with_logits(batch.y,
+        model.logits(batch)))``, or ``sum(...) / rows``.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from sparsegrad.demo.models import Batch, FtrlLogistic, loss
+    >>> X = sp.csr_matrix(np.eye(2, 4, dtype=np.float32))
+    >>> batch = Batch(X, None, np.array([[1], [0]], np.float32))
+    >>> round(float(loss(FtrlLogistic(4), batch)), 4)     # log(2) per example
+    0.6931
+    >>> round(float(loss(FtrlLogistic(4), batch, rows=8)), 4)   # 2 log(2) / 8
+    0.1733
     """
-    return sg.reduce_mean(sg.nn.sigmoid_cross_entropy_with_logits(
-        labels=batch.y, logits=model.logits(batch)))
+    losses = sg.nn.sigmoid_cross_entropy_with_logits(
+        labels=batch.y, logits=model.logits(batch))
+    if rows is None:
+        return sg.reduce_mean(losses)
+    return sg.reduce_sum(losses) / np.float32(rows)
 
 
 def train_step(model, batch):

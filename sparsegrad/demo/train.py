@@ -6,6 +6,12 @@ AUC on the test split.  Batches are taken in the order of the split (the
 synthetic examples are independent, :func:`~sparsegrad.demo.data.load_svmlight`
 shuffles once), so a run resumed from a checkpoint sees the same batches as an
 uninterrupted one and ends with the same weights, bit for bit.
+
+What differs between one process and the ranks of an MPI job (which rows a
+step takes, how it combines the gradients, how the test split is evaluated,
+how checkpoints are written) is the *runner* of :func:`fit`:
+:class:`LocalRunner` here, :class:`sparsegrad.demo.distributed.DistributedRunner`
+under ``mpiexec``.
 """
 
 import json
@@ -20,8 +26,9 @@ from .metrics import log_loss, roc_auc
 from .models import Batch, train_step
 
 __all__ = [
-    "batches", "predict", "evaluate", "fit", "save_checkpoint", "load_checkpoint",
-    "reset_peak_memory", "peak_memory", "format_table", "plot_curves",
+    "batches", "predict", "evaluate", "fit", "LocalRunner", "save_checkpoint",
+    "load_checkpoint", "write_index", "read_index", "reset_peak_memory",
+    "peak_memory", "format_table", "plot_curves",
 ]
 
 # Points of the running training loss kept per epoch for the plot.
@@ -64,7 +71,67 @@ def evaluate(model, split):
     return {"log_loss": log_loss(split.y, p), "auc": roc_auc(split.y, p)}
 
 
-def fit(model, data, *, epochs, batch_size, history, progress=True, on_epoch=None):
+class LocalRunner:
+    """How :func:`fit` and the command line train in a single process.
+
+    Every step takes a whole batch (:func:`batches`) and runs
+    :func:`~sparsegrad.demo.models.train_step`; the test split is evaluated
+    by :func:`evaluate`; checkpoints are :func:`save_checkpoint` and
+    :func:`load_checkpoint`.  :class:`sparsegrad.demo.distributed.DistributedRunner`
+    has the same attributes and methods for the ranks of an MPI job.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from sparsegrad.demo.data import CTRSplit
+    >>> from sparsegrad.demo.train import LocalRunner
+    >>> split = CTRSplit(sp.csr_matrix(np.eye(5, dtype=np.float32)), None,
+    ...                  np.zeros(5, np.float32))
+    >>> [rows for _, rows in LocalRunner().batches(split, 2)]
+    [2, 2, 1]
+    """
+
+    #: bool: whether this process prints, shows progress and writes the
+    #: files of rank 0 (always, in a single process).
+    main = True
+    #: int: the number of processes that train together.
+    size = 1
+
+    def batches(self, split, batch_size, xp=np):
+        """``(batch, rows)`` for each step: the :func:`batches` of `split`
+        and the number of examples of each."""
+        for batch in batches(split, batch_size, xp):
+            yield batch, batch.y.shape[0]
+
+    def step(self, model, batch, rows):
+        """Train on `batch` (of `rows` examples); its mean loss before the update."""
+        del rows
+        return train_step(model, batch)
+
+    def evaluate(self, model, split):
+        """:func:`evaluate`."""
+        return evaluate(model, split)
+
+    def peak_memory(self):
+        """:func:`peak_memory`."""
+        return peak_memory()
+
+    def missing(self, directory, name):
+        """The parts of model `name` that a checkpoint in `directory` lacks."""
+        return [part for part in ("weights", "optimizer")
+                if not os.path.exists(os.path.join(directory, f"{name}.{part}.npz"))]
+
+    def save(self, directory, model, state):
+        """:func:`save_checkpoint`."""
+        save_checkpoint(directory, model, state)
+
+    def load(self, directory, model):
+        """:func:`load_checkpoint`."""
+        load_checkpoint(directory, model)
+
+
+def fit(model, data, *, epochs, batch_size, history, progress=True, on_epoch=None,
+        runner=None):
     """Train `model` on ``data.train`` up to epoch `epochs`, resuming after `history`.
 
     Parameters
@@ -83,38 +150,48 @@ def fit(model, data, *, epochs, batch_size, history, progress=True, on_epoch=Non
         Show a tqdm progress bar (on stderr) with the running loss.
     on_epoch : callable, optional
         Called with the epoch number (from 1) after each epoch is evaluated.
+    runner : LocalRunner or DistributedRunner, optional
+        How the steps and the evaluation run (default: ``LocalRunner()``,
+        this process alone).  With a
+        :class:`~sparsegrad.demo.distributed.DistributedRunner`, every rank
+        of its communicator calls :func:`fit` with the same arguments; the
+        global batch of each step is `batch_size` examples, the history is
+        the same on every rank (but for the seconds, each rank's own), and
+        only rank 0 prints.
     """
     from tqdm import tqdm
 
+    runner = LocalRunner() if runner is None else runner
     n = data.train.y.shape[0]
     n_batches = -(-n // batch_size)
     every = max(1, n_batches // CURVE_POINTS)
     for epoch in range(len(history["epochs"]), epochs):
         running, seen, total = None, 0, 0.0
-        bar = tqdm(batches(data.train, batch_size, model.xp), total=n_batches,
-                   leave=False, disable=not progress, unit="batch", file=sys.stderr,
-                   desc=f"{model.name} epoch {epoch + 1}/{epochs}")
+        bar = tqdm(runner.batches(data.train, batch_size, model.xp), total=n_batches,
+                   leave=False, disable=not (progress and runner.main), unit="batch",
+                   file=sys.stderr, desc=f"{model.name} epoch {epoch + 1}/{epochs}")
         start = time.perf_counter()
-        for k, batch in enumerate(bar):
-            value = train_step(model, batch)
-            total += value * batch.y.shape[0]
-            seen += batch.y.shape[0]
+        for k, (batch, rows) in enumerate(bar):
+            value = runner.step(model, batch, rows)
+            total += value * rows
+            seen += rows
             running = value if running is None else 0.98 * running + 0.02 * value
             if k % every == every - 1 or k == n_batches - 1:
                 history["curve"].append([epoch + (k + 1) / n_batches, running])
                 bar.set_postfix(loss=f"{running:.4f}", refresh=False)
         seconds = time.perf_counter() - start
         bar.close()
-        metrics = evaluate(model, data.test)
+        metrics = runner.evaluate(model, data.test)
         history["epochs"].append({
             "epoch": epoch + 1, "train_loss": total / seen,
             "test_log_loss": metrics["log_loss"], "test_auc": metrics["auc"],
             "seconds": seconds, "examples": seen,
         })
-        print(f"{model.name:<9} epoch {epoch + 1}/{epochs}  train loss "
-              f"{total / seen:.4f}  test log-loss {metrics['log_loss']:.4f}  "
-              f"AUC {metrics['auc']:.4f}  ({seen / seconds:,.0f} examples/s)",
-              flush=True)
+        if runner.main:
+                print(f"{model.name:<9} epoch {epoch + 1}/{epochs}  train loss "
+                  f"{total / seen:.4f}  test log-loss {metrics['log_loss']:.4f}  "
+                  f"AUC {metrics['auc']:.4f}  ({seen / seconds:,.0f} examples/s)",
+                  flush=True)
         if on_epoch is not None:
             on_epoch(epoch + 1)
 
@@ -145,13 +222,19 @@ def save_checkpoint(directory, model, state):
                         lambda f: np.savez(f, **weights))
     _replace_atomically(os.path.join(directory, f"{model.name}.optimizer.npz"),
                         model.optimizer.save_state)
+    write_index(directory, state)
+
+
+def write_index(directory, state):
+    """Write `state` as ``checkpoint.json`` in `directory` (replaced whole)."""
     text = json.dumps(state, indent=1).encode()
     _replace_atomically(os.path.join(directory, "checkpoint.json"),
                         lambda f: f.write(text))
 
 
 def read_index(directory):
-    """The ``checkpoint.json`` of `directory` as a dict (``settings``, ``models``).
+    """The ``checkpoint.json`` of `directory` as a dict (``settings``, ``models``,
+    and ``ranks`` when saved by an MPI run).
 
     Raises
     ------
@@ -169,6 +252,9 @@ def read_index(directory):
     if not (isinstance(state, dict) and isinstance(state.get("settings"), dict)
             and isinstance(state.get("models"), dict)):
         raise ValueError(f"{path} is not a demo checkpoint")
+    ranks = state.get("ranks")
+    if ranks is not None and not (type(ranks) is int and ranks >= 1):
+        raise ValueError(f"{path}: 'ranks' must be a positive integer, got {ranks!r}")
     return state
 
 
