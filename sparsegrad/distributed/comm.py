@@ -16,7 +16,7 @@ from ..framework.collective import checked_allgather, raise_agreed
 
 __all__ = [
     "MPI", "resolve", "checked_allgather", "ordered_sum", "allgatherv",
-    "alltoallv", "exchange_counts", "to_host", "like", "bytes_sent",
+    "alltoallv", "exchange_counts", "logical_or", "to_host", "like", "bytes_sent",
     "reset_bytes_sent",
 ]
 
@@ -140,6 +140,17 @@ def _sum_rows(parts):
     out = parts[0].copy()
     for row in parts[1:]:
         out += row
+    return out
+
+
+def logical_or(comm, mask):
+    """The elementwise maximum over the ranks of a uint8 `mask` (exact)."""
+    mask = np.ascontiguousarray(mask, np.uint8)
+    if comm.Get_size() == 1:
+        return mask.copy()
+    out = np.empty_like(mask)
+    _sent[0] += 2 * mask.nbytes * (comm.Get_size() - 1) // comm.Get_size()
+    comm.Allreduce(mask, out, op=MPI().MAX)
     return out
 
 

@@ -9,22 +9,19 @@ are squared (TensorFlow squares the raw values instead; the two agree when the
 indices are distinct).
 
 Sums of squares are accumulated in float64 in an order fixed by the data, not
-by the thread count, by one kernel pass over the whole list
-(``sparsegrad._kernels.clip``), and each norm is rounded once to the inputs'
-dtype; scalars such as the global-norm scale are computed in that dtype with
-TensorFlow's formulas.  Every function records itself on active tapes; the
-gradient functions sit next to the forward functions.  Their results are
-computed with the arrays' module (NumPy or CuPy), not with sparsegrad ops,
-so a gradient of a clip op is not itself differentiable (second-order
-gradients through clipping are not supported).
+the thread count, in one kernel pass (``sparsegrad._kernels.clip``); each norm
+is rounded once to the inputs' dtype; scalars such as the global-norm scale are
+computed in that dtype with TensorFlow's formulas. Every function records
+itself on active tapes; the gradient functions sit next to the forward
+functions. Their results are computed with the arrays' module (NumPy or CuPy),
+not with sparsegrad ops, so a gradient of a clip op is not itself
+differentiable (second-order gradients through clipping are not supported).
 
 CuPy arguments are clipped on the GPU (``sparsegrad._cuda.clip``) with the
-CPU's bits: the sum of squares follows the CPU kernel's block order, and a
-computed norm never leaves the device (the scale kernels read their factors
-from device memory).  A Tensor `clip_norm` or `use_norm` on the GPU is read
-back (one scalar).  The gradients of GPU arguments are computed on the GPU
-with the CPU's operations in its order (float64 sums over slices by CuPy's
-reductions: the CPU's values up to their rounding), and stay there.
+CPU's bits: sums of squares follow the CPU kernel's block order, and a norm
+never leaves the device (a Tensor `clip_norm` or `use_norm` there is read back,
+one scalar).  Gradients of GPU arguments are computed on the GPU with the CPU's
+operations in its order (float64 sums by CuPy's reductions) and stay there.
 """
 
 import collections.abc
@@ -55,6 +52,7 @@ from ._clip_gpu import (
     onto_module_of,
 )
 from ._helpers import as_borrowed_tensor, as_tensor, convert_like, normalize_axis
+from .collective_ops import check_sharded, norm_across_ranks
 
 __all__ = [
     "clip_by_average_norm",
@@ -760,7 +758,8 @@ def global_norm_scale(norm, clip_norm):
         )
 
 
-def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
+def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None, *, comm=None,
+                        sharded=None):
     """Scale a list of tensors so that their global norm is at most `clip_norm`.
 
     Every tensor is multiplied by one scale,
@@ -786,6 +785,12 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
         A Tensor receives a gradient.
     name : str, optional
         Ignored (TensorFlow compatibility).
+    comm : mpi4py.MPI.Comm, optional
+        Use the norm of every rank's tensors together, with no gradient (a
+        collective call; :mod:`sparsegrad.ops.collective_ops`).
+    sharded : sequence of bool, optional
+        With `comm`, the tensors that are this rank's part of a sharded whole;
+        the others are replicated (the same on every rank).  Default: none.
 
     Returns
     -------
@@ -814,6 +819,9 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     >>> norm.numpy(), a2.numpy()[1, 0], s2.values.numpy()
     (array(5.), np.float64(3.2), array([ 0.8, -1.6]))
     """
+    if comm is not None:
+        use_norm = norm_across_ranks(
+            comm, lambda: _rank_squares(t_list, sharded, use_norm))
     entries, dtype = _as_list(t_list, "clip_by_global_norm", use_norm is None)
     present = [r for r in entries if r is not None]
     list_dtype = dtype or np.dtype(np.float32)
@@ -877,6 +885,18 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
 
     record_operation("ClipByGlobalNorm", inputs, recorded, grad_fn=grad_fn)
     return clipped, norm_tensor
+
+
+def _rank_squares(t_list, sharded, use_norm):
+    """This rank's part of a norm across ranks (``norm_across_ranks``)."""
+    if use_norm is not None:
+        raise InvalidArgumentError("clip_by_global_norm: use_norm or comm, not both")
+    entries, dtype = _as_list(t_list, "clip_by_global_norm")
+    mask = check_sharded(sharded, len(entries))
+    parts = [[r for r, f in zip(entries, mask) if r is not None and f is k]
+             for k in (True, False)]  # sharded, replicated
+    return ((dtype or np.dtype(np.float32)).name,
+            *(float(_sum_of_squares(p)) for p in parts))
 
 
 def _clip_by_global_norm_grad(grads, present, n, c, scale, c_tensor, given):

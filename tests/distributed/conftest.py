@@ -86,7 +86,7 @@ def run_job(n, worker, *args, timeout=TIMEOUT, env=None):
     return subprocess.CompletedProcess(command, process.returncode, out, None)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def mpirun():
     """``mpirun(n, worker, *args, check=True)``: run an MPI job, fail on a
     non-zero exit with its output."""
