@@ -106,9 +106,10 @@ class FtrlLogistic:
         stay ``scipy.sparse`` on the host and are multiplied on the GPU).
     comm : mpi4py.MPI.Intracomm, optional
         Train with the ranks of `comm`: every rank holds `w` and `b`, and
-        the optimizer is ``DistributedOptimizer(Ftrl(...), comm)``, which
-        sums the gradients of all ranks (the sparse rows of `w` gathered
-        from every rank) before each update.  CPU only.
+        the optimizer is ``DistributedOptimizer(Ftrl(...), comm,
+        reduction="sum")``, which sums the gradients of all ranks (the
+        sparse rows of `w` gathered from every rank) before each update.
+        CPU only.
 
     Examples
     --------
@@ -141,7 +142,8 @@ class FtrlLogistic:
         if comm is not None:
             from sparsegrad.distributed import DistributedOptimizer
 
-            self.optimizer = DistributedOptimizer(self.optimizer, comm)
+            self.optimizer = DistributedOptimizer(self.optimizer, comm,
+                                                  reduction="sum")
 
     def logits(self, batch):
         """The logits of `batch`, a Tensor of shape (n, 1)."""
@@ -187,9 +189,9 @@ class EmbeddingMLP:
         are held by every rank (the MLP's initial weights drawn from `seed`
         as without `comm`), and the optimizer is
         ``DistributedOptimizer(Adam(lazy=True, global_clipnorm=clip_norm),
-        comm)``: it sums the gradients of all ranks and clips them to the
-        global norm over all ranks, so ``clip_norm`` is None (the step does
-        not clip again).  CPU only.
+        comm, reduction="sum")``: it sums the gradients of all ranks and
+        clips them to the global norm over all ranks, so ``clip_norm`` is
+        None (the step does not clip again).  CPU only.
 
     Examples
     --------
@@ -251,7 +253,7 @@ class EmbeddingMLP:
 
         self.optimizer = DistributedOptimizer(
             sg.optimizers.Adam(learning_rate=learning_rate, lazy=True,
-                               global_clipnorm=clip_norm), comm)
+                               global_clipnorm=clip_norm), comm, reduction="sum")
         self.clip_norm = None
 
     def logits(self, batch):

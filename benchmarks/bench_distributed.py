@@ -1,0 +1,325 @@
+"""sparsegrad.distributed over MPI: bytes sent per step and weak scaling.
+
+Two parts, each run by every rank of an MPI job (``mpiexec -n P``):
+
+``bytes``
+    One sparse gradient of a 1,000,000 x 64 float32 table: 16,384 ids per
+    rank drawn from Zipf(1.1) (``numpy`` ``zipf``, taken modulo the rows, a
+    seed per rank) with random rows.  It is combined with
+    ``allreduce_gradients(..., reduction="sum")`` twice: by the sparse path
+    (``sparse_as_dense_threshold=inf``: each rank's distinct rows, coalesced,
+    gathered by every rank) and by the dense path (threshold 0: the table
+    summed densely, then the touched rows kept).  Printed: the distinct rows
+    (per rank, and of all ranks together), the payload bytes each rank sends
+    (``sparsegrad.distributed.bytes_sent``) next to the analytic count, and
+    the median time of ``--repeat`` calls (each call's time is the slowest
+    rank's).  Analytic: the sparse path sends its ``d`` distinct rows (64
+    float32 and an int64 index each) to the ``P - 1`` others,
+    ``(P - 1) d (256 + 8)`` bytes; the dense path's rank-order sum sends
+    ``2 (P - 1) / P`` of the 256 MB table, and the union of the touched rows
+    ``2 (P - 1) / P`` of a byte per row.
+
+``scaling``
+    Weak scaling of the demo's embedding model in MPI mode
+    (``sparsegrad.demo.models.EmbeddingMLP(comm=...)``: a sharded
+    2**20 x 8 table, the MLP and the linear term on every rank, lazy Adam
+    through ``DistributedOptimizer`` with the global-norm clip) on the
+    synthetic click data: ``--per-rank`` examples per rank and step (the
+    global batch grows with P), ``--warmup`` steps, then the median of
+    ``--steps`` step times (each step's time is the slowest rank's), and the
+    examples per second of the whole job.
+
+Run a part under mpiexec, or let ``--all`` launch the jobs (``bytes`` on 2
+and 4 ranks, ``scaling`` on 1, 2 and 4) and print one table::
+
+    mpiexec -n 2 python benchmarks/bench_distributed.py bytes
+    mpiexec -n 4 python benchmarks/bench_distributed.py scaling --per-rank 512
+    python benchmarks/bench_distributed.py --all [--ranks 1 2 4]
+
+Every rank runs one kernel thread (the driver sets
+``SPARSEGRAD_NUM_THREADS=1`` and ``OMP_NUM_THREADS=1``).  With more ranks
+than cores the ranks share cores and MPI's busy polling competes with the
+work: such rows say "oversubscribed" and measure the scheduler as much as
+sparsegrad.  Needs ``pip install "sparsegrad[mpi]"``.
+"""
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROWS, WIDTH, IDS_PER_RANK, ZIPF_A = 1_000_000, 64, 16_384, 1.1
+INDEX_BYTES = 8            # the sparse path sends int64 indices
+
+
+# -- part 1: bytes per step ----------------------------------------------------
+
+
+def zipf_ids(rank, seed=0):
+    """The ids of `rank`: Zipf(ZIPF_A) draws modulo ROWS, int64."""
+    rng = np.random.default_rng(seed + rank)
+    return (rng.zipf(ZIPF_A, IDS_PER_RANK) - 1) % ROWS
+
+
+def analytic_bytes(size, distinct):
+    """Bytes a rank with `distinct` rows sends: ``(sparse, dense)``."""
+    sparse = (size - 1) * distinct * (WIDTH * 4 + INDEX_BYTES)
+    chunk = -(-ROWS * WIDTH // size)
+    dense = 2 * (size - 1) * chunk * 4 + 2 * ROWS * (size - 1) // size
+    return sparse, dense
+
+
+def _slowest(comm, seconds):
+    return comm.allreduce(seconds, op=_mpi().MAX)
+
+
+def _mpi():
+    from mpi4py import MPI
+
+    return MPI
+
+
+def run_bytes(comm, repeat):
+    """Part ``bytes`` on every rank of `comm`; the result dict (on rank 0)."""
+    import sparsegrad as sg
+    from sparsegrad.distributed import allreduce_gradients, bytes_sent, reset_bytes_sent
+
+    rank, size = comm.Get_rank(), comm.Get_size()
+    ids = zipf_ids(rank)
+    values = np.random.default_rng(100 + rank).standard_normal(
+        (IDS_PER_RANK, WIDTH), dtype=np.float32)
+    grad = sg.IndexedSlices(values, ids, dense_shape=(ROWS, WIDTH))
+    distinct = int(np.unique(ids).size)
+    union = np.unique(np.concatenate(comm.allgather(np.unique(ids)))).size
+    result = {"ranks": size, "distinct_per_rank": comm.gather(distinct),
+              "distinct_all": int(union), "paths": {}}
+    outputs = {}
+    for path, threshold in (("sparse", float("inf")), ("dense", 0.0)):
+        def call(threshold=threshold):
+            return allreduce_gradients([grad], comm, reduction="sum",
+                                       sparse_as_dense_threshold=threshold)[0]
+
+        comm.Barrier()
+        reset_bytes_sent()
+        outputs[path] = call()
+        sent = bytes_sent()
+        times = []
+        for _ in range(repeat):
+            comm.Barrier()
+            start = time.perf_counter()
+            call()
+            times.append(_slowest(comm, time.perf_counter() - start))
+        result["paths"][path] = {"bytes_sent": comm.gather(sent),
+                                 "seconds": times}
+    sparse, dense = outputs["sparse"], outputs["dense"]
+    same = (np.array_equal(sparse.indices.numpy(), dense.indices.numpy())
+            and np.array_equal(sparse.values.numpy(), dense.values.numpy()))
+    result["same_result"] = all(comm.allgather(bool(same)))
+    return result if rank == 0 else None
+
+
+def bytes_rows(result):
+    """Table rows of a ``bytes`` result."""
+    size = result["ranks"]
+    distinct = result["distinct_per_rank"]
+    rows = []
+    for path, index in (("sparse", 0), ("dense", 1)):
+        measured = result["paths"][path]["bytes_sent"]
+        analytic = [analytic_bytes(size, d)[index] for d in distinct]
+        rows.append((
+            str(size), path, f"{int(np.mean(distinct)):,}",
+            f"{result['distinct_all']:,}",
+            f"{np.mean(measured) / 2**20:,.2f}", f"{np.mean(analytic) / 2**20:,.2f}",
+            f"{statistics.median(result['paths'][path]['seconds']) * 1e3:,.1f}",
+            "yes" if result["same_result"] else "NO"))
+    return rows
+
+
+BYTES_HEAD = ("ranks", "path", "distinct rows/rank", "distinct rows (all)",
+              "MiB sent/rank", "analytic MiB", "ms (median)", "same result")
+
+
+# -- part 2: weak scaling --------------------------------------------------------
+
+
+def run_scaling(comm, per_rank, warmup, steps):
+    """Part ``scaling`` on every rank of `comm`; the result dict (on rank 0)."""
+    from sparsegrad.demo.data import make_ctr_dataset
+    from sparsegrad.demo.distributed import DistributedRunner
+    from sparsegrad.demo.models import EmbeddingMLP
+
+    size = comm.Get_size()
+    batch = per_rank * size
+    # the train split is 80% of the examples: enough for every step
+    data = make_ctr_dataset(-(-(warmup + steps) * batch * 5 // 4) + 10, seed=0)
+    model = EmbeddingMLP(data.n_buckets, data.n_fields, seed=0, comm=comm)
+    runner = DistributedRunner(comm)
+    times, losses = [], []
+    for k, (part, rows) in enumerate(runner.batches(data.train, batch)):
+        if k == warmup + steps:
+            break
+        comm.Barrier()
+        start = time.perf_counter()
+        losses.append(runner.step(model, part, rows))
+        seconds = _slowest(comm, time.perf_counter() - start)
+        if k >= warmup:
+            times.append(seconds)
+    if comm.Get_rank() != 0:
+        return None
+    return {"ranks": size, "per_rank": per_rank, "global_batch": batch,
+            "seconds": times, "first_loss": losses[0], "last_loss": losses[-1]}
+
+
+def scaling_rows(results):
+    """Table rows of ``scaling`` results (one per rank count)."""
+    cores = os.cpu_count() or 1
+    base = None
+    rows = []
+    for result in sorted(results, key=lambda r: r["ranks"]):
+        median = statistics.median(result["seconds"])
+        base = median if result["ranks"] == 1 else base
+        efficiency = "-" if base is None else f"{base / median:.2f}"
+        note = "oversubscribed" if result["ranks"] > cores else ""
+        rows.append((str(result["ranks"]), f"{result['global_batch']:,}",
+                     f"{median * 1e3:,.1f}", f"{min(result['seconds']) * 1e3:,.1f}",
+                     f"{result['global_batch'] / median:,.0f}", efficiency, note))
+    return rows
+
+
+SCALING_HEAD = ("ranks", "global batch", "ms/step (median)", "ms/step (best)",
+                "examples/s", "efficiency", "")
+
+
+# -- output and driver -----------------------------------------------------------
+
+
+def format_table(head, rows):
+    widths = [max(len(r[k]) for r in (head, *rows)) for k in range(len(head))]
+
+    def fmt(cells):
+        return "  ".join(c.ljust(w) if k == 0 else c.rjust(w)
+                         for k, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return "\n".join([fmt(head), "  ".join("-" * w for w in widths)]
+                     + [fmt(r) for r in rows])
+
+
+def machine_line(threads):
+    import sparsegrad as sg
+
+    return (f"machine: {platform.processor() or platform.machine()}, "
+            f"{os.cpu_count()} CPUs; sparsegrad {sg.__version__}, "
+            f"{threads} kernel thread(s) per rank")
+
+
+def print_bytes(results):
+    print(f"Bytes per step: a sparse gradient of a {ROWS:,} x {WIDTH} float32 "
+          f"table, {IDS_PER_RANK:,} Zipf({ZIPF_A}) ids per rank, "
+          "allreduce_gradients(reduction='sum')")
+    print(format_table(BYTES_HEAD, [row for r in results for row in bytes_rows(r)]))
+
+
+def print_scaling(results):
+    first = results[0]
+    print(f"Weak scaling: the demo's embedding model under MPI, "
+          f"{first['per_rank']} examples per rank per step, median of "
+          f"{len(first['seconds'])} steps; efficiency = time on 1 rank / time "
+          f"on P ranks ({os.cpu_count()} cores: more ranks are oversubscribed)")
+    print(format_table(SCALING_HEAD, scaling_rows(results)))
+
+
+def mpiexec():
+    """mpiexec next to the running Python (a venv's wheel), or on PATH."""
+    here = Path(sys.executable).parent / "mpiexec"
+    return str(here) if here.exists() else shutil.which("mpiexec")
+
+
+def launch(part, ranks, options, directory):
+    """Run ``mpiexec -n ranks`` this script's `part`; its result dict."""
+    import sparsegrad
+
+    out = Path(directory) / f"{part}-{ranks}.json"
+    command = [mpiexec(), "-n", str(ranks), sys.executable, os.path.abspath(__file__),
+               part, "--json", str(out), *options]
+    env = dict(os.environ, SPARSEGRAD_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    root = str(Path(sparsegrad.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}):\n"
+                         f"{done.stdout}{done.stderr}")
+    return json.loads(out.read_text())
+
+
+def drive(args):
+    if mpiexec() is None:
+        raise SystemExit('no mpiexec on PATH: pip install "sparsegrad[mpi]"')
+    print(machine_line(1))
+    common = ["--repeat", str(args.repeat)]
+    scaling = ["--per-rank", str(args.per_rank), "--warmup", str(args.warmup),
+               "--steps", str(args.steps)]
+    with tempfile.TemporaryDirectory() as directory:
+        byte_results = [launch("bytes", p, common, directory)
+                        for p in args.ranks if p > 1]
+        scaling_results = [launch("scaling", p, scaling, directory)
+                           for p in args.ranks]
+    print()
+    print_bytes(byte_results)
+    print()
+    print_scaling(scaling_results)
+    return 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0],
+        epilog="Run a part under mpiexec, or --all to launch every job.")
+    parser.add_argument("part", nargs="?", choices=("bytes", "scaling"),
+                        help="the part this MPI job runs")
+    parser.add_argument("--all", action="store_true",
+                        help="launch the jobs with mpiexec and print one table")
+    parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4],
+                        help="rank counts of --all (default 1 2 4; bytes "
+                             "skips 1)")
+    parser.add_argument("--repeat", type=int, default=7,
+                        help="timed calls of each path of part bytes")
+    parser.add_argument("--per-rank", type=int, default=512,
+                        help="examples per rank and step of part scaling")
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=20,
+                        help="timed steps of part scaling")
+    parser.add_argument("--json", metavar="FILE",
+                        help="rank 0 writes the result of the part here")
+    args = parser.parse_args(argv)
+    if args.all == (args.part is not None):
+        parser.error("give a part (under mpiexec) or --all")
+    if args.all:
+        return drive(args)
+    comm = _mpi().COMM_WORLD
+    if args.part == "bytes":
+        result = run_bytes(comm, args.repeat)
+    else:
+        result = run_scaling(comm, args.per_rank, args.warmup, args.steps)
+    if result is None:
+        return 0
+    if args.json:
+        Path(args.json).write_text(json.dumps(result))
+    else:
+        import sparsegrad as sg
+
+        print(machine_line(sg.get_num_threads()))
+        (print_bytes if args.part == "bytes" else print_scaling)([result])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
