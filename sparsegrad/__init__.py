@@ -8,6 +8,7 @@ table.
 # module imports the ops (see sparsegrad.autodiff).
 from . import (
     autodiff,
+    distributed,
     errors,
     linalg,
     math,
@@ -101,6 +102,7 @@ from .ragged import RaggedTensor
 
 __all__ = [
     "autodiff",
+    "distributed",
     "optimizers",
     "math",
     "nn",

@@ -22,6 +22,7 @@ PUBLIC_MODULES = [
     "sparsegrad.optimizers",
     "sparsegrad.optimizers.schedules",
     "sparsegrad.testing",
+    "sparsegrad.distributed",
     "sparsegrad.demo.data",
     "sparsegrad.demo.metrics",
     "sparsegrad.demo.models",

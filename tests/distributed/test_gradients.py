@@ -69,7 +69,8 @@ def test_dense_path_gives_the_sparse_path_bits(run):
 def test_mean_divides_the_sum_by_the_number_of_ranks(run):
     size, arrays, _ = run
     for a in arrays:
-        np.testing.assert_array_equal(a["mean/table/indices"], a["sparse/table/indices"])
+        np.testing.assert_array_equal(a["mean/table/indices"],
+                                      a["sparse/table/indices"])
         np.testing.assert_array_equal(a["mean/table/values"],
                                       a["sparse/table/values"] / np.float32(size))
         np.testing.assert_array_equal(a["mean/kernel"],
@@ -135,6 +136,16 @@ def test_distributed_global_norm(run):
                                       np.float32([3.0, 4.0]) * scale)
         np.testing.assert_array_equal(a["clip/shard"],
                                       np.full(rank + 1, rank + 1.0, np.float32) * scale)
+
+
+def test_ordered_sum_of_a_large_buffer_adds_in_rank_order(run):
+    size, arrays, _ = run
+    expected = job.local_big(0)
+    assert expected.nbytes > sg.distributed.comm.SMALL_SUM_BYTES
+    for r in range(1, size):
+        expected = expected + job.local_big(r)
+    for a in arrays:
+        np.testing.assert_array_equal(a["ordered_sum"], expected)
 
 
 def test_training_matches_one_process(run):

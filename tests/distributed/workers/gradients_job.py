@@ -72,6 +72,11 @@ def optimizer():
 STEPS = 3
 
 
+def local_big(rank):
+    """A float32 buffer of 40,001 entries, over SMALL_SUM_BYTES."""
+    return np.random.default_rng(rank).standard_normal(40_001).astype(np.float32)
+
+
 def _slices(prefix, g, out):
     out[f"{prefix}/indices"] = g.indices.numpy()
     out[f"{prefix}/values"] = g.values.numpy()
@@ -173,7 +178,12 @@ def main(outdir):
     out["clip/replicated"] = clipped[0].numpy()
     out["clip/shard"] = clipped[1].numpy()
 
-    # 5. training: DistributedOptimizer with global_clipnorm
+    # 5. the chunked path of ordered_sum (beyond SMALL_SUM_BYTES, a length
+    #    that the number of ranks does not divide)
+    big = local_big(rank)
+    out["ordered_sum"] = dist.comm.ordered_sum(comm, big)
+
+    # 6. training: DistributedOptimizer with global_clipnorm
     variables = model()
     opt = dist.DistributedOptimizer(optimizer(), comm, reduction="sum")
     for _ in range(STEPS):
