@@ -196,7 +196,7 @@ def scaling_rows(results):
 
 
 SCALING_HEAD = ("ranks", "global batch", "ms/step (median)", "ms/step (best)",
-                "examples/s", "efficiency", "")
+                "examples/s", "efficiency", "note")
 
 
 # -- output and driver -----------------------------------------------------------
@@ -243,14 +243,30 @@ def mpiexec():
     return str(here) if here.exists() else shutil.which("mpiexec")
 
 
+def launcher_options():
+    """Options and environment Open MPI's mpiexec needs to start more ranks
+    than cores (MPICH's needs none)."""
+    try:
+        version = subprocess.run([mpiexec(), "--version"], capture_output=True,
+                                 text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return [], {}
+    if "Open MPI" not in version and "OpenRTE" not in version:
+        return [], {}
+    return ["--oversubscribe"], {"OMPI_ALLOW_RUN_AS_ROOT": "1",
+                                 "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
 def launch(part, ranks, options, directory):
     """Run ``mpiexec -n ranks`` this script's `part`; its result dict."""
     import sparsegrad
 
     out = Path(directory) / f"{part}-{ranks}.json"
-    command = [mpiexec(), "-n", str(ranks), sys.executable, os.path.abspath(__file__),
-               part, "--json", str(out), *options]
-    env = dict(os.environ, SPARSEGRAD_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    extra, extra_env = launcher_options()
+    command = [mpiexec(), *extra, "-n", str(ranks), sys.executable,
+               os.path.abspath(__file__), part, "--json", str(out), *options]
+    env = dict(os.environ, SPARSEGRAD_NUM_THREADS="1", OMP_NUM_THREADS="1",
+               **extra_env)
     root = str(Path(sparsegrad.__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     done = subprocess.run(command, env=env, capture_output=True, text=True)
