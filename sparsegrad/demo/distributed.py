@@ -300,9 +300,12 @@ class DistributedRunner:
         return max(self.comm.allgather(train.peak_memory()))
 
     def missing(self, directory, name):
-        """The parts of model `name` that a checkpoint in `directory` lacks
-        (its folder of per-rank files)."""
-        return [] if os.path.isdir(os.path.join(directory, name)) else ["files"]
+        """The parts of model `name` that a checkpoint in `directory` lacks:
+        ``["files"]`` without the ``index.json`` of its folder of per-rank
+        files (whether each rank's files are there and fit is checked when
+        they are loaded)."""
+        index = os.path.join(directory, name, "index.json")
+        return [] if os.path.exists(index) else ["files"]
 
     def save(self, directory, model, state):
         """Save `model` (one set of files per rank, under ``directory/<name>``)

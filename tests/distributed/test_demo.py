@@ -54,32 +54,59 @@ def epoch(directory, model, k=0):
     return history(directory)["models"][model]["epochs"][k]
 
 
+def svmlight_file(path):
+    """A small svmlight file: 1,500 rows of 300 features, labels of a
+    linear model."""
+    import scipy.sparse as sp
+    from sklearn.datasets import dump_svmlight_file
+
+    rng = np.random.default_rng(0)
+    X = sp.random(1500, 300, density=0.03, random_state=1, format="csr",
+                  dtype=np.float32)
+    y = (X @ rng.standard_normal(300) + 0.3 * rng.standard_normal(1500) > 0)
+    dump_svmlight_file(X, y.astype(int), str(path))
+    return path
+
+
+def svmlight_args(path, directory):
+    return ("--data", path, "--model", "embedding", "--epochs", "1",
+            "--batch-size", "100", "--no-progress", "--save", directory)
+
+
 @pytest.fixture(scope="module")
 def two(mpirun, tmp_path_factory):
     """A job of 2 ranks: a small run saved to A, A resumed to 2 epochs, the
-    same 2 epochs straight to S, and the odd batch size saved to O."""
+    same 2 epochs straight to S, the odd batch size saved to O, the
+    embedding model on an svmlight file (bags of weighted features) to V."""
     tmp = tmp_path_factory.mktemp("demo2")
-    dirs = {k: tmp / k for k in "ASO"}
+    dirs = {k: tmp / k for k in "ASOV"}
+    dirs["svmlight"] = svmlight_file(tmp / "data.svm")
     runs = {"main": (*SMALL, "--save", dirs["A"]),
             "resume": ("--resume", dirs["A"], "--epochs", "2", "--no-progress"),
             "straight": (*SMALL[:2], "--epochs", "2", "--no-progress",
                          "--save", dirs["S"]),
-            "odd": (*ODD, "--save", dirs["O"])}
+            "odd": (*ODD, "--save", dirs["O"]),
+            "svmlight": svmlight_args(dirs["svmlight"], dirs["V"])}
     (tmp / "out").mkdir()
     return job(mpirun, 2, tmp / "out", runs), dirs
 
 
 @pytest.fixture(scope="module")
 def one(mpirun, tmp_path_factory, two):
-    """A job of 1 rank: the embedding model saved to B; A (of 2 ranks)
-    resumed on 1 rank; --device gpu."""
+    """A job of 1 rank: the embedding model saved to B and on the svmlight
+    file to V; A (of 2 ranks) and a checkpoint of one process without MPI
+    (C) resumed on 1 rank; --device gpu."""
     _, dirs = two
     tmp = tmp_path_factory.mktemp("demo1")
     (tmp / "out").mkdir()
+    status, _, err = single(*SMALL, "--model", "ftrl", "--save", str(tmp / "C"))
+    assert status == 0, err
     runs = {"embedding": (*SMALL, "--model", "embedding", "--save", tmp / "B"),
+            "svmlight": svmlight_args(dirs["svmlight"], tmp / "V"),
             "other_ranks": ("--resume", dirs["A"], "--epochs", "3", "--no-progress"),
+            "without_mpi": ("--resume", tmp / "C", "--epochs", "2", "--no-progress"),
             "gpu": (*SMALL, "--device", "gpu")}
-    return job(mpirun, 1, tmp / "out", runs), tmp / "B"
+    return job(mpirun, 1, tmp / "out", runs), tmp
 
 
 def test_share_is_array_split():
@@ -117,16 +144,21 @@ def test_ftrl_matches_one_process(two, tmp_path, args, directory):
     assert got["examples"] == expected["examples"] == 3200
 
 
-def test_embedding_on_one_and_two_ranks(two, one):
+@pytest.mark.parametrize("tag, directory", [("embedding", "A"), ("svmlight", "V")])
+def test_embedding_on_one_and_two_ranks(two, one, tag, directory):
     _, dirs = two
-    results, b = one
-    assert results["embedding"][0][0] == 0, results["embedding"][0][2]
-    expected, got = epoch(b, "embedding"), epoch(dirs["A"], "embedding")
+    results, tmp = one
+    assert results[tag][0][0] == 0, results[tag][0][2]
+    assert "1 rank x 1 thread(s)" in results[tag][0][1]
+    expected = epoch(tmp / ("B" if tag == "embedding" else "V"), "embedding")
+    got = epoch(dirs[directory], "embedding")
     for key in ("train_loss", "test_log_loss", "test_auc"):
         assert got[key] == pytest.approx(expected[key], rel=1e-3), key
-    # it learned: the loss of the first steps is log(2) = 0.693
-    assert got["train_loss"] < 0.67
-    assert "1 rank x 1 thread(s)" in results["embedding"][0][1]
+    if tag == "embedding":
+        # it learned: the loss of the first steps is log(2) = 0.693
+        assert got["train_loss"] < 0.67
+    else:
+        assert got["test_auc"] > 0.75        # the labels are linear in X
 
 
 def test_resumed_run_equals_the_straight_run(two):
@@ -144,12 +176,17 @@ def test_resumed_run_equals_the_straight_run(two):
 
 def test_resume_on_other_ranks_is_refused(two, one):
     _, dirs = two
-    results, _ = one
+    results, tmp = one
     status, out, err = results["other_ranks"][0]
     assert status == 2 and out == ""
     assert err == (f"sparsegrad demo: error: --resume {dirs['A']}: saved by 2 MPI "
                    "rank(s), this run has 1; resume it with mpiexec -n 2\n")
-    # without mpiexec too, before any work
+    status, out, err = results["without_mpi"][0]
+    assert status == 2 and out == ""
+    assert err == (f"sparsegrad demo: error: --resume {tmp / 'C'}: saved by a run "
+                   "without MPI; resume it without mpiexec (a checkpoint "
+                   "continues on the ranks that wrote it)\n")
+    # without mpiexec, a checkpoint of 2 ranks, before any work
     status, out, err = single("--resume", str(dirs["A"]), "--epochs", "3")
     assert status == 2 and out == ""
     assert err == (f"sparsegrad demo: error: --resume {dirs['A']}: saved by 2 MPI "
