@@ -445,6 +445,7 @@ class ShardedEmbedding:
         rows = sparse_rows.gather_rows(np.asarray(value), local)
         answered = alltoallv(comm, rows, recv_counts, plan.send_counts)
         out = wrap(plan.expand(answered).reshape(shape + (self.dim,)))
+        plan.keep_backward_only()
         dense_shape = self.shard.shape
         dtype = self.dtype
 
@@ -499,6 +500,11 @@ class _Plan:
         per_unique = np.empty_like(answered)
         per_unique[self.by_owner] = answered
         return per_unique[self.inverse]
+
+    def keep_backward_only(self):
+        """Drop what only the forward pass needed (the backward keeps the
+        grouping and the send layout)."""
+        self.inverse = self.send_ids = None
 
     def sum_per_id(self, grad):
         """The rows of `grad` (one per id) summed per distinct id, laid out as
