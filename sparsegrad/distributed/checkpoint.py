@@ -124,7 +124,9 @@ def save_checkpoint(directory, variables, optimizer=None, comm=None):
     ``rank-{r}-of-{p}.npz`` (and ``rank-{r}-of-{p}.optimizer.npz`` with
     ``optimizer.save_state``) under a temporary name; once every rank
     succeeded, rank 0 removes the old ``index.json``, the files take their
-    final names, and rank 0 writes the new ``index.json``.
+    final names, and rank 0 writes the new ``index.json``: a save that
+    stopped half-way leaves a directory without an index, which
+    :func:`load_checkpoint` refuses.
 
     Parameters
     ----------
@@ -181,7 +183,8 @@ def save_checkpoint(directory, variables, optimizer=None, comm=None):
     where = "save_checkpoint"
     comm = resolve(comm)
     rank, size = comm.Get_rank(), comm.Get_size()
-    directory = _directory(directory, where)
+    given = directory   # a bad one raises on every rank
+    directory = checked_allgather(comm, lambda: _directory(given, where))[rank]
     final = [_rank_path(directory, rank, size)]
     if optimizer is not None:
         final.append(_optimizer_path(directory, rank, size))
@@ -277,7 +280,7 @@ def _read_index(directory, size, where):
     return index
 
 
-def _read_values(path, entries, where):
+def _read_values(path, entries, rank, size, where):
     """The arrays of a rank file, checked against its index entries."""
     if not os.path.isfile(path):
         raise InvalidArgumentError(f"{where}: the rank file {path!r} is missing")
@@ -286,6 +289,16 @@ def _read_values(path, entries, where):
             contents = {k: data[k] for k in data.files}
     except _UNREADABLE as exc:
         raise InvalidArgumentError(f"{where}: cannot read {path!r}: {exc}") from None
+    try:
+        meta = json.loads(str(contents["meta"]))
+        mine = (meta["format"], meta["rank"], meta["size"]) == (FORMAT, rank, size)
+    except (KeyError, TypeError, ValueError):
+        mine = False
+    if not mine:
+        raise InvalidArgumentError(
+            f"{where}: {path!r} is not the file of rank {rank} of {size} in a "
+            f"checkpoint of format {FORMAT!r}"
+        )
     values = []
     for k, entry in enumerate(entries):
         value = contents.get(f"variable/{k}")
@@ -363,7 +376,8 @@ def load_checkpoint(directory, variables, optimizer=None, comm=None):
     where = "load_checkpoint"
     comm = resolve(comm)
     rank, size = comm.Get_rank(), comm.Get_size()
-    directory = _directory(directory, where)
+    given = directory   # a bad one raises on every rank
+    directory = checked_allgather(comm, lambda: _directory(given, where))[rank]
     read = {}
 
     def check():
@@ -375,7 +389,8 @@ def load_checkpoint(directory, variables, optimizer=None, comm=None):
                 f"{where}: rank {rank} saved {len(entries)} variables in "
                 f"{directory!r}, variables has {len(checked)}"
             )
-        values = _read_values(_rank_path(directory, rank, size), entries, where)
+        values = _read_values(_rank_path(directory, rank, size), entries, rank,
+                              size, where)
         for k, (var, value) in enumerate(zip(checked, values)):
             if value.shape != var.shape or value.dtype != var.dtype:
                 raise InvalidArgumentError(

@@ -248,11 +248,15 @@ class ShardedEmbedding:
     InvalidArgumentError
         On every rank, if any rank passed a bad argument, if the ranks
         disagree on `num_rows`, `dim`, `dtype` or `seed` (the message names
-        the argument and each rank's value), or if `initializer` failed or
-        returned an array of another shape on any rank.
+        the argument and each rank's value), or if `initializer` returned
+        an array of another shape on any rank.
     TypeError
-        If `comm` is not an mpi4py intracommunicator, `initializer` is not
-        callable or `name` is not a str (the same on every rank).
+        On every rank, if `initializer` is not callable or `name` is not a
+        str on any rank; on the calling rank, before any exchange, if
+        `comm` is not an mpi4py intracommunicator.
+    Exception
+        Whatever `initializer` raised on a rank, on every rank (of its
+        class, see :func:`~sparsegrad.framework.collective.checked_allgather`).
 
     Notes
     -----
@@ -284,16 +288,16 @@ class ShardedEmbedding:
     def __init__(self, num_rows, dim, comm=None, *, dtype="float32",
                  initializer=None, seed=0, name="embeddings"):
         self.comm = resolve(comm)
-        if not isinstance(name, str):
-            raise TypeError(f"ShardedEmbedding: name must be a str, got {name!r}")
-        if initializer is not None and not callable(initializer):
-            raise TypeError(
-                f"ShardedEmbedding: initializer must be callable or None, got "
-                f"{initializer!r}"
-            )
         where = f"ShardedEmbedding {name!r}"
 
         def check():
+            if not isinstance(name, str):
+                raise TypeError(f"ShardedEmbedding: name must be a str, got {name!r}")
+            if initializer is not None and not callable(initializer):
+                raise TypeError(
+                    f"{where}: initializer must be callable or None, got "
+                    f"{initializer!r}"
+                )
             return (_int_argument(num_rows, "num_rows", 1, where),
                     _int_argument(dim, "dim", 1, where),
                     _float_dtype(dtype, where).name,

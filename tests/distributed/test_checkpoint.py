@@ -173,6 +173,18 @@ def test_single_rank_bad_loads_change_nothing(tmp_path):
         (tmp_path / "ckpt", [target_w, target_emb.shard], "does not match"),
         (tmp_path / "ckpt", [target_emb.shard], "saved 2 variables"),
     ]
+    no_optimizer = tmp_path / "no-optimizer-file"
+    shutil.copytree(tmp_path / "ckpt", no_optimizer)
+    (no_optimizer / "rank-0-of-1.optimizer.npz").unlink()
+    foreign = tmp_path / "foreign-rank-file"
+    shutil.copytree(tmp_path / "ckpt", foreign)
+    with open(foreign / "rank-0-of-1.npz", "wb") as f:
+        np.savez(f, **{"variable/0": emb.shard.numpy(), "variable/1": w.numpy()})
+    both = [target_emb.shard, target_w]
+    cases += [
+        (no_optimizer, both, "the optimizer file .* is missing"),
+        (foreign, both, "is not the file of rank 0 of 1 in a checkpoint"),
+    ]
     for directory, variables, message in cases:
         with pytest.raises(InvalidArgumentError, match=message):
             load_checkpoint(directory, variables, target_opt)
@@ -184,6 +196,9 @@ def test_single_rank_bad_loads_change_nothing(tmp_path):
     for old, new in zip(before, after):
         np.testing.assert_array_equal(new, old)
     assert int(target_opt.iterations.numpy()) == 1
+    load_checkpoint(no_optimizer, both)   # without optimizer: the variables
+    np.testing.assert_array_equal(target_w.numpy(), w.numpy())
+    np.testing.assert_array_equal(target_emb.shard.numpy(), emb.shard.numpy())
 
 
 def test_single_rank_save_rejects_bad_arguments(tmp_path):
