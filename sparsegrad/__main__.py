@@ -65,16 +65,18 @@ def _cuda_sources():
 
 
 def info(out=None):
-    """Print the version, OpenMP, threads, kernels and GPU status."""
+    """Print the version, OpenMP, threads, kernels, GPU and MPI status."""
     out = sys.stdout if out is None else out
     import numpy
     import scipy
 
     import sparsegrad
     from sparsegrad._kernels import parallel
+    from sparsegrad.distributed import comm
     from sparsegrad.framework.backend import cupy_status
 
     usable, gpu = cupy_status()
+    has_mpi, mpi = comm.status()
     lines = [
         f"sparsegrad {sparsegrad.__version__}",
         f"python     {platform.python_version()} ({platform.machine()})",
@@ -87,6 +89,7 @@ def info(out=None):
         f"blas       {_blas_line()}",
         f"cuda       {', '.join(_cuda_sources())} (.cu, compiled by CuPy on first use)",
         f"gpu        {'yes' if usable else 'no'}: {gpu}",
+        f"mpi        {'yes' if has_mpi else 'no'}: {mpi}",
     ]
     print("\n".join(lines), file=out)
 

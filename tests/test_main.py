@@ -15,6 +15,7 @@ def test_info_reports_build():
     assert f"threads    {sg.get_num_threads()}" in text
     assert "slices" in text and "parallel" in text
     assert "gpu        " in text
+    assert "mpi        " in text
 
 
 def test_module_entry_point(tmp_path):

@@ -15,7 +15,7 @@ from ..framework import backend
 from ..framework.collective import checked_allgather, raise_agreed
 
 __all__ = [
-    "MPI", "resolve", "checked_allgather", "ordered_sum", "allgatherv",
+    "MPI", "status", "resolve", "checked_allgather", "ordered_sum", "allgatherv",
     "alltoallv", "exchange_counts", "logical_or", "to_host", "like", "bytes_sent",
     "reset_bytes_sent",
 ]
@@ -57,6 +57,21 @@ def MPI():
     except ImportError as exc:
         raise ImportError(f"{_INSTALL} ({exc})") from None
     return mpi
+
+
+def status():
+    """``(usable, description)`` of mpi4py and its MPI library, for
+    ``sparsegrad info``."""
+    try:
+        mpi = MPI()
+    except ImportError as exc:
+        return False, str(exc)
+    import mpi4py
+
+    library = mpi.Get_library_version().strip().splitlines()[0].strip()
+    world = mpi.COMM_WORLD.Get_size()
+    return True, (f"mpi4py {mpi4py.__version__}, {' '.join(library.split())}; "
+                  f"this process is 1 of {world} rank(s)")
 
 
 def resolve(comm, what="comm"):

@@ -190,3 +190,13 @@ def test_bad_options(kwargs, error, fragment):
 
     with pytest.raises(error, match=fragment):
         allreduce_gradients([np.ones(2)], **kwargs)
+
+
+def test_same_bits_for_any_thread_count(run, mpirun, tmp_path):
+    """The job again with two kernel threads per rank: every array the same."""
+    size, arrays, _ = run
+    mpirun(size, "gradients_job.py", tmp_path, env={"SPARSEGRAD_NUM_THREADS": "2"})
+    for rank, a in enumerate(arrays):
+        again = np.load(tmp_path / f"rank{rank}.npz")
+        for key in a:
+            np.testing.assert_array_equal(again[key], a[key], err_msg=key)
