@@ -310,7 +310,7 @@ class DistributedRunner:
     def save(self, directory, model, state):
         """Save `model` (one set of files per rank, under ``directory/<name>``)
         and, on rank 0, `state` with ``"ranks"`` as ``checkpoint.json``."""
-        from sparsegrad.distributed import save_checkpoint
+        from sparsegrad.distributed.checkpoint import save_checkpoint
 
         save_checkpoint(os.path.join(directory, model.name), model.variables,
                         model.optimizer, self.comm)
@@ -320,7 +320,7 @@ class DistributedRunner:
 
     def load(self, directory, model):
         """Restore `model` from what :meth:`save` wrote in `directory`."""
-        from sparsegrad.distributed import load_checkpoint
+        from sparsegrad.distributed.checkpoint import load_checkpoint
 
         load_checkpoint(os.path.join(directory, model.name), model.variables,
                         model.optimizer, self.comm)
