@@ -259,6 +259,15 @@ class DistributedRunner:
         Each rank predicts its :func:`share` of the rows in the same number
         of batches of at most `batch_size` rows (the last ones may be empty).
 
+        Parameters
+        ----------
+        model : FtrlLogistic or EmbeddingMLP
+            Built with ``comm``.
+        split : CTRSplit
+            The same on every rank.
+        batch_size : int, default=8192
+            Rows of a rank's batch.
+
         Returns
         -------
         ndarray of shape (n,), float64, or None
@@ -287,8 +296,19 @@ class DistributedRunner:
         return out
 
     def evaluate(self, model, split):
-        """Log-loss and ROC AUC on `split` (computed on rank 0, the same dict
-        on every rank)."""
+        """Log-loss and ROC AUC of `model` on `split`.
+
+        Parameters
+        ----------
+        model : FtrlLogistic or EmbeddingMLP
+        split : CTRSplit
+
+        Returns
+        -------
+        dict
+            ``{"log_loss": float, "auc": float}``, computed on rank 0 from
+            every rank's predictions (:meth:`predict`) and sent to all.
+        """
         p = self.predict(model, split)
         metrics = None
         if self.main:
@@ -308,8 +328,27 @@ class DistributedRunner:
         return [] if os.path.exists(index) else ["files"]
 
     def save(self, directory, model, state):
-        """Save `model` (one set of files per rank, under ``directory/<name>``)
-        and, on rank 0, `state` with ``"ranks"`` as ``checkpoint.json``."""
+        """Save `model` and the run's `state` to `directory`.
+
+        Parameters
+        ----------
+        directory : str
+            The same on every rank (one file system).  Each rank writes its
+            weights and optimizer state under ``directory/<model.name>``
+            (:func:`sparsegrad.distributed.checkpoint.save_checkpoint`); rank
+            0 then writes `state` plus ``"ranks"`` (the number of ranks) as
+            ``checkpoint.json``.
+        model : FtrlLogistic or EmbeddingMLP
+            Built with ``comm``.
+        state : dict
+            ``{"settings": ..., "models": ...}`` as
+            :func:`sparsegrad.demo.train.save_checkpoint` takes it.
+
+        Raises
+        ------
+        OSError
+            On every rank, if a rank could not write its files.
+        """
         from sparsegrad.distributed.checkpoint import save_checkpoint
 
         save_checkpoint(os.path.join(directory, model.name), model.variables,
@@ -319,7 +358,16 @@ class DistributedRunner:
         self.comm.Barrier()
 
     def load(self, directory, model):
-        """Restore `model` from what :meth:`save` wrote in `directory`."""
+        """Restore `model`'s weights and optimizer state from what :meth:`save`
+        wrote in `directory`.
+
+        Raises
+        ------
+        InvalidArgumentError
+            On every rank, with nothing changed, if a rank's files are
+            missing or do not fit (another model, data set or number of
+            ranks); see :func:`sparsegrad.distributed.checkpoint.load_checkpoint`.
+        """
         from sparsegrad.distributed.checkpoint import load_checkpoint
 
         load_checkpoint(os.path.join(directory, model.name), model.variables,

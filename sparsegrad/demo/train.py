@@ -226,7 +226,16 @@ def save_checkpoint(directory, model, state):
 
 
 def write_index(directory, state):
-    """Write `state` as ``checkpoint.json`` in `directory` (replaced whole)."""
+    """Write `state` as ``checkpoint.json`` in `directory` (replaced whole).
+
+    Parameters
+    ----------
+    directory : str
+        An existing directory.
+    state : dict
+        JSON-serializable: ``{"settings": {...}, "models": {...}}`` and,
+        from an MPI run, ``"ranks"``; :func:`read_index` reads it back.
+    """
     text = json.dumps(state, indent=1).encode()
     _replace_atomically(os.path.join(directory, "checkpoint.json"),
                         lambda f: f.write(text))

@@ -13,6 +13,15 @@ def parse(argv):
     return parser.parse_args(argv)
 
 
+@pytest.fixture(autouse=True)
+def no_launcher(monkeypatch):
+    """The single-process demo, even if pytest itself runs under mpiexec."""
+    from sparsegrad.demo.distributed import LAUNCHER_VARIABLES
+
+    for name in LAUNCHER_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def demo(capsys):
     """``demo(*argv)`` runs the command; returns (exit status, stdout, stderr)."""
