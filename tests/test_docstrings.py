@@ -11,7 +11,7 @@ import pytest
 import sparsegrad as sg
 
 MODULES = [sg, sg.nn, sg.sparse, sg.ragged, sg.optimizers, sg.optimizers.schedules,
-           sg.training_ops, sg.testing]
+           sg.training_ops, sg.testing, sg.distributed]
 
 
 def _public():

@@ -9,6 +9,10 @@ script on its share of the data.
   changes by one line.
 - ``sparsegrad.clip_by_global_norm(..., comm=comm)`` clips by the norm of
   every rank's gradients.
+- :class:`ShardedEmbedding` splits a table by rows across the ranks; its
+  optimizer slots never move.
+- :func:`save_checkpoint` / :func:`load_checkpoint` write and read one set
+  of files per rank.
 
 Every exchange is deterministic (sums in rank order, computed by sparsegrad,
 not by MPI) and gives the same bits on every rank.  Bad input on any rank
@@ -17,7 +21,9 @@ library: ``pip install "sparsegrad[mpi]"``; nothing else in sparsegrad
 imports them.
 """
 
+from .checkpoint import load_checkpoint, save_checkpoint
 from .comm import bytes_sent, reset_bytes_sent
+from .embedding import ShardedEmbedding, uniform_rows
 from .gradients import allreduce_gradients
 from .optimizer import DistributedOptimizer
 from .registry import is_sharded
@@ -25,6 +31,10 @@ from .registry import is_sharded
 __all__ = [
     "allreduce_gradients",
     "DistributedOptimizer",
+    "ShardedEmbedding",
+    "uniform_rows",
+    "save_checkpoint",
+    "load_checkpoint",
     "is_sharded",
     "bytes_sent",
     "reset_bytes_sent",

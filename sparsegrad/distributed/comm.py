@@ -41,13 +41,37 @@ def bytes_sent():
     Returns
     -------
     int
+
+    Examples
+    --------
+    In a job of one rank nothing is sent:
+
+    >>> import numpy as np
+    >>> from sparsegrad.distributed import allreduce_gradients, bytes_sent
+    >>> _ = allreduce_gradients([np.ones(1000)])
+    >>> bytes_sent()
+    0
     """
     return _sent[0]
 
 
 def reset_bytes_sent():
-    """Set the count of :func:`bytes_sent` back to zero."""
-    _sent[0] = 0
+    """Set the count of :func:`bytes_sent` back to zero.
+
+    Returns
+    -------
+    int
+        The count before the reset.
+
+    Examples
+    --------
+    >>> from sparsegrad.distributed import bytes_sent, reset_bytes_sent
+    >>> _ = reset_bytes_sent()
+    >>> bytes_sent()
+    0
+    """
+    before, _sent[0] = _sent[0], 0
+    return before
 
 
 def MPI():

@@ -53,7 +53,8 @@ def test_every_rank_has_the_same_bits(run):
     for a in arrays[1:]:
         assert a.keys() == arrays[0].keys()
         for key in a:
-            if key in ("sparse_bytes", "local_rows") or key.startswith("clip/shard"):
+            if key in ("sparse_bytes", "local_rows") or key.startswith(
+                    ("clip/shard", "sharded/owned", "sharded/shard", "sharded/v")):
                 continue
             np.testing.assert_array_equal(a[key], arrays[0][key], err_msg=key)
 
@@ -190,6 +191,31 @@ def test_bad_options(kwargs, error, fragment):
 
     with pytest.raises(error, match=fragment):
         allreduce_gradients([np.ones(2)], **kwargs)
+
+
+def test_sharded_training_matches_one_process(run):
+    """A ShardedEmbedding's rows, their Adam slots and the replicated layers
+    after DistributedOptimizer steps clipped by the norm over all ranks."""
+    size, arrays, _ = run
+    ids, y = job.full_batch(size)
+    variables = job.full_sharded_model()
+    opt = job.optimizer()
+    norms = []
+    for _ in range(job.STEPS):
+        grads = job.gradients(variables, ids, y, ids.shape[0])
+        norms.append(float(sg.global_norm(grads).numpy()))
+        opt.apply_gradients(zip(grads, variables))
+    assert max(norms) > opt.global_clipnorm      # the clip is in play
+    table, v = variables[0].numpy(), opt.get_slot(variables[0], "v").numpy()
+    for a in arrays:
+        owned = a["sharded/owned"]
+        np.testing.assert_allclose(a["sharded/shard"], table[owned], rtol=1e-5,
+                                   atol=1e-6)
+        np.testing.assert_allclose(a["sharded/v"], v[owned], rtol=1e-4, atol=1e-9)
+        np.testing.assert_allclose(a["sharded/kernel"], variables[1].numpy(),
+                                   rtol=1e-5, atol=1e-6)
+    assert sorted(np.concatenate([a["sharded/owned"] for a in arrays]).tolist()) \
+        == list(range(job.N_ROWS))
 
 
 def test_same_bits_for_any_thread_count(run, mpirun, tmp_path):

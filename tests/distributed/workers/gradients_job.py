@@ -51,18 +51,43 @@ def model():
     return [table, kernel, bias]
 
 
-def loss(variables, ids, y, global_n):
-    """Sum of the squared errors of the batch divided by `global_n`."""
+def loss(variables, ids, y, global_n, lookup=None):
+    """Sum of the squared errors of the batch divided by `global_n`
+    (`lookup`: a ShardedEmbedding in place of the table)."""
     table, kernel, bias = variables
-    x = sg.reshape(sg.nn.embedding_lookup(table, ids), (-1, 2 * DIM))
+    rows = lookup(ids) if lookup else sg.nn.embedding_lookup(table, ids)
+    x = sg.reshape(rows, (-1, 2 * DIM))
     out = sg.reduce_sum(sg.matmul(x, kernel) + bias, axis=1, keepdims=True)
     return sg.reduce_sum(sg.square(out - y)) / np.float32(global_n)
 
 
-def gradients(variables, ids, y, global_n):
+def gradients(variables, ids, y, global_n, lookup=None):
     with sg.GradientTape() as tape:
-        value = loss(variables, ids, y, global_n)
+        value = loss(variables, ids, y, global_n, lookup)
     return tape.gradient(value, variables)
+
+
+SHARD_SEED = 3
+
+
+def sharded_model(comm):
+    """model() with the table replaced by a ShardedEmbedding (uniform_rows
+    init; its shard takes the table's place in the variable list)."""
+    from sparsegrad.distributed import ShardedEmbedding
+
+    embedding = ShardedEmbedding(N_ROWS, DIM, comm, seed=SHARD_SEED)
+    _, kernel, bias = model()
+    return embedding, [embedding.shard, kernel, bias]
+
+
+def full_sharded_model():
+    """The single-process twin of sharded_model: the whole table."""
+    from sparsegrad.distributed import uniform_rows
+
+    _, kernel, bias = model()
+    table = sg.Variable(uniform_rows(np.arange(N_ROWS), DIM, seed=SHARD_SEED),
+                        name="table")
+    return [table, kernel, bias]
 
 
 def optimizer():
@@ -191,6 +216,18 @@ def main(outdir):
     for v in variables:
         out[f"trained/{v.name}"] = v.numpy()
     out["trained/m"] = opt.get_slot(variables[0], "m").numpy()
+
+    # 7. a sharded table and replicated layers: DistributedOptimizer with a
+    #    global norm over the shards and the replicated gradients
+    embedding, variables = sharded_model(comm)
+    opt = dist.DistributedOptimizer(optimizer(), comm, reduction="sum")
+    for _ in range(STEPS):
+        grads = gradients(variables, ids, y, global_n, embedding)
+        opt.apply_gradients(zip(grads, variables))
+    out["sharded/owned"] = embedding.owned_rows()
+    out["sharded/shard"] = embedding.shard.numpy()
+    out["sharded/kernel"] = variables[1].numpy()
+    out["sharded/v"] = opt.get_slot(embedding.shard, "v").numpy()
 
     np.savez(f"{outdir}/rank{rank}.npz", **out)
     with open(f"{outdir}/rank{rank}.json", "w") as f:
