@@ -335,7 +335,7 @@ class DistributedRunner:
         directory : str
             The same on every rank (one file system).  Each rank writes its
             weights and optimizer state under ``directory/<model.name>``
-            (:func:`sparsegrad.distributed.checkpoint.save_checkpoint`); rank
+            (:func:`sparsegrad.distributed.save_checkpoint`); rank
             0 then writes `state` plus ``"ranks"`` (the number of ranks) as
             ``checkpoint.json``.
         model : FtrlLogistic or EmbeddingMLP
@@ -349,7 +349,7 @@ class DistributedRunner:
         OSError
             On every rank, if a rank could not write its files.
         """
-        from sparsegrad.distributed.checkpoint import save_checkpoint
+        from sparsegrad.distributed import save_checkpoint
 
         save_checkpoint(os.path.join(directory, model.name), model.variables,
                         model.optimizer, self.comm)
@@ -366,9 +366,9 @@ class DistributedRunner:
         InvalidArgumentError
             On every rank, with nothing changed, if a rank's files are
             missing or do not fit (another model, data set or number of
-            ranks); see :func:`sparsegrad.distributed.checkpoint.load_checkpoint`.
+            ranks); see :func:`sparsegrad.distributed.load_checkpoint`.
         """
-        from sparsegrad.distributed.checkpoint import load_checkpoint
+        from sparsegrad.distributed import load_checkpoint
 
         load_checkpoint(os.path.join(directory, model.name), model.variables,
                         model.optimizer, self.comm)

@@ -225,7 +225,7 @@ class EmbeddingMLP:
             table *= np.float32(0.05)
             self.table = _variable(table, "embeddings", xp)
         else:
-            from sparsegrad.distributed.embedding import ShardedEmbedding
+            from sparsegrad.distributed import ShardedEmbedding
 
             self.embedding = ShardedEmbedding(n_buckets, dim, comm, seed=seed)
             self.table = self.embedding.shard
