@@ -146,8 +146,11 @@ def agree(comm, check):
     Raises
     ------
     Exception
-        The error of the lowest rank where ``check`` raised, of its class,
-        on every rank (the others' messages say which rank failed).
+        On a rank where ``check`` raised, its own error; on the others, the
+        error of the lowest rank where it raised, of its class, the message
+        prefixed with ``on rank k:``.  (The demo's checks read the same
+        options and files on every rank, so they usually all fail alike and
+        print the same line.)
 
     Examples
     --------
@@ -156,11 +159,18 @@ def agree(comm, check):
     >>> agree(MPI.COMM_WORLD, lambda: 42)
     42
     """
-    from ..framework.collective import checked_allgather
+    from ..framework.collective import raise_agreed
 
-    result = []
-    checked_allgather(comm, lambda: result.append(check()))
-    return result[0]
+    try:
+        result, failure = check(), None
+    except Exception as exc:
+        result, failure = None, exc
+    failures = comm.allgather(None if failure is None
+                              else (type(failure), str(failure)))
+    if failure is not None:
+        raise failure
+    raise_agreed(comm.Get_rank(), failures)
+    return result
 
 
 class DistributedRunner:
