@@ -178,7 +178,9 @@ class DistributedRunner:
     the ranks of `comm`: the counterpart of
     :class:`sparsegrad.demo.train.LocalRunner`.
 
-    Every method is collective: every rank calls it, in the same order.
+    :meth:`step`, :meth:`predict`, :meth:`evaluate`, :meth:`peak_memory`,
+    :meth:`save` and :meth:`load` are collective: every rank calls them, in
+    the same order.
 
     Parameters
     ----------
