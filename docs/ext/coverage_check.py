@@ -27,6 +27,7 @@ PUBLIC_MODULES = [
     "sparsegrad.demo.metrics",
     "sparsegrad.demo.models",
     "sparsegrad.demo.train",
+    "sparsegrad.demo.distributed",
 ]
 
 SKIP = {"__version__"}

@@ -29,6 +29,7 @@ import os
 
 import numpy as np
 
+from ..framework.collective import checked_allgather
 from . import train
 from .metrics import log_loss, roc_auc
 from .models import Batch, loss
@@ -159,18 +160,7 @@ def agree(comm, check):
     >>> agree(MPI.COMM_WORLD, lambda: 42)
     42
     """
-    from ..framework.collective import raise_agreed
-
-    try:
-        result, failure = check(), None
-    except Exception as exc:
-        result, failure = None, exc
-    failures = comm.allgather(None if failure is None
-                              else (type(failure), str(failure)))
-    if failure is not None:
-        raise failure
-    raise_agreed(comm.Get_rank(), failures)
-    return result
+    return checked_allgather(comm, check)[comm.Get_rank()]
 
 
 class DistributedRunner:
