@@ -25,7 +25,7 @@ from ..framework.variable import Variable
 from . import comm as mpi
 from .registry import sharded_mask
 
-__all__ = ["allreduce_gradients"]
+__all__ = ["allreduce_gradients", "exchange"]
 
 _REDUCTIONS = ("mean", "sum")
 # bytes of one index in the exchange (int64)
@@ -231,14 +231,29 @@ def allreduce_gradients(grads, comm=None, *, variables=None, reduction="mean",
     >>> dense.numpy(), sparse.indices.numpy(), sparse.values.numpy()[:, 0]
     (array([1., 2.], dtype=float32), array([1, 4]), array([1., 2.], dtype=float32))
     """
-    comm = mpi.resolve(comm)
-    size = comm.Get_size()
-
-    def check():
-        _check_options(reduction, sparse_as_dense_threshold)
+    def parse():
         if isinstance(grads, (str, bytes)) or not isinstance(grads, (list, tuple)):
             raise TypeError(f"allreduce_gradients: grads must be a list or tuple, "
                             f"got {type(grads).__name__}")
+        return grads, variables
+
+    return exchange(mpi.resolve(comm), parse, reduction, sparse_as_dense_threshold)[0]
+
+
+def exchange(comm, parse, reduction, sparse_as_dense_threshold):
+    """:func:`allreduce_gradients` for callers with checks of their own.
+
+    ``parse()`` runs inside the checks that every rank agrees on, and returns
+    ``(grads, variables or None)``; whatever it raises is raised on every
+    rank.  Returns ``(combined gradients, variables)``.
+    """
+    size = comm.Get_size()
+    parsed = []
+
+    def check():
+        _check_options(reduction, sparse_as_dense_threshold)
+        grads, variables = parse()
+        parsed.append(grads)
         mask, var_list = [False] * len(grads), [None] * len(grads)
         if variables is not None:
             var_list = list(variables)
@@ -247,6 +262,7 @@ def allreduce_gradients(grads, comm=None, *, variables=None, reduction="mean",
                     f"allreduce_gradients: {len(var_list)} variables for "
                     f"{len(grads)} gradients")
             mask = sharded_mask(var_list)
+        parsed.append(var_list if variables is not None else None)
         local = [_local(g, k, s, v)
                  for k, (g, s, v) in enumerate(zip(grads, mask, var_list))]
         return local, [sig for _, _, sig in local]
@@ -261,6 +277,7 @@ def allreduce_gradients(grads, comm=None, *, variables=None, reduction="mean",
 
     signatures = mpi.checked_allgather(comm, checked)
     local = mine[0]
+    grads, variables = parsed
     if len({len(s) for s in signatures}) > 1:
         counts = ", ".join(f"rank {r}: {len(s)}" for r, s in enumerate(signatures))
         raise InvalidArgumentError(
@@ -292,7 +309,7 @@ def allreduce_gradients(grads, comm=None, *, variables=None, reduction="mean",
             rows_here = arrays[0] if kind == "sparse" else np.empty(0, np.int64)
         dense_jobs.append((k, dense, rows_here, like))
     _dense_sums(comm, dense_jobs, out, reduction, size)
-    return out
+    return out, variables
 
 
 def _device_of(like, host):

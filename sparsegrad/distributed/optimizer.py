@@ -4,7 +4,7 @@ from ..errors import InvalidArgumentError
 from ..ops.clip_ops import clip_by_global_norm
 from ..training.optimizers.base import Optimizer
 from . import comm as mpi
-from .gradients import allreduce_gradients
+from .gradients import exchange
 from .registry import sharded_mask
 
 __all__ = ["DistributedOptimizer"]
@@ -106,22 +106,29 @@ class DistributedOptimizer:
             disagree (see :func:`allreduce_gradients`); nothing is updated
             anywhere then.
         """
-        pairs = [tuple(pair) for pair in grads_and_vars]
-        if any(len(pair) != 2 for pair in pairs):
-            raise InvalidArgumentError("DistributedOptimizer.apply_gradients: "
-                                       "grads_and_vars must hold (gradient, "
-                                       "variable) pairs")
-        grads = [g for g, _ in pairs]
-        variables = [v for _, v in pairs]
         inner = self.optimizer
+
+        def parse():
+            grads, variables = [], []
+            for k, pair in enumerate(grads_and_vars):
+                try:
+                    grad, var = pair
+                except (TypeError, ValueError):
+                    raise InvalidArgumentError(
+                        f"grads_and_vars[{k}] must be a (gradient, variable) pair, "
+                        f"got {pair!r}") from None
+                grads.append(grad)
+                variables.append(var)
+            if inner.clipnorm is not None and any(sharded_mask(variables)):
+                raise InvalidArgumentError(
+                    "DistributedOptimizer: clipnorm clips each tensor by its own "
+                    "norm, which for a sharded variable spans ranks; use "
+                    "global_clipnorm")
+            return grads, variables
+
+        grads, variables = exchange(self.comm, parse, self.reduction,
+                                    self.sparse_as_dense_threshold)
         mask = sharded_mask(variables)
-        if inner.clipnorm is not None and any(mask):
-            raise InvalidArgumentError(
-                "DistributedOptimizer: clipnorm clips each tensor by its own norm, "
-                "which for a sharded variable spans ranks; use global_clipnorm")
-        grads = allreduce_gradients(
-            grads, self.comm, variables=variables, reduction=self.reduction,
-            sparse_as_dense_threshold=self.sparse_as_dense_threshold)
         limit = inner.global_clipnorm
         if limit is None:
             return inner.apply_gradients(zip(grads, variables))

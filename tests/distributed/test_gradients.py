@@ -106,6 +106,7 @@ def test_bytes_sent_by_the_sparse_path(run):
 
 
 @pytest.mark.parametrize("case, fragment", [
+    ("bad_pair", "grads_and_vars[1] must be a (gradient, variable) pair"),
     ("bad_shape", "differs in shape or dtype across ranks"),
     ("no_dense_shape", "without a dense_shape"),
     ("count", "different numbers of gradients"),

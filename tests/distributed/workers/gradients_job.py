@@ -189,7 +189,15 @@ def main(outdir):
             out["bad_variable/unchanged"] = np.array(
                 [np.array_equal(b, v.numpy()) for b, v in zip(before, vs)])
 
-    for name, run in (("bad_shape", bad_shape), ("no_dense_shape", no_dense_shape),
+    def bad_pair():
+        opt = dist.DistributedOptimizer(optimizer(), comm)
+        vs = model()
+        pairs = list(zip(grads, vs))
+        if rank == 0:
+            pairs[1] = (grads[1], vs[1], "extra")
+        opt.apply_gradients(pairs)
+
+    for name, run in (("bad_pair", bad_pair), ("bad_shape", bad_shape), ("no_dense_shape", no_dense_shape),
                       ("count", count), ("clip_dtype", clip_dtype),
                       ("bad_variable", bad_variable)):
         errors[name] = _error(run)
