@@ -19,6 +19,17 @@ Two parts, each run by every rank of an MPI job (``mpiexec -n P``):
     ``2 (P - 1) / P`` of the 256 MB table, and the union of the touched rows
     ``2 (P - 1) / P`` of a byte per row.
 
+    PyTorch's peer (``bench_distributed_torch.py``, its own MPI job with the
+    same ids, rows and rank count; sparsegrad is never imported there):
+    ``torch.distributed.all_reduce`` with the gloo backend of the sparse COO
+    gradient ``nn.Embedding(sparse=True)`` produces for these ids, and of
+    the dense table.  gloo coalesces the sparse tensor, then all-gathers its
+    indices and rows in a ring; its bytes are analytic (torch counts none)
+    next to what each process wrote during one call (``/proc/self/io``).
+    ``--all`` runs it when torch is importable (``--no-torch``: not at all)
+    and checks that its combined gradient matches sparsegrad's to float32
+    summation order.
+
 ``scaling``
     Weak scaling of the demo's embedding model in MPI mode
     (``sparsegrad.demo.models.EmbeddingMLP(comm=...)``: a sharded
@@ -34,6 +45,7 @@ and 4 ranks, ``scaling`` on 1, 2 and 4) and print one table::
 
     mpiexec -n 2 python benchmarks/bench_distributed.py bytes
     mpiexec -n 4 python benchmarks/bench_distributed.py scaling --per-rank 512
+    mpiexec -n 2 python benchmarks/bench_distributed_torch.py   # torch's peer
     python benchmarks/bench_distributed.py --all [--ranks 1 2 4]
 
 Every rank runs one kernel thread (the driver sets
@@ -44,14 +56,17 @@ sparsegrad.  Needs ``pip install "sparsegrad[mpi]"``.
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -68,6 +83,21 @@ def zipf_ids(rank, seed=0):
     """The ids of `rank`: Zipf(ZIPF_A) draws modulo ROWS, int64."""
     rng = np.random.default_rng(seed + rank)
     return (rng.zipf(ZIPF_A, IDS_PER_RANK) - 1) % ROWS
+
+
+def rank_rows(rank):
+    """The gradient rows of `rank`, one per id: standard normal float32."""
+    return np.random.default_rng(100 + rank).standard_normal(
+        (IDS_PER_RANK, WIDTH), dtype=np.float32)
+
+
+def close(values, reference):
+    """Whether two combined gradients' rows agree to float32 summation order:
+    within 1e-5 of the largest row value (a hot row sums thousands)."""
+    values, reference = np.asarray(values), np.asarray(reference)
+    scale = float(np.abs(reference).max()) if reference.size else 0.0
+    return values.shape == reference.shape and bool(
+        np.allclose(values, reference, rtol=1e-5, atol=1e-5 * scale))
 
 
 def analytic_bytes(size, distinct):
@@ -88,15 +118,14 @@ def _mpi():
     return MPI
 
 
-def run_bytes(comm, repeat):
+def run_bytes(comm, repeat, result_path=None):
     """Part ``bytes`` on every rank of `comm`; the result dict (on rank 0)."""
     import sparsegrad as sg
     from sparsegrad.distributed import allreduce_gradients, bytes_sent, reset_bytes_sent
 
     rank, size = comm.Get_rank(), comm.Get_size()
     ids = zipf_ids(rank)
-    values = np.random.default_rng(100 + rank).standard_normal(
-        (IDS_PER_RANK, WIDTH), dtype=np.float32)
+    values = rank_rows(rank)
     grad = sg.IndexedSlices(values, ids, dense_shape=(ROWS, WIDTH))
     distinct = int(np.unique(ids).size)
     union = np.unique(np.concatenate(comm.allgather(np.unique(ids)))).size
@@ -124,28 +153,57 @@ def run_bytes(comm, repeat):
     same = (np.array_equal(sparse.indices.numpy(), dense.indices.numpy())
             and np.array_equal(sparse.values.numpy(), dense.values.numpy()))
     result["same_result"] = all(comm.allgather(bool(same)))
+    if rank == 0 and result_path:
+        np.savez(result_path, indices=sparse.indices.numpy(),
+                 values=sparse.values.numpy())
     return result if rank == 0 else None
 
 
+def torch_analytic_bytes(size, distinct):
+    """Bytes each rank sends in torch's gloo allreduce: ``(sparse, dense)``
+    lists, one entry per rank (see bench_distributed_torch.py).  Sparse:
+    the ring all-gathers of 9 int64 of metadata and of the coalesced
+    indices (int64) and rows; rank r forwards every block but rank r + 1's.
+    Dense: the ring allreduce, 2 (P - 1) / P of the table (on average)."""
+    metadata = (size - 1) * 9 * 8
+    row = WIDTH * 4 + 8
+    sparse = [metadata + row * (sum(distinct) - distinct[(r + 1) % size])
+              for r in range(size)]
+    dense = [2 * (size - 1) * ROWS * WIDTH * 4 / size] * size
+    return sparse, dense
+
+
 def bytes_rows(result):
-    """Table rows of a ``bytes`` result."""
+    """Table rows of a ``bytes`` result of sparsegrad or torch."""
     size = result["ranks"]
     distinct = result["distinct_per_rank"]
+    torch = result.get("library") == "torch"
     rows = []
     for path, index in (("sparse", 0), ("dense", 1)):
-        measured = result["paths"][path]["bytes_sent"]
-        analytic = [analytic_bytes(size, d)[index] for d in distinct]
+        if torch:
+            analytic = torch_analytic_bytes(size, distinct)[index]
+            written = result["paths"][path]["bytes_written"]
+            sent = (f"{np.mean(written) / 2**20:,.2f} (wchar)"
+                    if min(written) >= 0 else "-")
+            same = {True: "yes (tol)", False: "NO", None: "-"}[
+                result.get("matches_sparsegrad")]
+            same = same if result["same_result"] else "NO"
+        else:
+            analytic = [analytic_bytes(size, d)[index] for d in distinct]
+            sent = f"{np.mean(result['paths'][path]['bytes_sent']) / 2**20:,.2f}"
+            same = "yes (bits)" if result["same_result"] else "NO"
         rows.append((
-            str(size), path, f"{int(np.mean(distinct)):,}",
-            f"{result['distinct_all']:,}",
-            f"{np.mean(measured) / 2**20:,.2f}", f"{np.mean(analytic) / 2**20:,.2f}",
+            "torch (gloo)" if torch else "sparsegrad", str(size), path,
+            f"{int(np.mean(distinct)):,}", f"{result['distinct_all']:,}",
+            sent, f"{np.mean(analytic) / 2**20:,.2f}",
             f"{statistics.median(result['paths'][path]['seconds']) * 1e3:,.1f}",
-            "yes" if result["same_result"] else "NO"))
+            same))
     return rows
 
 
-BYTES_HEAD = ("ranks", "path", "distinct rows/rank", "distinct rows (all)",
-              "MiB sent/rank", "analytic MiB", "ms (median)", "same result")
+BYTES_HEAD = ("library", "ranks", "path", "distinct rows/rank",
+              "distinct rows (all)", "MiB sent/rank", "analytic MiB",
+              "ms (median)", "same result")
 
 
 # -- part 2: weak scaling --------------------------------------------------------
@@ -225,7 +283,19 @@ def print_bytes(results):
     print(f"Bytes per step: a sparse gradient of a {ROWS:,} x {WIDTH} float32 "
           f"table, {IDS_PER_RANK:,} Zipf({ZIPF_A}) ids per rank, "
           "allreduce_gradients(reduction='sum')")
+    results = sorted(results, key=lambda r: (r["ranks"], r.get("library") == "torch"))
     print(format_table(BYTES_HEAD, [row for r in results for row in bytes_rows(r)]))
+    if any(r.get("library") == "torch" for r in results):
+        print(textwrap.fill(
+            "torch (gloo): torch.distributed.all_reduce of the uncoalesced "
+            "sparse COO gradient (nn.Embedding(sparse=True)'s) and of the "
+            "dense table, its own MPI job; torch counts no bytes: MiB "
+            "sent/rank (wchar) is what the process wrote by system calls "
+            "during one call (gloo's TCP payload and headers), analytic "
+            "from gloo's algorithms. same result: sparsegrad's sparse and "
+            "dense paths give the same bits; torch's sparse and dense "
+            "results agree and match sparsegrad's within float32 "
+            "summation order (tol).", width=79))
 
 
 def print_scaling(results):
@@ -257,14 +327,31 @@ def launcher_options():
                                  "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
 
+def free_port():
+    """A TCP port of 127.0.0.1 free at the time of asking."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+TORCH_SCRIPT = Path(__file__).resolve().parent / "bench_distributed_torch.py"
+
+
 def launch(part, ranks, options, directory):
-    """Run ``mpiexec -n ranks`` this script's `part`; its result dict."""
+    """Run ``mpiexec -n ranks`` this script's `part` (or, for part
+    ``bytes-torch``, bench_distributed_torch.py); its result dict."""
     import sparsegrad
 
     out = Path(directory) / f"{part}-{ranks}.json"
     extra, extra_env = launcher_options()
-    command = [mpiexec(), *extra, "-n", str(ranks), sys.executable,
-               os.path.abspath(__file__), part, "--json", str(out), *options]
+    if part == "bytes-torch":
+        script = [str(TORCH_SCRIPT)]
+        extra_env = dict(extra_env, MASTER_ADDR="127.0.0.1",
+                         MASTER_PORT=str(free_port()))
+    else:
+        script = [os.path.abspath(__file__), part]
+    command = [mpiexec(), *extra, "-n", str(ranks), sys.executable, *script,
+               "--json", str(out), *options]
     env = dict(os.environ, SPARSEGRAD_NUM_THREADS="1", OMP_NUM_THREADS="1",
                **extra_env)
     root = str(Path(sparsegrad.__file__).resolve().parents[1])
@@ -283,15 +370,35 @@ def drive(args):
     common = ["--repeat", str(args.repeat)]
     scaling = ["--per-rank", str(args.per_rank), "--warmup", str(args.warmup),
                "--steps", str(args.steps)]
+    have_torch = importlib.util.find_spec("torch") is not None
     with tempfile.TemporaryDirectory() as directory:
-        byte_results = [launch("bytes", p, common, directory)
-                        for p in args.ranks if p > 1]
+        byte_results = []
+        for p in args.ranks:
+            if p < 2 or args.skip_bytes:
+                continue
+            ours = Path(directory) / f"sparsegrad-{p}.npz"
+            byte_results.append(launch(
+                "bytes", p, [*common, "--result", str(ours)], directory))
+            if not have_torch or args.no_torch:
+                continue
+            theirs = Path(directory) / f"torch-{p}.npz"
+            result = launch("bytes-torch", p, [*common, "--result", str(theirs)],
+                            directory)
+            with np.load(ours) as a, np.load(theirs) as b:
+                result["matches_sparsegrad"] = bool(
+                    np.array_equal(a["indices"], b["indices"])
+                    and close(b["values"], a["values"]))
+            byte_results.append(result)
         scaling_results = [launch("scaling", p, scaling, directory)
-                           for p in args.ranks]
+                           for p in args.ranks if not args.skip_scaling]
+    if not have_torch:
+        print("note: torch is not importable: no PyTorch rows")
     print()
-    print_bytes(byte_results)
-    print()
-    print_scaling(scaling_results)
+    if byte_results:
+        print_bytes(byte_results)
+        print()
+    if scaling_results:
+        print_scaling(scaling_results)
     return 0
 
 
@@ -315,6 +422,15 @@ def main(argv=None):
                         help="timed steps of part scaling")
     parser.add_argument("--json", metavar="FILE",
                         help="rank 0 writes the result of the part here")
+    parser.add_argument("--result", metavar="FILE.npz",
+                        help="part bytes: rank 0 writes the sparse path's "
+                             "combined gradient here")
+    parser.add_argument("--no-torch", action="store_true",
+                        help="--all: leave out the PyTorch peer of part bytes")
+    parser.add_argument("--skip-bytes", action="store_true",
+                        help="--all: leave out part bytes")
+    parser.add_argument("--skip-scaling", action="store_true",
+                        help="--all: leave out part scaling")
     args = parser.parse_args(argv)
     if args.all == (args.part is not None):
         parser.error("give a part (under mpiexec) or --all")
@@ -322,7 +438,7 @@ def main(argv=None):
         return drive(args)
     comm = _mpi().COMM_WORLD
     if args.part == "bytes":
-        result = run_bytes(comm, args.repeat)
+        result = run_bytes(comm, args.repeat, args.result)
     else:
         result = run_scaling(comm, args.per_rank, args.warmup, args.steps)
     if result is None:
