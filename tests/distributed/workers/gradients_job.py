@@ -197,9 +197,9 @@ def main(outdir):
             pairs[1] = (grads[1], vs[1], "extra")
         opt.apply_gradients(pairs)
 
-    for name, run in (("bad_pair", bad_pair), ("bad_shape", bad_shape), ("no_dense_shape", no_dense_shape),
-                      ("count", count), ("clip_dtype", clip_dtype),
-                      ("bad_variable", bad_variable)):
+    for name, run in (("bad_pair", bad_pair), ("bad_shape", bad_shape),
+                      ("no_dense_shape", no_dense_shape), ("count", count),
+                      ("clip_dtype", clip_dtype), ("bad_variable", bad_variable)):
         errors[name] = _error(run)
 
     # 4. the distributed norm: a replicated tensor and this rank's shard
