@@ -80,8 +80,9 @@ def add_arguments(parser):
     parser.add_argument(
         "--threads", type=int, default=None, metavar="N",
         help="threads of the kernels and of BLAS (sg.set_num_threads; default: "
-             "sparsegrad's own count, SPARSEGRAD_NUM_THREADS or every core); "
-             "the results are the same for any count")
+             "sparsegrad's own count, SPARSEGRAD_NUM_THREADS or every core; "
+             "under mpiexec, the machine's cores divided among its ranks); the "
+             "results are the same for any count")
     parser.add_argument(
         "--device", choices=("cpu", "gpu"), default="cpu",
         help="where the models' weights live and their kernels run (gpu: "
@@ -343,6 +344,14 @@ def _run(args):
 
     from .metrics import log_loss, roc_auc
 
+    threads = args.threads
+    if comm is not None and threads is None \
+            and "SPARSEGRAD_NUM_THREADS" not in os.environ:
+        # the ranks on one machine share its cores
+        from .distributed import threads_per_rank
+
+        threads = threads_per_rank(comm)
+        sg.set_num_threads(threads)
     say = print if runner.main else _quiet
     start = time.perf_counter()
     data = checked(lambda: _load_data(settings))
@@ -366,7 +375,7 @@ def _run(args):
     # A fresh run starts it empty, so that --save never mixes two runs.
     state = {"settings": settings, "models": {}}
     histories, titles = {}, {}
-    with threadpool_limits(limits=args.threads, user_api="blas"):
+    with threadpool_limits(limits=threads, user_api="blas"):
         for model in _models(names, data, settings["seed"], args.device, comm):
             history = saved.get(model.name, {"epochs": [], "curve": []})
             state["models"][model.name] = history

@@ -35,8 +35,8 @@ from .metrics import log_loss, roc_auc
 from .models import Batch, loss
 
 __all__ = [
-    "LAUNCHER_VARIABLES", "launched_by_mpi", "world", "share", "agree",
-    "DistributedRunner",
+    "LAUNCHER_VARIABLES", "launched_by_mpi", "world", "threads_per_rank", "share",
+    "agree", "DistributedRunner",
 ]
 
 #: Environment variables an MPI launcher sets in the processes it starts:
@@ -94,6 +94,43 @@ def world():
                           f"be imported ({exc}); install it with {_INSTALL}, "
                           "or run without mpiexec") from None
     return MPI.COMM_WORLD
+
+
+def threads_per_rank(comm):
+    """Kernel threads for each rank: this machine's cores over its ranks.
+
+    A collective (it asks which ranks share the machine).
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Intracomm
+
+    Returns
+    -------
+    int
+        ``max(1, cores // ranks on this machine)``, where the cores are those
+        this process may run on.
+
+    Examples
+    --------
+    >>> import os
+    >>> from mpi4py import MPI
+    >>> from sparsegrad.demo.distributed import threads_per_rank
+    >>> threads_per_rank(MPI.COMM_WORLD) == len(os.sched_getaffinity(0))
+    True
+    """
+    from mpi4py import MPI
+
+    local = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    try:
+        ranks_here = local.Get_size()
+    finally:
+        local.Free()
+    if hasattr(os, "sched_getaffinity"):
+        cores = len(os.sched_getaffinity(0))
+    else:
+        cores = os.cpu_count() or 1
+    return max(1, cores // ranks_here)
 
 
 def share(start, stop, rank, size):
