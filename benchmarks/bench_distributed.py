@@ -173,7 +173,15 @@ def torch_analytic_bytes(size, distinct):
     return sparse, dense
 
 
-def bytes_rows(result):
+def floor_seconds(sent_per_rank, bandwidth):
+    """The memory-bandwidth floor of an exchange on one machine: every byte
+    a rank sends is read once from its buffer and written once into the
+    receiver's (2 x the bytes all ranks send), at `bandwidth` bytes read
+    plus written per second (the harness's copy bandwidth)."""
+    return 2 * float(sum(sent_per_rank)) / bandwidth
+
+
+def bytes_rows(result, bandwidth):
     """Table rows of a ``bytes`` result of sparsegrad or torch."""
     size = result["ranks"]
     distinct = result["distinct_per_rank"]
@@ -192,18 +200,19 @@ def bytes_rows(result):
             analytic = [analytic_bytes(size, d)[index] for d in distinct]
             sent = f"{np.mean(result['paths'][path]['bytes_sent']) / 2**20:,.2f}"
             same = "yes (bits)" if result["same_result"] else "NO"
+        median = statistics.median(result["paths"][path]["seconds"])
+        floor = floor_seconds(analytic, bandwidth)
         rows.append((
             "torch (gloo)" if torch else "sparsegrad", str(size), path,
             f"{int(np.mean(distinct)):,}", f"{result['distinct_all']:,}",
-            sent, f"{np.mean(analytic) / 2**20:,.2f}",
-            f"{statistics.median(result['paths'][path]['seconds']) * 1e3:,.1f}",
-            same))
+            sent, f"{np.mean(analytic) / 2**20:,.2f}", f"{median * 1e3:,.1f}",
+            f"{floor * 1e3:,.1f}", f"{median / floor:,.1f}", same))
     return rows
 
 
 BYTES_HEAD = ("library", "ranks", "path", "distinct rows/rank",
               "distinct rows (all)", "MiB sent/rank", "analytic MiB",
-              "ms (median)", "same result")
+              "ms (median)", "floor ms", "x floor", "same result")
 
 
 # -- part 2: weak scaling --------------------------------------------------------
@@ -279,12 +288,16 @@ def machine_line(threads):
             f"{threads} kernel thread(s) per rank")
 
 
-def print_bytes(results):
+def print_bytes(results, bandwidth):
+    print(f"memory-bandwidth floor: {bandwidth / 1e9:.2f} GB/s (the better of a "
+          "one-thread np.copyto and a copy on all cores, bytes read + written); "
+          "floor ms = 2 x the bytes all ranks send / that bandwidth")
     print(f"Bytes per step: a sparse gradient of a {ROWS:,} x {WIDTH} float32 "
           f"table, {IDS_PER_RANK:,} Zipf({ZIPF_A}) ids per rank, "
           "allreduce_gradients(reduction='sum')")
     results = sorted(results, key=lambda r: (r["ranks"], r.get("library") == "torch"))
-    print(format_table(BYTES_HEAD, [row for r in results for row in bytes_rows(r)]))
+    print(format_table(BYTES_HEAD, [row for r in results
+                                     for row in bytes_rows(r, bandwidth)]))
     if any(r.get("library") == "torch" for r in results):
         print(textwrap.fill(
             "torch (gloo): torch.distributed.all_reduce of the uncoalesced "
@@ -395,7 +408,9 @@ def drive(args):
         print("note: torch is not importable: no PyTorch rows")
     print()
     if byte_results:
-        print_bytes(byte_results)
+        from sparsegrad.bench.harness import measure_bandwidth
+
+        print_bytes(byte_results, measure_bandwidth()["bandwidth"])
         print()
     if scaling_results:
         print_scaling(scaling_results)
@@ -449,7 +464,12 @@ def main(argv=None):
         import sparsegrad as sg
 
         print(machine_line(sg.get_num_threads()))
-        (print_bytes if args.part == "bytes" else print_scaling)([result])
+        if args.part == "bytes":   # the other ranks have finished
+            from sparsegrad.bench.harness import measure_bandwidth
+
+            print_bytes([result], measure_bandwidth()["bandwidth"])
+        else:
+            print_scaling([result])
     return 0
 
 
