@@ -60,7 +60,6 @@ import importlib.util
 import json
 import os
 import platform
-import shutil
 import socket
 import statistics
 import subprocess
@@ -320,26 +319,6 @@ def print_scaling(results):
     print(format_table(SCALING_HEAD, scaling_rows(results)))
 
 
-def mpiexec():
-    """mpiexec next to the running Python (a venv's wheel), or on PATH."""
-    here = Path(sys.executable).parent / "mpiexec"
-    return str(here) if here.exists() else shutil.which("mpiexec")
-
-
-def launcher_options():
-    """Options and environment Open MPI's mpiexec needs to start more ranks
-    than cores (MPICH's needs none)."""
-    try:
-        version = subprocess.run([mpiexec(), "--version"], capture_output=True,
-                                 text=True, timeout=30).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return [], {}
-    if "Open MPI" not in version and "OpenRTE" not in version:
-        return [], {}
-    return ["--oversubscribe"], {"OMPI_ALLOW_RUN_AS_ROOT": "1",
-                                 "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-
-
 def free_port():
     """A TCP port of 127.0.0.1 free at the time of asking."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -354,6 +333,7 @@ def launch(part, ranks, options, directory):
     """Run ``mpiexec -n ranks`` this script's `part` (or, for part
     ``bytes-torch``, bench_distributed_torch.py); its result dict."""
     import sparsegrad
+    from sparsegrad.distributed.launcher import launcher_options, mpiexec
 
     out = Path(directory) / f"{part}-{ranks}.json"
     extra, extra_env = launcher_options()
@@ -377,6 +357,8 @@ def launch(part, ranks, options, directory):
 
 
 def drive(args):
+    from sparsegrad.distributed.launcher import mpiexec
+
     if mpiexec() is None:
         raise SystemExit('no mpiexec on PATH: pip install "sparsegrad[mpi]"')
     print(machine_line(1))

@@ -9,13 +9,14 @@ brings both).
 """
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from sparsegrad.distributed.launcher import launcher_options, mpiexec
 
 WORKERS = Path(__file__).resolve().parent / "workers"
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,32 +34,8 @@ def _missing():
     return None
 
 
-def mpiexec():
-    """mpiexec next to the running Python (a venv's wheel), or on PATH."""
-    here = Path(sys.executable).parent / "mpiexec"
-    if here.exists():
-        return str(here)
-    return shutil.which("mpiexec")
-
-
 MISSING = _missing()
-
-
-def _launcher_options():
-    """(extra mpiexec arguments, extra environment) for the installed MPI:
-    Open MPI refuses more ranks than cores (the 3-rank jobs on two cores)
-    and, as root, any job, unless told otherwise; MPICH needs nothing."""
-    if MISSING is not None:
-        return [], {}
-    version = subprocess.run([mpiexec(), "--version"], capture_output=True,
-                             text=True).stdout
-    if "Open MPI" not in version and "OpenRTE" not in version:
-        return [], {}
-    return ["--oversubscribe"], {"OMPI_ALLOW_RUN_AS_ROOT": "1",
-                                 "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-
-
-OPTIONS, ENVIRONMENT = _launcher_options()
+OPTIONS, ENVIRONMENT = launcher_options() if MISSING is None else ([], {})
 
 
 def pytest_collection_modifyitems(config, items):

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from jobtools import attempt
 from mpi4py import MPI
 
 import sparsegrad as sg
@@ -65,15 +66,6 @@ class Model:
         with np.load(state) as data:
             for key in data.files:
                 out[f"{prefix}/opt/{key}"] = data[key]
-
-
-def attempt(errors, label, call):
-    try:
-        call()
-    except Exception as exc:
-        errors[label] = [type(exc).__name__, str(exc)]
-    else:
-        errors[label] = None
 
 
 def main(mode, out):

@@ -21,21 +21,13 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from jobtools import attempt
 from mpi4py import MPI
 
 import sparsegrad as sg
 from sparsegrad.distributed import registry
 from sparsegrad.distributed.comm import bytes_sent, reset_bytes_sent
 from sparsegrad.distributed.embedding import ShardedEmbedding
-
-
-def attempt(errors, label, call):
-    try:
-        call()
-    except Exception as exc:
-        errors[label] = [type(exc).__name__, str(exc)]
-    else:
-        errors[label] = None
 
 
 def main(out):

@@ -107,15 +107,8 @@ def _slices(prefix, g, out):
     out[f"{prefix}/values"] = g.values.numpy()
 
 
-def _error(run):
-    try:
-        run()
-    except Exception as exc:  # recorded: the test checks every rank raised
-        return [type(exc).__name__, str(exc)]
-    return None
-
-
 def main(outdir):
+    from jobtools import attempt  # beside this file: on sys.path in a job only
     from mpi4py import MPI
 
     from sparsegrad import distributed as dist
@@ -200,7 +193,7 @@ def main(outdir):
     for name, run in (("bad_pair", bad_pair), ("bad_shape", bad_shape),
                       ("no_dense_shape", no_dense_shape), ("count", count),
                       ("clip_dtype", clip_dtype), ("bad_variable", bad_variable)):
-        errors[name] = _error(run)
+        attempt(errors, name, run)
 
     # 4. the distributed norm: a replicated tensor and this rank's shard
     replicated = np.array([3.0, 4.0], np.float32)
