@@ -20,12 +20,11 @@ import contextlib
 import json
 import os
 import tempfile
-import zipfile
-import zlib
 
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from ..framework.archives import read_npz
 from ..framework.variable import Variable
 from . import registry
 from .comm import checked_allgather, resolve
@@ -35,8 +34,6 @@ __all__ = ["save_checkpoint", "load_checkpoint"]
 #: The ``format`` entry of ``index.json``.
 FORMAT = "sparsegrad.distributed.checkpoint/1"
 INDEX = "index.json"
-# Archives that np.load cannot read raise one of these.
-_UNREADABLE = (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error)
 
 
 def _rank_path(directory, rank, size):
@@ -284,11 +281,7 @@ def _read_values(path, entries, rank, size, where):
     """The arrays of a rank file, checked against its index entries."""
     if not os.path.isfile(path):
         raise InvalidArgumentError(f"{where}: the rank file {path!r} is missing")
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            contents = {k: data[k] for k in data.files}
-    except _UNREADABLE as exc:
-        raise InvalidArgumentError(f"{where}: cannot read {path!r}: {exc}") from None
+    contents = read_npz(path, f"{where}: cannot read")
     try:
         meta = json.loads(str(contents["meta"]))
         mine = (meta["format"], meta["rank"], meta["size"]) == (FORMAT, rank, size)

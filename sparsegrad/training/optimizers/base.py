@@ -33,14 +33,13 @@ import json
 import math
 import numbers
 import os
-import zipfile
-import zlib
 
 import numpy as np
 
 from ...autodiff.tape import GradientTape
 from ...errors import InvalidArgumentError, NotFoundError
 from ...framework import backend, sparse_rows
+from ...framework.archives import read_npz
 from ...framework.dtypes import FLOAT_DTYPES
 from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import Tensor
@@ -94,29 +93,6 @@ def _check_clip(value, name):
 
 def _bad_state(path, what):
     return InvalidArgumentError(f"load_state: the state in {path!r} is invalid: {what}")
-
-
-def _read_npz(path):
-    """The arrays of the ``.npz`` archive at `path`, as a dict of ndarrays."""
-    unreadable = (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error)
-    try:
-        data = np.load(path, allow_pickle=False)
-    except unreadable as exc:
-        raise InvalidArgumentError(
-            f"load_state: cannot read an optimizer state from {path!r}: {exc}"
-        ) from None
-    if not isinstance(data, np.lib.npyio.NpzFile):
-        raise InvalidArgumentError(
-            f"load_state: cannot read an optimizer state from {path!r}: it holds "
-            "a single .npy array, not an .npz archive"
-        )
-    try:
-        with data:
-            return {k: data[k] for k in data.files}
-    except unreadable as exc:
-        raise InvalidArgumentError(
-            f"load_state: cannot read an optimizer state from {path!r}: {exc}"
-        ) from None
 
 
 def _is_count(value):
@@ -854,7 +830,7 @@ class Optimizer:
         Returns the new ``_slots`` dict (new slot Variables), the step count
         and the saved learning rate (a float, or None).
         """
-        contents = _read_npz(path)
+        contents = read_npz(path, "load_state: cannot read an optimizer state from")
         meta = _read_meta(contents, path)
         if meta["class"] != type(self).__name__:
             raise InvalidArgumentError(
