@@ -44,13 +44,21 @@ def _optimizer_path(directory, rank, size):
     return os.path.join(directory, f"rank-{rank}-of-{size}.optimizer.npz")
 
 
-def _directory(directory, where):
-    try:
-        return os.fspath(directory)
-    except TypeError:
-        raise TypeError(
-            f"{where}: directory must be a str or os.PathLike, got {directory!r}"
-        ) from None
+def _job(comm, directory, where):
+    """``(comm, rank, size, directory as a str)``; a bad `directory` on any
+    rank raises on every rank."""
+    comm = resolve(comm)
+
+    def path():
+        try:
+            return os.fspath(directory)
+        except TypeError:
+            raise TypeError(
+                f"{where}: directory must be a str or os.PathLike, got {directory!r}"
+            ) from None
+
+    rank = comm.Get_rank()
+    return comm, rank, comm.Get_size(), checked_allgather(comm, path)[rank]
 
 
 def _variable_list(variables, where):
@@ -178,10 +186,7 @@ def save_checkpoint(directory, variables, optimizer=None, comm=None):
     True
     """
     where = "save_checkpoint"
-    comm = resolve(comm)
-    rank, size = comm.Get_rank(), comm.Get_size()
-    given = directory   # a bad one raises on every rank
-    directory = checked_allgather(comm, lambda: _directory(given, where))[rank]
+    comm, rank, size, directory = _job(comm, directory, where)
     final = [_rank_path(directory, rank, size)]
     if optimizer is not None:
         final.append(_optimizer_path(directory, rank, size))
@@ -367,10 +372,7 @@ def load_checkpoint(directory, variables, optimizer=None, comm=None):
     refused
     """
     where = "load_checkpoint"
-    comm = resolve(comm)
-    rank, size = comm.Get_rank(), comm.Get_size()
-    given = directory   # a bad one raises on every rank
-    directory = checked_allgather(comm, lambda: _directory(given, where))[rank]
+    comm, rank, size, directory = _job(comm, directory, where)
     read = {}
 
     def check():

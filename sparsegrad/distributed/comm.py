@@ -12,7 +12,7 @@ mpi4py is imported on first use, never at ``import sparsegrad``.
 import numpy as np
 
 from ..framework import backend
-from ..framework.collective import checked_allgather, raise_agreed
+from ..framework.collective import checked_allgather
 
 __all__ = [
     "MPI", "status", "resolve", "checked_allgather", "ordered_sum", "allgatherv",
@@ -241,12 +241,13 @@ def exchange_counts(comm, counts, failure=None):
     comm.Alltoall(send, received)
     if failure is None and not (received < 0).any():
         return received
-    # Someone failed; every rank saw it (each receives from every rank).
-    own = None if failure is None else (type(failure), str(failure))
-    failures = comm.allgather(own)
-    if failure is not None and all(f is None for f in failures[: comm.Get_rank()]):
-        raise failure
-    raise_agreed(comm.Get_rank(), failures)
+    # Someone failed; every rank saw it (each receives from every rank), and
+    # every rank raises the error of the lowest failing one.
+    def own():
+        if failure is not None:
+            raise failure
+
+    checked_allgather(comm, own)
     raise AssertionError("unreachable: a rank sent -1 without a failure")
 
 

@@ -245,15 +245,14 @@ def exchange(comm, parse, reduction, sparse_as_dense_threshold):
 
     ``parse()`` runs inside the checks that every rank agrees on, and returns
     ``(grads, variables or None)``; whatever it raises is raised on every
-    rank.  Returns ``(combined gradients, variables)``.
+    rank.  Returns ``(combined gradients, variables, their sharded mask)``.
     """
     size = comm.Get_size()
-    parsed = []
+    kept = []  # this rank's checked gradients: only their signatures travel
 
     def check():
         _check_options(reduction, sparse_as_dense_threshold)
         grads, variables = parse()
-        parsed.append(grads)
         mask, var_list = [False] * len(grads), [None] * len(grads)
         if variables is not None:
             var_list = list(variables)
@@ -262,22 +261,13 @@ def exchange(comm, parse, reduction, sparse_as_dense_threshold):
                     f"allreduce_gradients: {len(var_list)} variables for "
                     f"{len(grads)} gradients")
             mask = sharded_mask(var_list)
-        parsed.append(var_list if variables is not None else None)
         local = [_local(g, k, s, v)
                  for k, (g, s, v) in enumerate(zip(grads, mask, var_list))]
-        return local, [sig for _, _, sig in local]
+        kept.extend((grads, None if variables is None else var_list, mask, local))
+        return [sig for _, _, sig in local]
 
-    # Each rank keeps its own checked arrays; only the signatures travel.
-    mine = []
-
-    def checked():
-        local, signatures = check()
-        mine.append(local)
-        return signatures
-
-    signatures = mpi.checked_allgather(comm, checked)
-    local = mine[0]
-    grads, variables = parsed
+    signatures = mpi.checked_allgather(comm, check)
+    grads, variables, mask, local = kept
     if len({len(s) for s in signatures}) > 1:
         counts = ", ".join(f"rank {r}: {len(s)}" for r, s in enumerate(signatures))
         raise InvalidArgumentError(
@@ -309,7 +299,7 @@ def exchange(comm, parse, reduction, sparse_as_dense_threshold):
             rows_here = arrays[0] if kind == "sparse" else np.empty(0, np.int64)
         dense_jobs.append((k, dense, rows_here, like))
     _dense_sums(comm, dense_jobs, out, reduction, size)
-    return out, variables
+    return out, variables, mask
 
 
 def _device_of(like, host):

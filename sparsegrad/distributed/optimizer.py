@@ -126,9 +126,8 @@ class DistributedOptimizer:
                     "global_clipnorm")
             return grads, variables
 
-        grads, variables = exchange(self.comm, parse, self.reduction,
-                                    self.sparse_as_dense_threshold)
-        mask = sharded_mask(variables)
+        grads, variables, mask = exchange(self.comm, parse, self.reduction,
+                                          self.sparse_as_dense_threshold)
         limit = inner.global_clipnorm
         if limit is None:
             return inner.apply_gradients(zip(grads, variables))
