@@ -25,7 +25,6 @@ and segment ids are checked with one device reduction and one read back.
 import numpy as np
 
 from .._cuda import segment as _cuda_segment
-from .._cuda import sort as _cuda_sort
 from .._kernels import segment as _segment
 from ..autodiff.recording import is_recording, record_operation
 from ..autodiff.registry import register_gradient
@@ -209,6 +208,31 @@ def _coefficients_device(splits, weights, combiner, dtype, segment_of):
     return xp.ascontiguousarray(weights * per_bag[segment_of])
 
 
+def _table_rows(indices, n_rows):
+    """:func:`~sparsegrad.framework.sparse_rows.group_rows` of the bags' table
+    rows (on their device), with the empty grouping for no indices."""
+    if indices.shape[0]:
+        if is_cupy_array(indices):
+            indices = get_array_module(indices).ascontiguousarray(indices)
+        return sparse_rows.group_rows(indices, max(n_rows - 1, 0))
+    xp = get_array_module(indices)
+    return (indices[:0].copy(), xp.zeros((0,), dtype=np.int64),
+            xp.zeros((1,), dtype=np.int64))
+
+
+def _recorded_bag_grad(grad, values, unique, order, starts, coef, splits,
+                       table_shape):
+    """The table's gradient (`values` of the rows `unique`), recorded as
+    "SparseSegmentReduceGrad" so that it is differentiable again."""
+    out = wrap(values)
+    record_operation(
+        "SparseSegmentReduceGrad", (grad,), (out,),
+        {"order": order, "starts": starts, "coef": coef, "splits": splits,
+         "n_unique": unique.shape[0]},
+    )
+    return IndexedSlices._from_trusted(out, wrap(unique), tuple(table_shape))
+
+
 def _bag_grad_device(grad, table_shape, indices, segment_of, coef, splits):
     """:func:`_bag_grad` of a cupy upstream gradient."""
     xp = get_array_module(grad._value, indices, segment_of)
@@ -221,12 +245,7 @@ def _bag_grad_device(grad, table_shape, indices, segment_of, coef, splits):
     check_device_dtype(g.dtype, "the bag gradient")
     row_shape = tuple(table_shape[1:])
     width = int(np.prod(row_shape, dtype=np.int64))
-    if indices.shape[0]:
-        unique, order, starts = _cuda_sort.group_rows(xp.ascontiguousarray(indices))
-    else:
-        unique = indices[:0].copy()
-        order = xp.zeros((0,), dtype=np.int64)
-        starts = xp.zeros((1,), dtype=np.int64)
+    unique, order, starts = _table_rows(indices, table_shape[0])
     shape = (unique.shape[0],) + row_shape
     if unique.shape[0] * width:
         values = xp.empty(shape, dtype=g.dtype)
@@ -239,13 +258,8 @@ def _bag_grad_device(grad, table_shape, indices, segment_of, coef, splits):
         values = values.astype(dtype, copy=False)
     else:
         values = xp.zeros(shape, dtype=dtype)
-    out = wrap(values)
-    record_operation(
-        "SparseSegmentReduceGrad", (grad,), (out,),
-        {"order": order, "starts": starts, "coef": coef, "splits": splits,
-         "n_unique": unique.shape[0]},
-    )
-    return IndexedSlices._from_trusted(out, wrap(unique), tuple(table_shape))
+    return _recorded_bag_grad(grad, values, unique, order, starts, coef, splits,
+                              table_shape)
 
 
 def _bag_grad(grad, table_shape, indices, segment_of, coef, splits):
@@ -259,12 +273,7 @@ def _bag_grad(grad, table_shape, indices, segment_of, coef, splits):
     n_rows = table_shape[0]
     row_shape = tuple(table_shape[1:])
     width = int(np.prod(row_shape, dtype=np.int64))
-    if indices.shape[0]:
-        unique, order, starts = sparse_rows.group_rows(indices, max(n_rows - 1, 0))
-    else:
-        unique = indices[:0].copy()
-        order = np.zeros(0, np.int64)
-        starts = np.zeros(1, np.int64)
+    unique, order, starts = _table_rows(indices, n_rows)
     shape = (unique.shape[0],) + row_shape
     if is_kernel_float(dtype) and unique.shape[0] * width:
         values = buffers.empty(shape, dtype)  # the kernel writes every row
@@ -283,13 +292,8 @@ def _bag_grad(grad, table_shape, indices, segment_of, coef, splits):
         acc = np.zeros((unique.shape[0], width), np.float32)
         np.add.at(acc, group, rows[order])
         values[...] = acc.reshape(values.shape)
-    out = wrap(values)
-    record_operation(
-        "SparseSegmentReduceGrad", (grad,), (out,),
-        {"order": order, "starts": starts, "coef": coef, "splits": splits,
-         "n_unique": unique.shape[0]},
-    )
-    return IndexedSlices._from_trusted(out, wrap(unique), tuple(table_shape))
+    return _recorded_bag_grad(grad, values, unique, order, starts, coef, splits,
+                              table_shape)
 
 
 @register_gradient("SparseSegmentReduceGrad")
