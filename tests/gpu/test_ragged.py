@@ -170,6 +170,15 @@ def test_range_splits_first_failure_across_chunks(device, tsplits, tiles):
             assert total == int(cpu_out[-1])
 
 
+def _check_rowids(device, splits):
+    """row_splits_to_rowids of `splits` on the device gives the CPU's."""
+    cpu = np.empty(int(splits[-1]), splits.dtype)
+    cpu_ragged.row_splits_to_rowids(splits, cpu, 1)
+    dev = device.xp.empty(int(splits[-1]), splits.dtype)
+    cuda_ragged.row_splits_to_rowids(device.asarray(splits), dev, 1)
+    np.testing.assert_array_equal(device.asnumpy(dev), cpu)
+
+
 @pytest.mark.parametrize("tsplits", [np.int32, np.int64])
 def test_row_splits_to_rowids(device, tsplits, tiles):
     rng = np.random.default_rng(3)
@@ -178,11 +187,7 @@ def test_row_splits_to_rowids(device, tsplits, tiles):
     lengths[-2:] = 0
     splits = np.zeros(51, tsplits)
     np.cumsum(lengths, out=splits[1:])
-    cpu = np.empty(int(splits[-1]), tsplits)
-    cpu_ragged.row_splits_to_rowids(splits, cpu, 1)
-    dev = device.xp.empty(int(splits[-1]), tsplits)
-    cuda_ragged.row_splits_to_rowids(device.asarray(splits), dev, 1)
-    np.testing.assert_array_equal(device.asnumpy(dev), cpu)
+    _check_rowids(device, splits)
 
 
 @pytest.mark.parametrize("tsplits", [np.int32, np.int64])
@@ -195,11 +200,7 @@ def test_fill_and_rowids_long_and_empty_rows_across_chunks(device, tsplits, tile
     lengths[1100:1110] = 30
     splits = np.zeros(1201, tsplits)
     np.cumsum(lengths, out=splits[1:])
-    cpu = np.empty(int(splits[-1]), tsplits)
-    cpu_ragged.row_splits_to_rowids(splits, cpu, 1)
-    dev = device.xp.empty(int(splits[-1]), tsplits)
-    cuda_ragged.row_splits_to_rowids(device.asarray(splits), dev, 1)
-    np.testing.assert_array_equal(device.asnumpy(dev), cpu)
+    _check_rowids(device, splits)
     starts = np.arange(1200, dtype=np.int64) * 3 - 1000
     deltas = np.full(1200, -7, np.int64)
     vals = np.empty(int(splits[-1]), np.int64)
