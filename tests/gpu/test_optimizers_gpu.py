@@ -46,6 +46,16 @@ def _variables(device, dtype):
     return host, dev
 
 
+def _train_both(host_opt, dev_opt, device, dtype, steps):
+    """`steps` steps of each optimizer on its own copy of the variables, the
+    same gradients on the host and on the device; ``(host, dev)`` variables."""
+    host, dev = _variables(device, dtype)
+    for step in range(steps):
+        host_opt.apply_gradients(zip(_gradients(step, dtype, np.asarray), host))
+        dev_opt.apply_gradients(zip(_gradients(step, dtype, device.asarray), dev))
+    return host, dev
+
+
 def _gradients(step, dtype, to):
     rng = np.random.default_rng(step + 1)
     values = rng.uniform(-1, 1, (INDICES.shape[0], 3)).astype(dtype)
@@ -78,10 +88,7 @@ def _compare(host_opt, dev_opt, host, dev, device, exact):
 def test_optimizer_steps_on_device_match_cpu(device, name, kwargs, dtype):
     cls = getattr(sg.optimizers, name)
     host_opt, dev_opt = cls(**kwargs), cls(**kwargs)
-    host, dev = _variables(device, dtype)
-    for step in range(3):
-        host_opt.apply_gradients(zip(_gradients(step, dtype, np.asarray), host))
-        dev_opt.apply_gradients(zip(_gradients(step, dtype, device.asarray), dev))
+    host, dev = _train_both(host_opt, dev_opt, device, dtype, 3)
     # Slots live on the device.
     for dv in dev:
         for slot in dev_opt.get_state(dv):
@@ -96,11 +103,7 @@ def test_learning_rate_schedule_on_device(device):
     schedule = sg.optimizers.schedules.ExponentialDecay(0.1, 1, 0.5)
     host_opt = sg.optimizers.Adagrad(schedule)
     dev_opt = sg.optimizers.Adagrad(schedule)
-    host, dev = _variables(device, np.float32)
-    for step in range(2):
-        host_opt.apply_gradients(zip(_gradients(step, np.float32, np.asarray), host))
-        dev_opt.apply_gradients(zip(_gradients(step, np.float32, device.asarray),
-                                    dev))
+    host, dev = _train_both(host_opt, dev_opt, device, np.float32, 2)
     _compare(host_opt, dev_opt, host, dev, device, True)
 
 
@@ -131,11 +134,7 @@ def test_paths_through_framework_helpers_on_device(device, name, kwargs):
     # groups of the indices.
     cls = getattr(sg.optimizers, name)
     host_opt, dev_opt = cls(**kwargs), cls(**kwargs)
-    host, dev = _variables(device, np.float32)
-    for step in range(2):
-        host_opt.apply_gradients(zip(_gradients(step, np.float32, np.asarray), host))
-        dev_opt.apply_gradients(zip(_gradients(step, np.float32, device.asarray),
-                                    dev))
+    host, dev = _train_both(host_opt, dev_opt, device, np.float32, 2)
     _compare(host_opt, dev_opt, host, dev, device, True)
 
 
