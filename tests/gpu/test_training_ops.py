@@ -191,6 +191,20 @@ HOT = np.array([1, 3, 1, 1, 0, 1, 1, 1, 1, 5, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 1,
                 1, 1, 3, 1], dtype=np.int64)
 
 
+def _by_row_both(device, op, dtype, seed, grad, indices, hp, scale, coalesce,
+                 scratch, exact):
+    """The row-wise kernel of `op` on the CPU and on the device, from the same
+    state (``_state`` of `seed`, as wide as `grad`): the same results."""
+    var, slots, _ = _state(op, grad.shape[1], dtype, seed=seed)
+    arrays = [var, *slots]
+    dev = _to_device(device, arrays + [grad])
+    getattr(cpu, f"sparse_{op}_by_row")(*arrays, grad, indices, hp, scale,
+                                        coalesce, 1, scratch)
+    getattr(gpu, f"sparse_{op}_by_row")(*dev, device.asarray(indices), hp, scale,
+                                        coalesce, 1, None)
+    _assert_same(arrays, dev[:4], device, exact, dtype)
+
+
 @pytest.mark.parametrize("heavy_min", (gpu.HEAVY_MIN, 2))
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", SPARSE_OPS)
@@ -207,15 +221,9 @@ def test_hot_row_occurrences_in_order(device, op, dtype, heavy_min, monkeypatch)
         exact = _exact(op, 0, True, R)
         scratch = np.empty(max(1, cpu.by_row_scratch_size(n, R, 1)), np.int32)
         for scale, coalesce in ((1.0, False), (odd, False), (odd, True)):
-            var, slots, _ = _state(op, R, dtype, seed=R + 20)
             grad = np.random.default_rng(R).uniform(-1, 1, (n, R)).astype(dtype)
-            arrays = [var, *slots]
-            dev = _to_device(device, arrays + [grad])
-            getattr(cpu, f"sparse_{op}_by_row")(*arrays, grad, HOT, hp, scale,
-                                                coalesce, 1, scratch)
-            getattr(gpu, f"sparse_{op}_by_row")(*dev, device.asarray(HOT), hp, scale,
-                                                coalesce, 1, None)
-            _assert_same(arrays, dev[:4], device, exact, dtype)
+            _by_row_both(device, op, dtype, R + 20, grad, HOT, hp, scale, coalesce,
+                         scratch, exact)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -235,15 +243,9 @@ def test_heavy_rows_stream_through_tiles(device, op, dtype):
     for R in (1, 40):
         scratch = np.empty(max(1, cpu.by_row_scratch_size(n, R, 1)), np.int32)
         for scale, coalesce in ((1.0, False), (odd, True)):
-            var, slots, _ = _state(op, R, dtype, seed=R)
             grad = rng.uniform(-1, 1, (n, R)).astype(dtype)
-            arrays = [var, *slots]
-            dev = _to_device(device, arrays + [grad])
-            getattr(cpu, f"sparse_{op}_by_row")(*arrays, grad, hot, hp, scale,
-                                                coalesce, 1, scratch)
-            getattr(gpu, f"sparse_{op}_by_row")(*dev, device.asarray(hot), hp, scale,
-                                                coalesce, 1, None)
-            _assert_same(arrays, dev[:4], device, _exact(op, 0, True, R), dtype)
+            _by_row_both(device, op, dtype, R, grad, hot, hp, scale, coalesce,
+                         scratch, _exact(op, 0, True, R))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
