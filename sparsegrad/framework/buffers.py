@@ -15,9 +15,15 @@ holds at most :data:`MAX_POOLED_BYTES`; blocks beyond that are plain
 allocations.
 """
 
+import functools
 import os
 import sys
 import threading
+
+try:
+    import resource
+except ImportError:  # not a POSIX system
+    resource = None
 
 import numpy as np
 
@@ -30,12 +36,16 @@ __all__ = [
     "aligned_empty",
     "check_allocation",
     "empty",
+    "memory_limit",
 ]
 
 #: Results smaller than this are plain ``np.empty`` arrays.
 MIN_POOLED_BYTES = 1 << 20
 #: The most memory the pool keeps, in use or free.
 MAX_POOLED_BYTES = 1 << 29
+
+#: Calls asking for fewer bytes in all skip the memory limits' lookup.
+_SMALL = 1 << 26
 
 #: Bytes of a cache line: the alignment of :func:`aligned_empty`.
 CACHE_LINE = 64
@@ -95,21 +105,109 @@ def _physical_memory():
         return 1 << 46
 
 
-def check_allocation(shape, dtype, what):
-    """Raise before allocating a result larger than the machine's memory.
+def _read_int(path):
+    try:
+        with open(path) as f:
+            text = f.read().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None   # "max": no limit
 
-    An op whose output size comes from the data (the largest segment id, a
-    range's total length) checks it here: NumPy would raise a MemoryError, or
-    the system would grant the pages lazily and end the process when they are
-    written.
+
+def _cgroup_memory_limit():
+    """The smallest memory limit of the process's cgroup (v1 or v2), or None."""
+    candidates = ["/sys/fs/cgroup/memory.max",
+                  "/sys/fs/cgroup/memory/memory.limit_in_bytes"]
+    try:
+        with open("/proc/self/cgroup") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if controllers == "":
+            candidates.append(f"/sys/fs/cgroup{path}/memory.max")
+        elif "memory" in controllers.split(","):
+            candidates.append(f"/sys/fs/cgroup/memory{path}/memory.limit_in_bytes")
+    limits = [v for v in map(_read_int, candidates) if v is not None]
+    return min(limits) if limits else None
+
+
+@functools.lru_cache(maxsize=1)
+def _static_limit():
+    """(bytes, what): the smaller of physical memory and the cgroup's limit."""
+    limit, what = _physical_memory(), "this machine's memory"
+    cgroup = _cgroup_memory_limit()
+    if cgroup is not None and cgroup < limit:
+        limit, what = cgroup, "the memory limit of this process's cgroup"
+    return limit, what
+
+
+def _address_space_left():
+    """Bytes of address space the process may still map under RLIMIT_AS or
+    RLIMIT_DATA, or None where neither is set."""
+    if resource is None:
+        return None
+    caps = []
+    for name in ("RLIMIT_AS", "RLIMIT_DATA"):
+        soft = resource.getrlimit(getattr(resource, name))[0]
+        if soft != resource.RLIM_INFINITY:
+            caps.append(soft)
+    if not caps:
+        return None
+    try:
+        with open("/proc/self/statm") as f:
+            used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        used = 0
+    return max(min(caps) - used, 0)
+
+
+def memory_limit():
+    """The most bytes one call may ask for, and what sets that bound.
+
+    Returns
+    -------
+    (int, str)
+        The smallest of the machine's physical memory, the memory limit of
+        the process's cgroup and the address space left under the process's
+        ``RLIMIT_AS`` / ``RLIMIT_DATA``, and a phrase naming it.
+
+    Examples
+    --------
+    >>> from sparsegrad.framework import buffers
+    >>> n, what = buffers.memory_limit()
+    >>> n > 0 and isinstance(what, str)
+    True
+    """
+    limit, what = _static_limit()
+    left = _address_space_left()
+    if left is not None and left < limit:
+        limit, what = left, "the address space this process has left (RLIMIT_AS)"
+    return limit, what
+
+
+def _nbytes(shape, dtype):
+    nbytes = np.dtype(dtype).itemsize
+    for n in shape:
+        nbytes *= int(n)
+    return nbytes
+
+
+def check_allocation(*buffers):
+    """Raise before allocating buffers larger than the memory the process has.
+
+    A call whose buffers take a size from the data (the largest segment id,
+    a range's total length, a file's header) passes all of them here, before
+    it allocates any: NumPy would raise a MemoryError, or the system would
+    grant the pages lazily and end the process when they are written.
 
     Parameters
     ----------
-    shape : tuple of int
-        The result's shape (Python ints; may be huge).
-    dtype : dtype
-    what : str
-        Names the op and the argument that sets the size, for the message.
+    *buffers : tuple of (shape, dtype, what)
+        Every buffer the call will allocate from the data: its shape (Python
+        ints; may be huge), its dtype, and ``what`` naming the op and the
+        argument that sets its size, for the message.
 
     Returns
     -------
@@ -118,28 +216,38 @@ def check_allocation(shape, dtype, what):
     Raises
     ------
     InvalidArgumentError
-        If the result would take more bytes than the physical memory.
+        If the buffers together take more bytes than :func:`memory_limit`
+        allows; the message names the largest buffer's ``what``, its shape,
+        dtype and size, and the total.
 
     Examples
     --------
     >>> import numpy as np
     >>> from sparsegrad.framework import buffers
-    >>> buffers.check_allocation((2**62,), np.int64, "segment_sum: segment_ids")
+    >>> buffers.check_allocation(
+    ...     ((2**62,), np.int64, "segment_sum: segment_ids"))
     Traceback (most recent call last):
     ...
-    sparsegrad.errors.InvalidArgumentError: segment_sum: segment_ids asks for a \
-result of shape (4611686018427387904,) and dtype int64 (36893488147419103232 \
-bytes), more than this machine's memory
+    sparsegrad.errors.InvalidArgumentError: segment_sum: segment_ids asks for \
+a result of shape (4611686018427387904,) and dtype int64 (36893488147419103232 \
+bytes), more than this machine's memory (... bytes)
     """
-    nbytes = np.dtype(dtype).itemsize
-    for n in shape:
-        nbytes *= int(n)
-    if nbytes > _physical_memory():
-        raise InvalidArgumentError(
-            f"{what} asks for a result of shape {tuple(int(n) for n in shape)} and "
-            f"dtype {np.dtype(dtype)} ({nbytes} bytes), more than this machine's "
-            f"memory"
-        )
+    sizes = [_nbytes(shape, dtype) for shape, dtype, _ in buffers]
+    total = sum(sizes)
+    if total < _SMALL:
+        return
+    limit, bound = memory_limit()
+    if total <= limit:
+        return
+    k = max(range(len(sizes)), key=sizes.__getitem__)
+    shape, dtype, what = buffers[k]
+    others = (f"; with the call's other buffers, {total} bytes"
+              if len(buffers) > 1 and total != sizes[k] else "")
+    raise InvalidArgumentError(
+        f"{what} asks for a result of shape {tuple(int(n) for n in shape)} and "
+        f"dtype {np.dtype(dtype)} ({sizes[k]} bytes){others}, more than "
+        f"{bound} ({limit} bytes)"
+    )
 
 
 def aligned_empty(shape, dtype):

@@ -585,7 +585,7 @@ def sorted_segment_splits(segment_ids, num_segments=None, summary=None):
             raise InvalidArgumentError("segment ids must be >= 0")
         if n_segments < last_plus_one:
             raise InvalidArgumentError("segment ids must be < num_segments")
-    check_allocation((n_segments + 1,), np.int64, "segment_ids")
+    check_allocation(((n_segments + 1,), np.int64, "segment_ids"))
     splits = np.empty(n_segments + 1, dtype=np.int64)
     decrease = _segment.sorted_splits(segment_ids, splits, get_num_threads())
     # TensorFlow scans runs of equal ids: at the end of each run it first
@@ -627,5 +627,5 @@ def _sorted_segment_splits_device(segment_ids, num_segments, summary):
     if unsorted or n_segments < max(last_plus_one, 0):
         sorted_segment_splits(segment_ids.get(), num_segments)
         raise AssertionError("segment ids failed a check that found no error")
-    check_allocation((n_segments + 1,), np.int64, "segment_ids")
+    check_allocation(((n_segments + 1,), np.int64, "segment_ids"))
     return _cuda_segment.splits_of_sorted(segment_ids, n_segments)

@@ -86,7 +86,7 @@ def sorted_segment_reduce(data, ids, op, fill, what):
         raise AssertionError("segment ids failed a check that found no error")
     n_segments = last + 1 if n else 0
     shape = (n_segments,) + data.shape[1:]
-    check_allocation(shape, data.dtype, f"{what}: segment_ids")
+    check_allocation((shape, data.dtype, f"{what}: segment_ids"))
     check_device_dtype(data.dtype, what, integers=True)
     x = _rows_2d(data, n)
     out = xp.empty((n_segments, x.shape[1]), dtype=data.dtype)

@@ -153,7 +153,7 @@ def _sorted_reduce(data, segment_ids, op, what):
         sparse_rows.sorted_segment_splits(ids)  # raises TensorFlow's error
     n_segments = int(ids[-1]) + 1 if n else 0
     shape = (n_segments,) + d.shape[1:]
-    check_allocation(shape, d.dtype, f"{what}: segment_ids")
+    check_allocation((shape, d.dtype, f"{what}: segment_ids"))
     x = _rows_2d(d._value, n)
     fill = _fill_value(op, d.dtype, unsorted=False)
     if is_kernel_float(d.dtype) and x.shape[1]:
@@ -453,7 +453,7 @@ def _check_below(ids, n_segments):
 def _unsorted_reduce(data, segment_ids, num_segments, op, what):
     d, ids, n_segments = _unsorted_args(data, segment_ids, num_segments, what)
     row_shape = d.shape[ids.ndim:]
-    check_allocation((n_segments,) + row_shape, d.dtype, f"{what}: num_segments")
+    check_allocation(((n_segments,) + row_shape, d.dtype, f"{what}: num_segments"))
     device = is_cupy_array(d._value) or is_cupy_array(ids)
     xp = get_array_module(d._value, ids)
     flat_ids = xp.ascontiguousarray(ids.reshape(-1))

@@ -217,7 +217,7 @@ def ragged_range(starts, limits, deltas, Tsplits=np.int64):
             "The total range size overflowed. Consider using int64 instead of "
             "int32 for row_splits_dtype."
         )
-    check_allocation((total,), dtype, "RaggedRange: starts, limits and deltas")
+    check_allocation(((total,), dtype, "RaggedRange: starts, limits and deltas"))
     values = empty((total,), dtype)
     kernels.range_fill(s, d, splits, values, n_threads)
     return splits, values

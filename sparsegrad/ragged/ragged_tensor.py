@@ -727,7 +727,7 @@ class RaggedTensor:
             raise InvalidArgumentError(
                 f"to_tensor: default_value must be a scalar, got shape {fill.shape}"
             )
-        check_allocation((n_rows, width) + inner, values.dtype, "to_tensor: shape")
+        check_allocation(((n_rows, width) + inner, values.dtype, "to_tensor: shape"))
         positions, keep = self._padded_positions(n_rows, width)
         if xp is not np and not backend.is_cupy_array(fill):
             fill = fill.item()   # a host scalar fills a GPU array
