@@ -27,7 +27,8 @@ values are allocated:
    Integer additions run in unsigned arithmetic of the values' width, so the
    addition after the last emitted value wraps instead of overflowing.
 
-``row_splits_to_rowids`` writes each value's row (parallel over rows).
+``row_splits_to_rowids`` writes each value's row (parallel over rows),
+never outside its output whatever the splits.
 Results are the same bits for any thread count: every output element is
 written by the one thread that owns its row, from that row's inputs only.
 """
@@ -285,9 +286,17 @@ def row_splits_to_rowids(
     index_t[::1] rowids_out,        # OUT (splits[n_rows],)
     int n_threads,
 ):
-    """``rowids_out[k] = i`` for ``splits[i] <= k < splits[i + 1]``."""
-    cdef Py_ssize_t i, k, n_rows = splits.shape[0] - 1
-    cdef int threads = threads_for(rowids_out.shape[0], n_threads)
+    """``rowids_out[k] = i`` for ``splits[i] <= k < splits[i + 1]``.
+
+    Each row's range is clamped to ``[0, len(rowids_out))``: valid splits
+    lose nothing, and splits that no factory would accept still cannot make
+    the loop write outside the output.
+    """
+    cdef Py_ssize_t i, k, lo, hi, n_rows = splits.shape[0] - 1
+    cdef Py_ssize_t n_out = rowids_out.shape[0]
+    cdef int threads = threads_for(n_out, n_threads)
     for i in prange(n_rows, nogil=True, schedule="static", num_threads=threads):
-        for k in range(splits[i], splits[i + 1]):
+        lo = max(<Py_ssize_t> splits[i], 0)
+        hi = min(<Py_ssize_t> splits[i + 1], n_out)
+        for k in range(lo, hi):
             rowids_out[k] = <index_t> i

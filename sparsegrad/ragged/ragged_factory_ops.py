@@ -7,6 +7,7 @@ from ..framework import backend
 from ..framework.tensor import wrap
 from .ragged_range import splits_dtype
 from .ragged_tensor import RaggedTensor
+from .row_partition import check_fits
 
 __all__ = ["constant", "map_flat_values", "is_ragged"]
 
@@ -59,6 +60,9 @@ def constant(pylist, dtype=None, ragged_rank=None, row_splits_dtype=np.int64):
         If `pylist` is not a list of lists, the rows nest raggedly below the
         first level (only ragged_rank 1 is supported) or their inner shapes
         differ.
+    InvalidArgumentError
+        If `row_splits_dtype` is not int32 or int64 (attr 'row_splits_dtype'),
+        or the rows hold more values than it can count.
 
     Examples
     --------
@@ -106,6 +110,7 @@ def constant(pylist, dtype=None, ragged_rank=None, row_splits_dtype=np.int64):
         )
     elif dtype is None:
         values = values.astype(_python_dtype(values), copy=False)
+    check_fits(len(flat), tsplits, "ragged.constant: the number of values")
     splits = np.zeros(len(lengths) + 1, tsplits)
     np.cumsum(lengths, out=splits[1:])
     splits.setflags(write=False)

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from ..errors import InvalidArgumentError
 from ..framework import backend
 from ..framework.tensor import Tensor, wrap
 from ..framework.variable import Variable
@@ -16,10 +17,81 @@ _ORDER = (np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.float32),
 _INT32 = np.iinfo(np.int32)
 
 
+def _first_value(array, mask):
+    """The first entry of `array` where `mask` holds, as a Python number."""
+    return array.reshape(-1)[int(mask.reshape(-1).argmax())].item()
+
+
+def _cast(array, dtype, name):
+    """`array` as `dtype`, refusing a value the dtype cannot hold (out of
+    range, a fraction, NaN or infinity for an integer dtype; a finite value
+    that overflows to infinity for a float dtype) instead of wrapping it.
+    Floats round to the nearest value of a float dtype."""
+    if array.dtype == dtype:
+        return array
+    xp = backend.get_array_module(array)
+    if array.size and dtype.kind in "iu" and array.dtype.kind == "f":
+        bad = ~xp.isfinite(array) | (array != xp.trunc(array))
+        if bool(bad.any()):
+            raise InvalidArgumentError(
+                f"ragged.range: {name} = {_first_value(array, bad)!r} is not an "
+                f"integer; dtype {dtype} cannot hold it"
+            )
+        half = 2.0 ** (8 * dtype.itemsize - 1)   # exact in float32 and float64
+        out = (array < -half) | (array >= half)
+        if bool(out.any()):
+            raise InvalidArgumentError(
+                f"ragged.range: {name} = {_first_value(array, out)!r} does not "
+                f"fit in {dtype}"
+            )
+    elif array.size and dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        low, high = int(array.min()), int(array.max())
+        if low < info.min or high > info.max:
+            value = low if low < info.min else high
+            raise InvalidArgumentError(
+                f"ragged.range: {name} = {value} does not fit in {dtype} "
+                f"([{info.min}, {info.max}])"
+            )
+    with np.errstate(over="ignore", invalid="ignore"):   # checked below
+        converted = array.astype(dtype)
+    if array.size and dtype.kind == "f" and array.dtype.kind == "f":
+        overflow = xp.isinf(converted) & xp.isfinite(array)
+        if bool(overflow.any()):
+            raise InvalidArgumentError(
+                f"ragged.range: {name} = {_first_value(array, overflow)!r} is out "
+                f"of range for {dtype}"
+            )
+    return converted
+
+
+def _python_array(x, dtype, name):
+    """A Python number or list as an ndarray (ints past int64 refused)."""
+    try:
+        array = np.asarray(x)
+    except OverflowError:
+        array = np.asarray(x, dtype=object)
+    if array.dtype.kind in "uO":   # Python ints past int64 (or other objects)
+        items = array.reshape(-1).tolist()
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in items):
+            raise TypeError(
+                f"ragged.range: cannot convert {name}={x!r:.60} to a number tensor"
+            )
+        if dtype is not None and dtype.kind == "f":
+            return np.asarray([float(v) for v in items]).reshape(array.shape)
+        value = max(items, key=abs)
+        raise InvalidArgumentError(
+            f"ragged.range: {name} = {value} does not fit in "
+            f"{'int64' if dtype is None else dtype}"
+        )
+    return array
+
+
 def _convert(x, dtype, name):
     """`x` as an ndarray, by TensorFlow's ``convert_to_tensor`` rules: Python
     ints give int32 (int64 when they do not fit), Python floats float32;
-    arrays and Tensors keep their dtype unless `dtype` is given."""
+    arrays and Tensors keep their dtype unless `dtype` is given.  A value
+    that `dtype` cannot hold raises instead of wrapping."""
     if isinstance(x, (Variable, Tensor)):
         x = x._value.copy()
     if isinstance(x, (np.ndarray, np.generic)) or backend.is_cupy_array(x):
@@ -29,8 +101,8 @@ def _convert(x, dtype, name):
                 f"ragged.range: {name} has dtype {array.dtype}; expected int32, "
                 "int64, float32 or float64"
             )
-        return array if dtype is None else array.astype(dtype)
-    array = np.asarray(x)
+        return array if dtype is None else _cast(array, dtype, name)
+    array = _python_array(x, dtype, name)
     kind = array.dtype.kind
     if kind not in "iuf" or array.dtype == np.bool_:
         raise TypeError(
@@ -39,9 +111,9 @@ def _convert(x, dtype, name):
     if dtype is not None:
         if kind == "f" and dtype.kind != "f":
             raise TypeError(f"Cannot convert {x!r} to EagerTensor of dtype {dtype}")
-        return array.astype(dtype)
+        return _cast(array, dtype, name)
     if kind == "f":
-        return array.astype(np.float32)
+        return _cast(array, np.dtype(np.float32), name)
     if array.size == 0 or (array.min() >= _INT32.min and array.max() <= _INT32.max):
         return array.astype(np.int32)
     return array.astype(np.int64)
@@ -69,7 +141,9 @@ def range(starts, limits=None, deltas=1, dtype=None, name=None,
         The values' dtype (int32, int64, float32 or float64).  By default
         Python ints are int32 (int64 when they do not fit), Python floats
         float32, and the three are cast to the largest of their dtypes in
-        the order int32 < int64 < float32 < float64.
+        the order int32 < int64 < float32 < float64.  The arguments are
+        converted to it exactly: integer values must be whole numbers in its
+        range; float values round to the nearest float.
     name : str, optional
         Ignored.
     row_splits_dtype : dtype, default=np.int64
@@ -84,11 +158,19 @@ def range(starts, limits=None, deltas=1, dtype=None, name=None,
     Raises
     ------
     TypeError
-        For a dtype outside the four (TensorFlow raises AssertionError), or
-        a Python float converted to an integer `dtype`.
+        When `dtype` is None and an argument's dtype is outside the four
+        (int16, float16...; TensorFlow raises AssertionError), for a Python
+        float converted to an integer `dtype` (as TensorFlow), or an
+        argument that is not a number.
     InvalidArgumentError
-        With the messages of :func:`ragged_range` (rank, lengths, zero
-        delta, sizes, total).
+        For a `dtype` outside the four ("Value for attr 'T' of int8 is not
+        in the list of allowed values", as TensorFlow), a `row_splits_dtype`
+        other than int32 and int64 (attr 'Tsplits'); for a start, limit or
+        delta the values' dtype cannot hold (``2**40`` as int32, ``3.5`` or
+        NaN as an integer, ``1e300`` as float32, a Python int past int64),
+        naming the argument and the value, where TensorFlow would wrap it
+        silently; with the messages of :func:`ragged_range` (rank, lengths,
+        zero delta, sizes, total, memory).
 
     Examples
     --------

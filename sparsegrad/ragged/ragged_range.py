@@ -260,7 +260,9 @@ def row_ranges(starts, limits):
     splits = xp.empty(n_rows + 1, np.int64)
     splits[0] = 0
     xp.cumsum(limits - starts, out=splits[1:])
-    values = xp.empty(int(splits[-1]), np.int64)
+    total = int(splits[-1])
+    check_allocation(((total,), np.int64, "row positions: starts and limits"))
+    values = xp.empty(total, np.int64)
     if n_rows:
         kernels.range_fill(starts, xp.ones(1, np.int64), splits, values,
                            get_num_threads())

@@ -18,13 +18,21 @@ from .._kernels import ragged as _ragged
 from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
-from ..framework import backend, sparse_rows
+from ..framework import backend
 from ..framework.buffers import check_allocation
 from ..framework.tensor import DEFERRING_TYPES, Tensor, wrap
 from ..framework.threads import get_num_threads
 from ..ops import array_ops, embedding_ops, math_ops, unary_ops
 from ..ops._helpers import as_tensor
 from .ragged_range import row_ranges, splits_dtype
+from .row_partition import (
+    as_index,
+    as_partition,
+    check_row_splits,
+    freeze,
+    splits_from_row_lengths,
+    splits_from_value_rowids,
+)
 
 __all__ = ["RaggedTensor"]
 
@@ -48,65 +56,14 @@ def _values_tensor(values):
     return v
 
 
-def _freeze(array):
-    """Mark a NumPy array read-only (CuPy arrays have no such flag)."""
-    if isinstance(array, np.ndarray):
-        array.setflags(write=False)
-    return array
-
-
 def _host(array):
     """A host copy of a GPU array (for conversions to Python objects); a
     NumPy array as it is."""
     return array.get() if backend.is_cupy_array(array) else array
 
 
-def _partition(x, name):
-    """A row-partition argument as a private, read-only 1-D int32/int64 array
-    (Python lists give int64, as in TensorFlow); a cupy array (or a GPU
-    Tensor) stays on the GPU."""
-    if isinstance(x, Tensor):
-        x = x._value
-    xp = backend.get_array_module(x)
-    array = x if xp is not np else np.asarray(x)
-    if array.dtype not in _INDEX_DTYPES:
-        empty_float = array.size == 0 and array.dtype.kind == "f"
-        small_int = array.dtype.kind in "iu" and array.dtype != np.uint64
-        if empty_float or small_int:
-            array = array.astype(np.int64)
-        else:
-            raise InvalidArgumentError(f"{name} must have dtype int32 or int64")
-    if array.ndim != 1:
-        raise InvalidArgumentError(
-            f"Shape {tuple(array.shape)} must have rank 1"
-        )
-    return _freeze(array.copy())
-
-
-def _check_splits(splits, nvals, factory, check_last=True):
-    if splits.shape[0] == 0:
-        raise InvalidArgumentError("row_splits tensor may not be empty.")
-    if splits[0] != 0:
-        raise InvalidArgumentError(
-            f"Arguments to {factory} do not form a valid RaggedTensor:zero"
-        )
-    xp = backend.get_array_module(splits)
-    if splits.shape[0] > 1 and bool((xp.diff(splits) < 0).any()):
-        raise InvalidArgumentError(
-            f"Arguments to {factory} do not form a valid RaggedTensor:monotonic"
-        )
-    last = int(splits[-1])
-    if last != nvals and (check_last or last > nvals):
-        raise InvalidArgumentError(
-            "Arguments to _from_row_partition do not form a valid RaggedTensor"
-        )
-
-
-def _index(value, name):
-    try:
-        return int(value.__index__())
-    except (AttributeError, TypeError):
-        raise TypeError(f"{name} must be an int, got {value!r}") from None
+# from_scipy converts its indptr with the factories' one conversion
+_partition = as_partition
 
 
 def _binary_operator(fn, op_name, reverse=False):
@@ -193,7 +150,8 @@ class RaggedTensor:
         validate : bool, default=True
             False skips only the check that the last split equals
             ``len(values)`` (a smaller one truncates, as in TensorFlow); the
-            other checks keep every later operation in bounds and always
+            other checks (first split 0, no decrease, last split at most
+            ``len(values)``) keep every later operation in bounds and always
             run (cost O(nrows)).
 
         Returns
@@ -204,10 +162,11 @@ class RaggedTensor:
         ------
         InvalidArgumentError
             "row_splits tensor may not be empty.", "row_splits must have
-            dtype int32 or int64", "Shape (1, 2) must have rank 1", and
-            "Arguments to from_row_splits do not form a valid
-            RaggedTensor:zero" / ":monotonic", "Arguments to
-            _from_row_partition do not form a valid RaggedTensor" (last split).
+            dtype int32 or int64" (int16, uint8... are refused), "Shape (1,
+            2) must have rank 1", and "Arguments to from_row_splits do not
+            form a valid RaggedTensor:zero" / ":monotonic", "Arguments to
+            _from_row_partition do not form a valid RaggedTensor" (last
+            split), each followed by the split that breaks the rule.
         ValueError
             If `values` is a RaggedTensor (only ragged_rank 1 is supported).
 
@@ -220,9 +179,9 @@ class RaggedTensor:
         """
         del name
         v = _values_tensor(values)
-        splits = _partition(row_splits, "row_splits")
+        splits = as_partition(row_splits, "row_splits")
         backend.get_array_module(v._value, splits)   # one device for both
-        _check_splits(splits, v.shape[0], "from_row_splits", check_last=validate)
+        check_row_splits(splits, v.shape[0], "from_row_splits", check_last=validate)
         return cls(v, splits, internal=True)
 
     @classmethod
@@ -233,7 +192,8 @@ class RaggedTensor:
         ----------
         values : Tensor, Variable or array_like, rank >= 1
         row_lengths : array_like of int32 or int64, 1-D
-            Non-negative, summing to ``len(values)``; the splits get its dtype.
+            Non-negative, summing to ``len(values)``; the splits get its
+            dtype (Python lists give int64).
         name : str, optional
             Ignored.
         validate : bool, default=True
@@ -246,9 +206,12 @@ class RaggedTensor:
         Raises
         ------
         InvalidArgumentError
-            "Arguments to from_row_lengths do not form a valid RowPartition"
-            for a negative length; "Arguments to _from_row_partition do not
-            form a valid RaggedTensor" when the sum is not ``len(values)``.
+            "row_lengths must have dtype int32 or int64", "Shape (1, 2) must
+            have rank 1"; "Arguments to from_row_lengths do not form a valid
+            RowPartition" for a negative length or running sums past the
+            dtype's maximum (where int64 sums would wrap); "Arguments to
+            _from_row_partition do not form a valid RaggedTensor" when the
+            sum is not ``len(values)``; each naming the length and row.
 
         Examples
         --------
@@ -259,21 +222,9 @@ class RaggedTensor:
         """
         del name, validate
         v = _values_tensor(values)
-        lengths = _partition(row_lengths, "row_lengths")
-        if (lengths < 0).any():
-            raise InvalidArgumentError(
-                "Arguments to from_row_lengths do not form a valid RowPartition"
-            )
-        xp = backend.get_array_module(v._value, lengths)
-        total = xp.cumsum(lengths, dtype=np.int64)
-        if (int(total[-1]) if total.size else 0) != v.shape[0]:
-            raise InvalidArgumentError(
-                "Arguments to _from_row_partition do not form a valid RaggedTensor"
-            )
-        splits = xp.empty(lengths.shape[0] + 1, lengths.dtype)
-        splits[0] = 0
-        splits[1:] = total
-        return cls(v, _freeze(splits), internal=True)
+        lengths = as_partition(row_lengths, "row_lengths")
+        backend.get_array_module(v._value, lengths)   # one device for both
+        return cls(v, splits_from_row_lengths(lengths, v.shape[0]), internal=True)
 
     @classmethod
     def from_value_rowids(cls, values, value_rowids, nrows=None, name=None,
@@ -284,12 +235,13 @@ class RaggedTensor:
         ----------
         values : Tensor, Variable or array_like, rank >= 1
         value_rowids : array_like of int32 or int64, 1-D
-            Sorted row ids, one per value; the splits get its dtype.  CuPy
-            ids (with CuPy values) are checked on the GPU, one summary read
-            back, and give splits on the GPU.
+            Sorted row ids, one per value; the splits get its dtype (Python
+            lists give int64).  CuPy ids (with CuPy values) are checked on
+            the GPU, one summary read back, and give splits on the GPU.
         nrows : int, optional
             The number of rows; by default ``value_rowids[-1] + 1`` (0 when
-            empty), so trailing empty rows need it.
+            empty), so trailing empty rows need it.  At most the maximum of
+            the ids' dtype.
         name : str, optional
             Ignored.
         validate : bool, default=True
@@ -301,13 +253,19 @@ class RaggedTensor:
 
         Raises
         ------
+        TypeError
+            If `nrows` is not an int.
         ValueError
             "Expected nrows >= 0; got -1", "Expected nrows >= value_rowids[-1]
             + 1; got nrows=3, value_rowids[-1]=3", "Shapes (8,) and (3,) are
             incompatible" (values and ids of different lengths).
         InvalidArgumentError
-            "Arguments to from_value_rowids do not form a valid RowPartition"
-            for negative, decreasing or too large ids.
+            "value_rowids must have dtype int32 or int64", "Shape (1, 2)
+            must have rank 1"; "Arguments to from_value_rowids do not form a
+            valid RowPartition" for negative, decreasing or too large ids
+            (naming the id); `nrows` or the number of values beyond the ids'
+            dtype; `nrows` whose splits need more memory than the process
+            has.
 
         Examples
         --------
@@ -318,37 +276,9 @@ class RaggedTensor:
         """
         del name, validate
         v = _values_tensor(values)
-        ids = _partition(value_rowids, "value_rowids")
+        ids = as_partition(value_rowids, "value_rowids")
         backend.get_array_module(v._value, ids)   # one device for both
-        summary = None
-        if backend.is_cupy_array(ids):
-            # one read back: the last id here, every check in the splits
-            summary = sparse_rows.device_id_summary(ids)
-            last = summary[4] if ids.size else -1
-        else:
-            last = int(ids[-1]) if ids.size else -1
-        if nrows is None:
-            n_rows = last + 1
-        else:
-            n_rows = _index(nrows, "nrows")
-            if n_rows < 0:
-                raise ValueError(f"Expected nrows >= 0; got {n_rows}")
-            if n_rows < last + 1:
-                raise ValueError(
-                    "Expected nrows >= value_rowids[-1] + 1; got "
-                    f"nrows={n_rows}, value_rowids[-1]={last}"
-                )
-        if ids.shape[0] != v.shape[0]:
-            raise ValueError(
-                f"Shapes ({v.shape[0]},) and ({ids.shape[0]},) are incompatible"
-            )
-        try:
-            splits = sparse_rows.sorted_segment_splits(ids, n_rows, summary=summary)
-        except InvalidArgumentError:
-            raise InvalidArgumentError(
-                "Arguments to from_value_rowids do not form a valid RowPartition"
-            ) from None
-        splits = _freeze(splits.astype(ids.dtype, copy=False))
+        splits = splits_from_value_rowids(ids, nrows, v.shape[0])
         rt = cls(v, splits, internal=True)
         rt._value_rowids = ids
         return rt
@@ -491,7 +421,7 @@ class RaggedTensor:
         """
         if self._row_lengths is None:
             xp = backend.get_array_module(self._row_splits)
-            self._row_lengths = _freeze(xp.diff(self._row_splits))
+            self._row_lengths = freeze(xp.diff(self._row_splits))
         return self._row_lengths
 
     def row_starts(self):
@@ -543,10 +473,12 @@ class RaggedTensor:
             on_gpu = backend.is_cupy_array(splits)
             xp = backend.get_array_module(splits)
             kernels = _cuda_ragged if on_gpu else _ragged
-            rowids = xp.empty(int(splits[-1]), splits.dtype)
+            n_values = int(splits[-1])
+            check_allocation(((n_values,), splits.dtype, "value_rowids: row_splits"))
+            rowids = xp.empty(n_values, splits.dtype)
             if rowids.size:
                 kernels.row_splits_to_rowids(splits, rowids, get_num_threads())
-            self._value_rowids = _freeze(rowids)
+            self._value_rowids = freeze(rowids)
         return self._value_rowids
 
     def _used_values(self):
@@ -644,7 +576,7 @@ class RaggedTensor:
                 f"with_row_splits_dtype: row splits up to {int(self._row_splits[-1])} "
                 "do not fit in int32"
             )
-        return RaggedTensor(self._values, _freeze(self._row_splits.astype(d)),
+        return RaggedTensor(self._values, freeze(self._row_splits.astype(d)),
                             internal=True)
 
     # -- conversions ---------------------------------------------------------
@@ -690,7 +622,10 @@ class RaggedTensor:
         ------
         InvalidArgumentError
             If `shape` has the wrong rank or inner dimensions, or a negative
-            size.
+            size; if the result would need more memory than the process has
+            (checked before anything is allocated).
+        TypeError
+            If an entry of `shape` is neither None nor an int.
 
         Examples
         --------
@@ -704,21 +639,22 @@ class RaggedTensor:
         inner = tuple(self._values.shape[1:])
         n_rows, width = self.nrows(), self._max_row_length()
         if shape is not None:
-            shape = tuple(shape)
+            shape = tuple(None if d is None else as_index(d, "to_tensor: shape")
+                          for d in shape)
             if len(shape) != 2 + len(inner):
                 raise InvalidArgumentError(
                     f"to_tensor: shape {shape} must have rank {2 + len(inner)}"
                 )
             for k, want in enumerate(shape[2:]):
-                if want is not None and int(want) != inner[k]:
+                if want is not None and want != inner[k]:
                     raise InvalidArgumentError(
                         f"to_tensor: shape {shape} does not match the values' "
                         f"inner shape {inner}"
                     )
-            if any(s is not None and int(s) < 0 for s in shape[:2]):
+            if any(d is not None and d < 0 for d in shape[:2]):
                 raise InvalidArgumentError(f"to_tensor: negative size in shape {shape}")
-            n_rows = n_rows if shape[0] is None else int(shape[0])
-            width = width if shape[1] is None else int(shape[1])
+            n_rows = n_rows if shape[0] is None else shape[0]
+            width = width if shape[1] is None else shape[1]
         values = self._used_values()
         xp = backend.get_array_module(values._value, self._row_splits)
         fill = (default_value if backend.is_cupy_array(default_value)
@@ -727,7 +663,11 @@ class RaggedTensor:
             raise InvalidArgumentError(
                 f"to_tensor: default_value must be a scalar, got shape {fill.shape}"
             )
-        check_allocation(((n_rows, width) + inner, values.dtype, "to_tensor: shape"))
+        # the result, and the row and column of each value (int64)
+        check_allocation(
+            ((n_rows, width) + inner, values.dtype, "to_tensor: shape"),
+            ((2, values.shape[0]), np.int64, "to_tensor: the values' positions"),
+        )
         positions, keep = self._padded_positions(n_rows, width)
         if xp is not np and not backend.is_cupy_array(fill):
             fill = fill.item()   # a host scalar fills a GPU array
@@ -855,7 +795,7 @@ class RaggedTensor:
                 new_splits = xp.zeros(len(index) + 1, self._row_splits.dtype)
                 xp.cumsum(lengths, out=new_splits[1:])
                 values = embedding_ops.gather(self._values, positions)
-            return RaggedTensor(values, _freeze(new_splits), internal=True)
+            return RaggedTensor(values, freeze(new_splits), internal=True)
         is_int = isinstance(key, (numbers.Integral, np.integer))
         if is_int and not isinstance(key, bool):
             i = int(key)

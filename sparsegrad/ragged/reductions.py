@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..framework import backend
+from ..framework.buffers import check_allocation
 from ..framework.tensor import wrap
 from ..ops import array_ops, math_ops, reduction_ops, segment_ops, unary_ops
 from .ragged_tensor import RaggedTensor
@@ -106,6 +107,19 @@ def _dense_reduce(kind, x, axes, keepdims):
     return array_ops.reshape(out, shape)
 
 
+def _check_sizes(kind, values, n_out, ids_dtype, what):
+    """Refuse a reduction whose buffers (the result, the segment id of each
+    value and, for a mean, the counts) need more memory than the process
+    has, before any is allocated."""
+    dtype = np.float64 if kind == "mean" and values.dtype.kind in "iub" \
+        else values.dtype
+    check_allocation(
+        ((n_out,) + tuple(values.shape[1:]), dtype, f"{what}: the rows of rt"),
+        ((values.shape[0],), ids_dtype, f"{what}: the values' segment ids"),
+        ((n_out,), dtype, f"{what}: the counts of the rows"),
+    )
+
+
 def _reduce(kind, rt, axis, keepdims, what):
     if not isinstance(rt, RaggedTensor):
         raise TypeError(
@@ -129,14 +143,16 @@ def _reduce(kind, rt, axis, keepdims, what):
         out = _dense_reduce(kind, values, (0,), keepdims)
         return array_ops.reshape(out, (1,) + tuple(out.shape)) if keepdims else out
     if 1 in axes:  # along each row
+        _check_sizes(kind, values, nrows, rt.row_splits.dtype, what)
         out = _segment_reduce(kind, values, rt.value_rowids(), nrows)
         return array_ops.expand_dims(out, 1) if keepdims else out
     # axis 0: entry j reduces the j-th value of every row
+    longest = int(rt.row_lengths().max()) if nrows else 0
+    _check_sizes(kind, values, longest, np.int64, what)
     rowids = rt.value_rowids()
     xp = backend.get_array_module(rowids)
     position = xp.arange(values.shape[0], dtype=np.int64) - \
         rt.row_splits[:-1].astype(np.int64)[rowids]
-    longest = int(rt.row_lengths().max()) if nrows else 0
     out = _segment_reduce(kind, values, position, longest)
     return array_ops.expand_dims(out, 0) if keepdims else out
 

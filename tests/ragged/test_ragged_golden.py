@@ -327,4 +327,5 @@ def test_golden_factory_errors(k):
     call, cls, message = FACTORY_ERRORS[k]
     with pytest.raises(cls) as info:
         call()
-    assert str(info.value) == message
+    # TensorFlow's message first; sparsegrad may add the argument and value
+    assert str(info.value).startswith(message)
