@@ -156,7 +156,9 @@ def map_flat_values(op, *args, **kwargs):
     def swap(x):
         if isinstance(x, RaggedTensor):
             found.append(x)
-            return x.values
+            # the values its rows cover (validate=False may leave more)
+            n_used = int(x.row_splits[-1])
+            return x.values if x.values.shape[0] == n_used else x.values[:n_used]
         return x
 
     new_args = [swap(a) for a in args]
