@@ -123,8 +123,9 @@ def as_partition(x, name):
     """
     if isinstance(x, Tensor):
         x = x._value
-    if backend.is_cupy_array(x):
-        array = x
+    python = not (backend.is_cupy_array(x) or isinstance(x, (np.ndarray, np.generic)))
+    if not python:
+        array = x if backend.is_cupy_array(x) else np.asarray(x)
     else:
         try:
             array = np.asarray(x)
@@ -136,12 +137,27 @@ def as_partition(x, name):
         else:
             raise InvalidArgumentError(
                 f"{name} must have dtype int32 or int64, got {array.dtype}"
+                + (_past_int64(x, name) if python else "")
             )
     if array.ndim != 1:
         raise InvalidArgumentError(
             f"Shape {tuple(array.shape)} must have rank 1 ({name} must be a vector)"
         )
     return freeze(array.copy())
+
+
+def _past_int64(x, name):
+    """For Python ints past int64 (NumPy made uint64, float64 or object of
+    them), the part of the message that names the value."""
+    try:
+        items = np.asarray(x, dtype=object).reshape(-1).tolist()
+    except ValueError:   # ragged nesting
+        return ""
+    if items and all(isinstance(v, int) and not isinstance(v, bool) for v in items):
+        value = max(items, key=abs)
+        if value > np.iinfo(np.int64).max or value < np.iinfo(np.int64).min:
+            return f": {name} holds {value}, past int64"
+    return ""
 
 
 def check_fits(value, dtype, what):
