@@ -62,8 +62,11 @@ def _host(array):
     return array.get() if backend.is_cupy_array(array) else array
 
 
-# from_scipy converts its indptr with the factories' one conversion
+# the names from_scipy converts and checks its indptr with (the factories'
+# one conversion and check, in row_partition)
 _partition = as_partition
+_check_splits = check_row_splits
+_freeze = freeze
 
 
 def _binary_operator(fn, op_name, reverse=False):
@@ -100,7 +103,10 @@ class RaggedTensor:
     row_splits : ndarray of int32 or int64
         Valid splits (``[0, ..., nvals]``, non-decreasing), read-only.
     internal : bool, default=False
-        Must be True (the factories pass it); anything else raises.
+        Must be True (the factories pass it); anything else raises.  The
+        constructor checks nothing: the factories do.  (Even so, splits that
+        no factory accepts cannot make the row-id kernel write outside its
+        output.)
 
     Raises
     ------

@@ -187,7 +187,9 @@ _DOC = """{verb} the values of each row of a RaggedTensor (or along `axis`).
     TypeError
         If `rt` is not a RaggedTensor, or an axis is not an int.
     InvalidArgumentError
-        If an axis is out of range.
+        If an axis is out of range, or the result (with the segment ids
+        and counts it needs) takes more memory than the process has
+        (checked before anything is allocated).
 
     Examples
     --------
