@@ -1,16 +1,27 @@
 """Train two click-through-rate models with sparsegrad and compare them.
 
 Without --data, a synthetic data set is generated (deterministic from --seed):
-26 categorical fields with Zipf-distributed values hashed into 2**20 buckets,
-clicks drawn from a hidden logistic model with a few pairwise field crosses.
-80% of the examples train, 20% are held out.
+26 categorical fields with Zipf-distributed values hashed into --buckets
+buckets (2**20), clicks drawn from a hidden logistic model with a few pairwise
+field crosses.  80% of the examples train, 20% are held out.
+
+--data FILE reads an svmlight/libsvm file instead: lines "label id:value ...",
+labels -1/+1 or 0/1 (both labels present), feature ids integers in
+[0, 2**64) in any order (none twice on a line), values finite float32
+numbers; "#" starts a comment.  The ids are hashed (splitmix64) into
+--buckets columns, so no id sizes a table: ids that share a bucket add up.
+The whole file is checked before any training; a malformed one ends the run
+with one line naming the file, the line and the problem (exit status 2).
+The rows are shuffled with --seed, and 20% are held out.
 
 Models (--model):
   ftrl       logistic regression on the hashed one-hot features (a CSR
              matrix, through sg.sparse.sparse_dense_matmul), trained with
              FTRL-Proximal (sg.optimizers.Ftrl)
-  embedding  an 8-wide embedding per field from one shared 2**20-row table
-             (sg.nn.embedding_lookup), concatenated, then a 64-32 ReLU MLP,
+  embedding  an 8-wide embedding per field from one shared --buckets-row
+             table (sg.nn.embedding_lookup; initial rows from
+             sparsegrad.distributed.uniform_rows, the same bits on any CPU
+             and number of MPI ranks), concatenated, then a 64-32 ReLU MLP,
              plus a linear term over the same buckets; lazy Adam
              (sg.optimizers.Adam(lazy=True)) with sg.clip_by_global_norm.
              With --data (no fields), the row's features form one weighted
@@ -18,25 +29,33 @@ Models (--model):
              combiner="sum" (the sum of value * embedding over the stored
              entries), then the same MLP and linear term.
 
-Each epoch prints the held-out log-loss and AUC; the end is a table of both
-models, a constant predictor (the train-set click rate) as the baseline,
-examples per second and peak resident memory.  Needs the demo extra:
+Each epoch prints the held-out log-loss and AUC (scikit-learn's); the end is
+a table of both models, a constant predictor (the train-set rate of label 1,
+the click rate of the synthetic data) as the baseline, examples per second
+and peak resident memory.  With fewer than 50 held-out examples of either
+label, those figures are noise, and a note says so.  Needs the demo extra:
 pip install "sparsegrad[demo]" (tqdm, scikit-learn, matplotlib).
 
 --save DIR writes the weights and optimizer state after every epoch;
 --resume DIR continues from there to --epochs, with the same result as an
-uninterrupted run.
+uninterrupted run (a damaged checkpoint is refused before any training, in
+one line, with exit status 2).
 
 Under an MPI launcher (mpiexec -n P python -m sparsegrad demo ...; needs
 pip install "sparsegrad[mpi]"), the P ranks train together: each step's
 global batch of --batch-size examples is split among them and their
 gradients are summed, so the result is that of one process up to float
-rounding.  The embedding table is sharded (each rank holds every P-th row);
-the other weights are copied on every rank.  Only rank 0 prints; --save
-writes one set of files per rank, and --resume continues on P ranks again.
---device gpu is not supported under MPI.
+rounding, for both models.  (The ranks add in another order than one process
+does; over a long run of the embedding model those roundings grow, to about
+0.2% of its final log-loss and AUC at the default size.)  The embedding table
+is sharded (each rank holds every P-th row, with the initial values it has in
+one process); the other weights are copied on every rank.  Only rank 0
+prints; --save writes one set of files per rank, and --resume continues on P
+ranks again.  --device gpu is not supported under MPI.  Run it from outside
+the source tree (there, Python would import the unbuilt sources).
 """
 
+import importlib
 import os
 import sys
 import time
@@ -44,8 +63,18 @@ import time
 HELP = "train FTRL and embedding CTR models on synthetic or svmlight data"
 
 # Defaults of the run; --resume takes them from the checkpoint instead.
-DEFAULTS = {"examples": 500_000, "seed": 0, "batch_size": 512, "data": None}
+DEFAULTS = {"examples": 500_000, "seed": 0, "batch_size": 512, "data": None,
+            "buckets": 2**20}
 DEFAULT_EPOCHS = 2
+# The most buckets: the column indices of the features are int32.
+MAX_BUCKETS = 2**31 - 1
+# Below this many held-out examples of either label, the test log-loss and
+# AUC are noise (the standard error of the AUC is then 0.04 or more), and
+# the run says so.
+MIN_TEST_PER_LABEL = 50
+# What the demo imports besides sparsegrad: (module, the package to install).
+REQUIRED = (("sklearn.metrics", "scikit-learn"), ("threadpoolctl", "threadpoolctl"),
+            ("tqdm", "tqdm"))
 
 
 class UsageError(Exception):
@@ -92,9 +121,17 @@ def add_arguments(parser):
         help=f"seed of the synthetic data, the initial weights and the "
              f"svmlight split (default {DEFAULTS['seed']})")
     parser.add_argument(
+        "--buckets", type=int, metavar="N",
+        help=f"hash buckets: rows of the embedding table and weights of the "
+             f"linear terms; the synthetic field values and the feature ids of "
+             f"--data are hashed into them (default {DEFAULTS['buckets']:,} = "
+             f"2**20, at most 2**31 - 1)")
+    parser.add_argument(
         "--data", metavar="FILE",
-        help="train on this svmlight/libsvm file (labels -1/+1 or 0/1; rows "
-             "shuffled with --seed, 20%% held out) instead of synthetic data")
+        help="train on this svmlight/libsvm file instead of synthetic data "
+             "(labels -1/+1 or 0/1, ids in [0, 2**64) hashed into --buckets "
+             "columns, finite values; rows shuffled with --seed, 20%% held out; "
+             "a malformed file is refused before training, in one line)")
     parser.add_argument(
         "--save", metavar="DIR",
         help="save weights and optimizer state to DIR after every epoch")
@@ -114,13 +151,68 @@ def run(args):
     try:
         return _run(args)
     except UsageError as exc:
-        print(f"sparsegrad demo: error: {exc}", file=sys.stderr)
+        message = " ".join(str(exc).split())       # one line, whatever it quotes
+        print(f"sparsegrad demo: error: {message}", file=sys.stderr)
         return 2
 
 
-def _check_range(value, option, low):
+def _check_range(value, option, low, high=None):
     if value is not None and value < low:
         raise UsageError(f"{option} must be >= {low}, got {value}")
+    if value is not None and high is not None and value > high:
+        raise UsageError(f"{option} must be <= {high:,}, got {value:,}")
+
+
+def _check_dependencies():
+    """A UsageError naming what is missing of the demo extra."""
+    missing = []
+    for module, package in REQUIRED:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            missing.append(package)
+    if missing:
+        raise UsageError(f"the demo needs {', '.join(missing)}, not installed: "
+                         'pip install "sparsegrad[demo]"')
+
+
+def _check_memory(settings, names, ranks):
+    """A UsageError, before anything is allocated, if the synthetic data or a
+    model's weights would not fit in this process's memory."""
+    import numpy as np
+
+    from sparsegrad.errors import InvalidArgumentError
+    from sparsegrad.framework.buffers import check_allocation
+
+    from .data import FIELD_CARDINALITIES
+    from .models import EMBEDDING_DIM
+
+    calls = []
+    if settings["data"] is None:
+        # the ids, their copy in the splits, the CSR features (indices and
+        # values), and the per-example float64 temporaries of the draw
+        n, fields = settings["examples"], len(FIELD_CARDINALITIES)
+        what = f"--examples {n:,}: the synthetic data"
+        calls.append([((n, fields), np.int64, what)] * 3
+                     + [((n, fields), np.float32, what), ((n, 8), np.float64, what)])
+    # each model's variables and optimizer slots, and one more copy of its
+    # largest weights while they are made (under MPI, a rank holds its share
+    # of the embedding table, and all of the rest)
+    buckets = settings["buckets"]
+    rows = buckets if ranks is None else -(-buckets // ranks)
+    for name in names:
+        what = f"--buckets {buckets:,}: the weights of the {name} model"
+        column = ((buckets, 1), np.float32, what)
+        if name == "ftrl":
+            calls.append([column] * 4)
+        else:
+            calls.append([((rows, EMBEDDING_DIM), np.float32, what)] * 4
+                         + [column] * 3)
+    for buffers in calls:
+        try:
+            check_allocation(*buffers)
+        except InvalidArgumentError as exc:
+            raise UsageError(str(exc)) from None
 
 
 def _settings(args, ranks):
@@ -128,7 +220,7 @@ def _settings(args, ranks):
     --resume (which must have been saved by `ranks` MPI ranks, or without
     MPI for None)."""
     given = {"examples": args.examples, "seed": args.seed,
-             "batch_size": args.batch_size,
+             "batch_size": args.batch_size, "buckets": args.buckets,
              "data": None if args.data is None else os.path.abspath(args.data)}
     if args.data is not None and args.examples is not None:
         raise UsageError("--examples sets the size of the synthetic data; "
@@ -151,6 +243,7 @@ def _settings(args, ranks):
     if state.get("ranks") != ranks:
         raise UsageError(_other_ranks(args.resume, state.get("ranks"), ranks))
     settings = state["settings"]
+    settings.setdefault("buckets", DEFAULTS["buckets"])  # saved before --buckets
     for key, value in given.items():
         if value is not None and value != settings.get(key):
             option = "--" + key.replace("_", "-")
@@ -175,7 +268,11 @@ def _check_plot(path):
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise UsageError(f"--plot {path}: directory {directory} does not exist")
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise UsageError(f"--plot {path}: needs matplotlib, not installed: "
+                         'pip install "sparsegrad[demo]"') from None
 
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
@@ -193,11 +290,13 @@ def _load_data(settings):
     if settings["data"] is None:
         try:
             return demo_data.make_ctr_dataset(settings["examples"],
+                                              n_buckets=settings["buckets"],
                                               seed=settings["seed"])
         except ValueError as exc:
             raise UsageError(f"--examples {settings['examples']}: {exc}") from None
     try:
-        return demo_data.load_svmlight(settings["data"], seed=settings["seed"])
+        return demo_data.load_svmlight(settings["data"], n_buckets=settings["buckets"],
+                                       seed=settings["seed"])
     except (OSError, ValueError) as exc:
         message = str(exc)
         if not message.startswith(settings["data"]):
@@ -228,6 +327,10 @@ def _check_resume(directory, saved, names, epochs, runner):
         for part in runner.missing(directory, name):
             raise UsageError(f"--resume {directory}: the {part} of the {name} "
                              "model are missing")
+        try:
+            runner.check(directory, name)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--resume {directory}: {exc}") from None
 
 
 def _world(device):
@@ -283,6 +386,7 @@ def _prepare(args, runner, ranks):
     settings, saved = _settings(args, ranks)
     epochs = DEFAULT_EPOCHS if args.epochs is None else args.epochs
     names = ["ftrl", "embedding"] if args.model == "both" else [args.model]
+    _check_memory(settings, names, ranks)
     if args.resume is not None:
         _check_resume(args.resume, saved, names, epochs, runner)
     save_dir = args.save if args.save is not None else args.resume
@@ -307,6 +411,19 @@ def _prepare(args, runner, ranks):
     return settings, saved, epochs, names, save_dir
 
 
+def _small_test_note(y, synthetic):
+    """The note on a test split too small for its figures, or None."""
+    ones = int(y.sum())
+    zeros = y.shape[0] - ones
+    if min(ones, zeros) >= MIN_TEST_PER_LABEL:
+        return None
+    auc = " (the AUC of one label is undefined: nan)" if min(ones, zeros) == 0 else ""
+    remedy = "use more --examples" if synthetic else "use a larger file"
+    return (f"note: the test split has {ones:,} example(s) of label 1 and {zeros:,} "
+            f"of label 0; with fewer than {MIN_TEST_PER_LABEL} of either, its "
+            f"log-loss and AUC are noise{auc} ({remedy})")
+
+
 def _quiet(*args, **kwargs):
     """print on the ranks other than 0: nothing."""
 
@@ -318,6 +435,7 @@ def _run(args):
                                ("--threads", args.threads, 1),
                                ("--seed", args.seed, 0)):
         _check_range(value, option, low)
+    _check_range(args.buckets, "--buckets", 1, MAX_BUCKETS)
     comm = _world(args.device)
     from . import train
 
@@ -338,11 +456,8 @@ def _run(args):
         lambda: _prepare(args, runner, ranks))
 
     import numpy as np
-    from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 
     import sparsegrad as sg
-
-    from .metrics import log_loss, roc_auc
 
     threads = args.threads
     if comm is not None and threads is None \
@@ -355,22 +470,33 @@ def _run(args):
     say = print if runner.main else _quiet
     start = time.perf_counter()
     data = checked(lambda: _load_data(settings))
+    checked(_check_dependencies)     # after the data: a bad file fails quickly
+    from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
+
+    from .metrics import log_loss, roc_auc
+
     n_train, n_test = data.train.y.shape[0], data.test.y.shape[0]
-    click_rate = float(np.mean(data.train.y))
+    rate = float(np.mean(data.train.y))
     if settings["data"] is None:
         source = (f"synthetic CTR data (seed {settings['seed']}): {data.n_fields} "
                   f"fields hashed into {data.n_buckets:,} buckets")
+        rate_name = "click rate"
     else:
-        source = f"{settings['data']}: {data.n_buckets:,} features"
+        source = (f"{settings['data']}: {data.n_ids:,} feature ids hashed into "
+                  f"{data.n_buckets:,} buckets")
+        rate_name = "rate of label 1"
     split = "" if comm is None else f", split over {runner.size} MPI rank(s)"
-    say(f"{source}; {n_train:,} train / {n_test:,} test examples{split}, click rate "
-        f"{click_rate:.3f} (loaded in {time.perf_counter() - start:.1f} s)",
+    say(f"{source}; {n_train:,} train / {n_test:,} test examples{split}, "
+        f"{rate_name} {rate:.3f} (loaded in {time.perf_counter() - start:.1f} s)",
         flush=True)
+    note = _small_test_note(data.test.y, settings["data"] is None)
+    if note is not None:
+        say(note, flush=True)
 
-    constant = np.full(n_test, click_rate)
+    constant = np.full(n_test, rate)
     baseline = {"log_loss": log_loss(data.test.y, constant),
                 "auc": roc_auc(data.test.y, constant)}
-    rows = [{"model": f"constant (click rate {click_rate:.3f})", **baseline}]
+    rows = [{"model": f"constant ({rate_name} {rate:.3f})", **baseline}]
     # What checkpoint.json holds: the data settings and each model's history.
     # A fresh run starts it empty, so that --save never mixes two runs.
     state = {"settings": settings, "models": {}}
@@ -386,6 +512,9 @@ def _run(args):
 
     say()
     say(train.format_table(rows))
+    if note is not None:
+        say(f"(from {n_test:,} test examples: too few for these figures to mean "
+            "anything; see the note above)")
     if args.device == "gpu":
         where = "on the GPU"
     elif comm is None:

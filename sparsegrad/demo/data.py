@@ -11,13 +11,16 @@ values of two fields.  A linear model over the one-hot features can learn the
 weights but not the crosses (their effect averages to zero over either field
 alone); a model with per-value embeddings can learn both.
 
-:func:`load_svmlight` reads a real data set in the svmlight/libsvm format.
+:func:`load_svmlight` reads a real data set in the svmlight/libsvm format,
+checking every line, and hashes its feature ids into ``n_buckets`` columns
+(:func:`hash_ids`), so that no id, however large, sizes an allocation.
 
 Both return a :class:`CTRDataset` of two :class:`CTRSplit` (train and test).
 """
 
 import math
 import os
+from array import array
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -25,6 +28,7 @@ import scipy.sparse as sp
 
 __all__ = [
     "CTRSplit", "CTRDataset", "DataFileError", "make_ctr_dataset", "load_svmlight",
+    "hash_ids", "ID_LIMIT",
 ]
 
 # Number of distinct values of each field (cycled when n_fields > 26): a mix of
@@ -48,7 +52,11 @@ CROSS_SCALE = 0.8
 # Mean click probability: the bias of the hidden logit is solved for it.
 CLICK_RATE = 0.25
 
-_MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+#: Feature ids of an svmlight file are integers below this bound (a 64-bit
+#: hash of a feature's name, for instance).
+ID_LIMIT = 2**64
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 class CTRSplit(NamedTuple):
@@ -78,6 +86,9 @@ class CTRDataset(NamedTuple):
     n_fields: Optional[int]
     #: int: the number of feature columns (``X.shape[1]`` of both splits).
     n_buckets: int
+    #: int or None: the number of distinct feature ids of an svmlight file,
+    #: hashed into the `n_buckets` columns (None for the synthetic set).
+    n_ids: Optional[int] = None
 
 
 class DataFileError(ValueError):
@@ -110,14 +121,19 @@ def _split_sizes(n_examples, test_fraction):
     return n_examples - n_test
 
 
-def _hash_buckets(field, values, n_buckets):
-    """Bucket of each value of `field`: splitmix64 of ``(field << 32) | value``."""
-    z = (np.uint64(field) << np.uint64(32)) | values.astype(np.uint64)
+def _splitmix64(z):
+    """splitmix64 of each element of the uint64 array `z` (a new array; the
+    products wrap modulo 2**64)."""
     z = z + np.uint64(0x9E3779B97F4A7C15)
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z = (z ^ (z >> np.uint64(31))) & _MASK64
-    return (z % np.uint64(n_buckets)).astype(np.int64)
+    return z ^ (z >> np.uint64(31))
+
+
+def _hash_buckets(field, values, n_buckets):
+    """Bucket of each value of `field`: splitmix64 of ``(field << 32) | value``."""
+    z = (np.uint64(field) << np.uint64(32)) | values.astype(np.uint64)
+    return (_splitmix64(z) % np.uint64(n_buckets)).astype(np.int64)
 
 
 def _zipf_cdf(cardinality):
@@ -263,18 +279,31 @@ def make_ctr_dataset(n_examples=500_000, *, n_fields=26, n_buckets=2**20, seed=0
                       n_fields, n_buckets)
 
 
-def load_svmlight(path, *, test_fraction=0.2, seed=0):
-    """Read an svmlight/libsvm file and split it into train and test.
+def load_svmlight(path, *, n_buckets=2**20, test_fraction=0.2, seed=0):
+    """Read an svmlight/libsvm file, hash its feature ids, split it in two.
 
-    The rows are shuffled with `seed` before the split (files are often
-    sorted by label).  Labels -1/+1 or 0/1 become 0/1.  The features keep
-    their stored values (use 1.0 for one-hot data).
+    Each line is ``label id:value id:value ...``: the label is -1/+1 or 0/1
+    (one convention per file; both become 0/1), the ids are integers in
+    ``[0, 2**64)`` in any order, none twice on a line, and the values are
+    finite float32 numbers.  A ``qid:N`` token is skipped; ``#`` starts a
+    comment; blank lines are skipped.  Each id is hashed into one of
+    `n_buckets` columns (splitmix64 of the id, modulo `n_buckets`), so the
+    size of the features is set by `n_buckets`, never by the ids; ids that
+    share a column add their values (the hashing trick).  The rows are
+    shuffled with `seed` before the split (files are often sorted by
+    label).
+
+    The whole file is checked before anything is returned: a malformed
+    file raises :class:`DataFileError` naming the file, the line (where the
+    problem has one) and the problem.
 
     Parameters
     ----------
     path : str or os.PathLike
-        The file, read by :func:`sklearn.datasets.load_svmlight_file`
-        (needs scikit-learn, part of the ``demo`` extra).
+        The file.
+    n_buckets : int, default=2**20
+        Number of feature columns the ids are hashed into, in
+        ``[1, 2**31 - 1]``.
     test_fraction : float, default=0.2
         Share of the rows held out as the test split, in (0, 1).
     seed : int, default=0
@@ -283,72 +312,222 @@ def load_svmlight(path, *, test_fraction=0.2, seed=0):
     Returns
     -------
     CTRDataset
-        Splits with ``X`` (CSR float32, sorted indices, duplicates summed),
-        ``ids=None`` and ``y`` (float32 0/1); ``n_fields=None`` and
-        ``n_buckets`` the number of columns.
+        Splits with ``X`` (CSR float32 of `n_buckets` columns, sorted
+        indices, colliding ids summed), ``ids=None`` and ``y`` (float32
+        0/1); ``n_fields=None``, ``n_buckets`` and ``n_ids`` (the number of
+        distinct feature ids of the file).
 
     Raises
     ------
     FileNotFoundError
-        If `path` does not exist (an ``OSError``; other read errors are
-        ``OSError`` too).
+        If `path` does not exist (an ``OSError``, as are the other errors
+        of reading it, e.g. ``IsADirectoryError``); the message starts with
+        `path`.
     DataFileError
-        A ``ValueError`` naming the file: the file is not in the svmlight
-        format, has fewer than two rows or no features, or has a label other
-        than -1/+1 or 0/1.
+        A ``ValueError`` whose message starts with `path`: a line that is
+        not text, a label or feature that does not parse or is out of range
+        (``line 7: feature id -3 is negative``), an id twice on a line, a
+        file of fewer than two examples, with no features, or with one
+        label only.
     ValueError
-        If `test_fraction` or `seed` is out of range.
+        If `n_buckets`, `test_fraction` or `seed` is out of range.
+    TypeError
+        If `n_buckets` or `seed` is not an int.
 
     Examples
     --------
     >>> import os, tempfile
-    >>> import numpy as np
-    >>> from sklearn.datasets import dump_svmlight_file
     >>> from sparsegrad.demo.data import load_svmlight
     >>> path = os.path.join(tempfile.mkdtemp(), "tiny.svm")
-    >>> X = np.eye(10, 4, dtype=np.float32)
-    >>> dump_svmlight_file(X, np.where(np.arange(10) % 2, 1, -1), path)
-    >>> data = load_svmlight(path)
-    >>> data.train.X.shape, data.test.X.shape, data.train.ids is None
-    ((8, 4), (2, 4), True)
+    >>> with open(path, "w") as f:
+    ...     for k in range(10):
+    ...         _ = f.write(f"{k % 2 * 2 - 1} {k}:1 {2**40 + k}:0.5\\n")
+    >>> data = load_svmlight(path, n_buckets=64)
+    >>> data.train.X.shape, data.test.X.shape, data.n_ids
+    ((8, 64), (2, 64), 20)
     >>> sorted(set(data.train.y.tolist()))
     [0.0, 1.0]
+    >>> with open(path, "a") as f:
+    ...     _ = f.write("1 3:nan\\n")
+    >>> load_svmlight(path)
+    Traceback (most recent call last):
+    ...
+    sparsegrad.demo.data.DataFileError: ...tiny.svm: line 11: the value 'nan' of \
+feature 3 is not a finite float32 number
     """
+    n_buckets = _check_int(n_buckets, "n_buckets", 1, 2**31 - 1)
     test_fraction = _check_fraction(test_fraction)
     seed = _check_int(seed, "seed", 0)
     path = os.fspath(path)
+    labels, ids, values, indptr = _read_svmlight(path)
+    n_rows = labels.shape[0]
+    if n_rows < 2:
+        what = "no examples (no line with a label)" if n_rows == 0 else \
+            "only 1 example"
+        raise DataFileError(f"{path}: has {what}; at least 2 are needed, to train "
+                            "and to test")
+    if ids.shape[0] == 0:
+        raise DataFileError(f"{path}: has no features (no id:value on any line)")
+    y = (labels > 0).astype(np.float32)
+    if y.min() == y.max():
+        raise DataFileError(
+            f"{path}: every one of its {n_rows} examples has label "
+            f"{labels[0]}; a model needs examples of both labels")
+    try:
+        n_train = _split_sizes(n_rows, test_fraction)
+    except ValueError as exc:
+        raise DataFileError(f"{path}: {exc}") from None
+    n_ids = int(np.unique(ids).shape[0])
+    X = sp.csr_matrix((values, hash_ids(ids, n_buckets), indptr),
+                      shape=(n_rows, n_buckets))
+    X.sum_duplicates()
+    order = np.random.default_rng(seed).permutation(n_rows)
+    train, test = order[:n_train], order[n_train:]
+    return CTRDataset(CTRSplit(X[train], None, y[train]),
+                      CTRSplit(X[test], None, y[test]), None, n_buckets, n_ids)
+
+
+def hash_ids(ids, n_buckets):
+    """The column of each feature id: splitmix64 of the id, modulo `n_buckets`.
+
+    Parameters
+    ----------
+    ids : array_like of uint64
+        Feature ids in ``[0, 2**64)``.
+    n_buckets : int
+        Number of columns, >= 1.
+
+    Returns
+    -------
+    ndarray of int64
+        Columns in ``[0, n_buckets)``, the shape of `ids`; the same on every
+        machine.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsegrad.demo.data import hash_ids
+    >>> columns = hash_ids(np.array([0, 1, 2**64 - 1], np.uint64), 1000)
+    >>> columns.dtype, bool(((0 <= columns) & (columns < 1000)).all())
+    (dtype('int64'), True)
+    """
+    z = _splitmix64(np.asarray(ids, dtype=np.uint64))
+    return (z % np.uint64(n_buckets)).astype(np.int64)
+
+
+class _BadLine(ValueError):
+    """What is wrong with one line of an svmlight file (the caller adds the
+    file and the line number)."""
+
+
+def _open(path):
+    """`path` opened for binary reading; an OSError naming it otherwise."""
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such file")
     if os.path.isdir(path):
         raise IsADirectoryError(f"{path}: is a directory, not an svmlight file")
-    from sklearn.datasets import load_svmlight_file
-
     try:
-        X, labels = load_svmlight_file(path, dtype=np.float32)
-    except (ValueError, UnicodeDecodeError, RuntimeError) as exc:
-        reason = " ".join(str(exc).split()) or type(exc).__name__
-        if len(reason) > 100:
-            reason = reason[:97] + "..."
-        raise DataFileError(f"{path}: not an svmlight/libsvm file ({reason})") from None
-    n_rows = X.shape[0]
-    if n_rows < 2:
-        raise DataFileError(f"{path}: has {n_rows} rows; at least 2 are needed")
-    if X.shape[1] == 0:
-        raise DataFileError(f"{path}: has no features")
-    kinds = np.unique(labels)
-    if np.isin(kinds, (-1.0, 1.0)).all() and -1.0 in kinds:
-        y = (labels > 0).astype(np.float32)
-    elif np.isin(kinds, (0.0, 1.0)).all():
-        y = labels.astype(np.float32)
-    else:
-        shown = ", ".join(f"{v:g}" for v in kinds[:5])
-        raise DataFileError(
-            f"{path}: labels must be -1/+1 or 0/1, found {shown}"
-            + (", ..." if kinds.size > 5 else ""))
-    X = sp.csr_matrix(X, dtype=np.float32)
-    X.sum_duplicates()
-    n_train = _split_sizes(n_rows, test_fraction)
-    order = np.random.default_rng(seed).permutation(n_rows)
-    train, test = order[:n_train], order[n_train:]
-    return CTRDataset(CTRSplit(X[train], None, y[train]),
-                      CTRSplit(X[test], None, y[test]), None, X.shape[1])
+        return open(path, "rb")
+    except OSError as exc:
+        raise type(exc)(f"{path}: cannot open it ({exc.strerror or exc})") from None
+
+
+def _read_svmlight(path):
+    """Parse and check every line of `path`: (labels int8, ids uint64,
+    values float32, indptr int64) as NumPy arrays."""
+    labels = array("b")
+    ids = array("Q")
+    values = array("f")
+    indptr = array("q", [0])
+    first = {}                          # label -> the line it was first seen on
+    lineno = 0
+    with _open(path) as f:
+        try:
+            for lineno, raw in enumerate(f, 1):
+                text = _text(raw)
+                cut = text.find("#")
+                parts = (text if cut < 0 else text[:cut]).split()
+                if not parts:
+                    continue
+                label = _label(parts[0], lineno, first)
+                _features(parts, ids, values)
+                labels.append(label)
+                indptr.append(len(ids))
+        except _BadLine as exc:
+            raise DataFileError(f"{path}: line {lineno}: {exc}") from None
+        except OSError as exc:
+            raise type(exc)(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    return (np.frombuffer(labels, np.int8), np.frombuffer(ids, np.uint64),
+            np.frombuffer(values, np.float32), np.frombuffer(indptr, np.int64))
+
+
+def _text(raw):
+    """Line `raw` decoded as UTF-8; _BadLine if it is not text."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _BadLine(f"is not text (byte 0x{raw[exc.start]:02x} at column "
+                       f"{exc.start + 1} is not UTF-8); is it a binary file?") from None
+    if "\0" in text:
+        raise _BadLine(f"is not text (a NUL byte at column {text.index(chr(0)) + 1}); "
+                       "is it a binary file?")
+    return text
+
+
+def _shown(token):
+    """`token` quoted for a message, cut short if long."""
+    return repr(token) if len(token) <= 40 else repr(token[:37]) + "..."
+
+
+def _label(token, lineno, first):
+    """The label of a line, -1, 0 or 1; the first line of each is kept in
+    `first` to refuse a file that mixes -1 with 0."""
+    try:
+        value = float(token)
+    except ValueError:
+        raise _BadLine(f"the label {_shown(token)} is not a number") from None
+    if value not in (-1.0, 0.0, 1.0):
+        raise _BadLine(f"the label {_shown(token)} is not -1/+1 or 0/1")
+    label = int(value)
+    if label not in first:
+        other = {-1: 0, 0: -1}.get(label)
+        if other in first:
+            raise _BadLine(f"the label {token!r} and the label {other} of line "
+                           f"{first[other]} mix two conventions (labels are -1/+1 "
+                           "or 0/1)")
+        first[label] = lineno
+    return label
+
+
+def _features(parts, ids, values):
+    """Append the features of a line's tokens (after its label) to `ids` and
+    `values`."""
+    row = set()
+    for token in parts[1:]:
+        key, colon, number = token.partition(":")
+        if not (colon and key and number):
+            raise _BadLine(f"{_shown(token)} is not a feature of the form id:value")
+        if key.isascii() and key.isdigit():
+            if len(key) > 20 or int(key) >= ID_LIMIT:
+                raise _BadLine(f"feature id {_shown(key)} is too large (ids must be "
+                               "below 2**64)")
+            feature = int(key)
+        elif key == "qid" and number.isascii() and number.isdigit():
+            continue
+        elif key[0] == "-" and key[1:].isascii() and key[1:].isdigit():
+            raise _BadLine(f"feature id {_shown(key)} is negative")
+        else:
+            raise _BadLine(f"feature id {_shown(key)} is not an integer")
+        try:
+            value = float(number)
+        except ValueError:
+            raise _BadLine(f"the value {_shown(number)} of feature {key} is not a "
+                           "number") from None
+        if not abs(value) <= _FLOAT32_MAX:
+            raise _BadLine(f"the value {_shown(number)} of feature {key} is not a "
+                           "finite float32 number")
+        if feature in row:
+            raise _BadLine(f"feature id {key!r} appears twice")
+        row.add(feature)
+        ids.append(feature)
+        values.append(value)

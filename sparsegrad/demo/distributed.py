@@ -29,6 +29,7 @@ import os
 
 import numpy as np
 
+from ..framework.archives import read_npz
 from ..framework.collective import checked_allgather
 from . import train
 from .metrics import log_loss, roc_auc
@@ -365,6 +366,22 @@ class DistributedRunner:
         they are loaded)."""
         index = os.path.join(directory, name, "index.json")
         return [] if os.path.exists(index) else ["files"]
+
+    def check(self, directory, name):
+        """Read this rank's files of model `name` in `directory` once, before
+        any training, so that a damaged one is reported first (the files of
+        ``directory/<name>``, as
+        :func:`sparsegrad.distributed.save_checkpoint` lays them out).
+
+        Raises
+        ------
+        ValueError
+            If one cannot be read (:func:`~sparsegrad.framework.archives.read_npz`).
+        """
+        stem = os.path.join(directory, name, f"rank-{self.rank}-of-{self.size}")
+        for suffix, part in ((".npz", "weights"), (".optimizer.npz", "optimizer")):
+            read_npz(stem + suffix,
+                     f"cannot read the saved {part} of the {name} model from")
 
     def save(self, directory, model, state):
         """Save `model` and the run's `state` to `directory`.

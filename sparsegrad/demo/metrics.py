@@ -1,15 +1,27 @@
 """Held-out metrics of a click-through-rate model: log-loss and ROC AUC.
 
-Both are computed in float64 with NumPy and SciPy and agree with
-:func:`sklearn.metrics.log_loss` and :func:`sklearn.metrics.roc_auc_score`
-(the tests check this), so the demo needs scikit-learn only to read svmlight
-files.
+Both are scikit-learn's (:func:`sklearn.metrics.log_loss` and
+:func:`sklearn.metrics.roc_auc_score`, in float64), behind the checks of the
+demo: a one-line error for labels and scores that do not fit, the
+probabilities clipped away from 0 and 1, and NaN for the AUC of a split with
+one class.  scikit-learn comes with the ``demo`` extra; without it, both
+raise an ImportError that says how to install it.
 """
 
 import numpy as np
-from scipy.stats import rankdata
 
 __all__ = ["log_loss", "roc_auc"]
+
+
+def _sklearn():
+    """sklearn.metrics (imported on first use: it takes a while); an
+    ImportError naming the extra when it is missing."""
+    try:
+        from sklearn import metrics
+    except ImportError as exc:
+        raise ImportError(f"the demo's metrics need scikit-learn ({exc}); install "
+                          'it with pip install "sparsegrad[demo]"') from None
+    return metrics
 
 
 def _labels_and_scores(y, p, name):
@@ -51,6 +63,8 @@ def log_loss(y, p, eps=1e-7):
     ValueError
         If `y` and `p` differ in size or are empty, `y` holds a value other
         than 0 and 1, or `p` is not finite.
+    ImportError
+        If scikit-learn is not installed.
 
     Examples
     --------
@@ -62,14 +76,13 @@ def log_loss(y, p, eps=1e-7):
     """
     y, p = _labels_and_scores(y, p, "p")
     p = np.clip(p, eps, 1.0 - eps)
-    return float(-np.mean(y * np.log(p) + (1.0 - y) * np.log1p(-p)))
+    return float(_sklearn().log_loss(y, p, labels=[0.0, 1.0]))
 
 
 def roc_auc(y, p):
     """Area under the ROC curve: how often a click outranks a non-click.
 
-    Computed from the ranks of the scores (the Mann-Whitney statistic);
-    tied scores count one half.
+    :func:`sklearn.metrics.roc_auc_score`: tied scores count one half.
 
     Parameters
     ----------
@@ -89,6 +102,8 @@ def roc_auc(y, p):
     ValueError
         If `y` and `p` differ in size or are empty, `y` holds a value other
         than 0 and 1, or `p` is not finite.
+    ImportError
+        If scikit-learn is not installed.
 
     Examples
     --------
@@ -99,11 +114,7 @@ def roc_auc(y, p):
     0.5
     """
     y, p = _labels_and_scores(y, p, "p")
-    positive = y == 1.0
-    n_pos = int(positive.sum())
-    n_neg = y.size - n_pos
-    if n_pos == 0 or n_neg == 0:
+    metrics = _sklearn()
+    if y.min() == y.max():
         return float("nan")
-    ranks = rankdata(p)                        # ties get their average rank
-    rank_sum = float(ranks[positive].sum())
-    return (rank_sum - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg)
+    return float(metrics.roc_auc_score(y, p))

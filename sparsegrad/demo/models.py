@@ -33,9 +33,13 @@ import numpy as np
 import scipy.sparse as sp
 
 import sparsegrad as sg
+from sparsegrad.distributed import uniform_rows
 
 __all__ = ["Batch", "FtrlLogistic", "EmbeddingMLP", "array_module", "loss",
-           "train_step"]
+           "train_step", "EMBEDDING_DIM"]
+
+#: The default width of the embeddings of :class:`EmbeddingMLP`.
+EMBEDDING_DIM = 8
 
 
 def array_module(device):
@@ -169,7 +173,7 @@ class EmbeddingMLP:
         Number of feature columns (rows of the table).
     n_fields : int or None
         Number of fields of the ids, or None for the bag of features.
-    dim : int, default=8
+    dim : int, default=EMBEDDING_DIM (8)
         Width of the embeddings.
     hidden : tuple of int, default=(64, 32)
         Widths of the hidden layers.
@@ -178,16 +182,22 @@ class EmbeddingMLP:
     clip_norm : float, default=5.0
         The gradients are clipped to this global norm.
     seed : int, default=0
-        Seed of the initial weights.
+        Seed of the initial weights: the table's rows are
+        ``sparsegrad.distributed.uniform_rows(rows, dim, seed=seed)``
+        (uniform in ``[-0.05, 0.05)``, a function of the seed, the row and
+        the column only: the same bits on any CPU, thread count and number
+        of MPI ranks); the MLP's kernels are Glorot-normal draws of
+        ``numpy.random.default_rng(seed)``; the linear term and the biases
+        start at zero.
     device : {"cpu", "gpu"}, default="cpu"
         Where the weights live (``"gpu"``: CuPy arrays).
     comm : mpi4py.MPI.Intracomm, optional
         Train with the ranks of `comm`: the table is a
-        ``ShardedEmbedding(n_buckets, dim, comm, seed=seed)`` (its own
-        uniform initial rows; ``table`` is this rank's shard and
-        ``embedding`` the ShardedEmbedding), the linear term and the MLP
-        are held by every rank (the MLP's initial weights drawn from `seed`
-        as without `comm`), and the optimizer is
+        ``ShardedEmbedding(n_buckets, dim, comm, seed=seed)`` (``table`` is
+        this rank's shard and ``embedding`` the ShardedEmbedding; its rows
+        start as those of the table without `comm`), the linear term and
+        the MLP are held by every rank (with the same initial weights as
+        without `comm`), and the optimizer is
         ``DistributedOptimizer(Adam(lazy=True, global_clipnorm=clip_norm),
         comm, reduction="sum")``: it sums the gradients of all ranks and
         clips them to the global norm over all ranks, so ``clip_norm`` is
@@ -210,7 +220,7 @@ class EmbeddingMLP:
     name = "embedding"
     title = "embedding + MLP"
 
-    def __init__(self, n_buckets, n_fields=None, *, dim=8, hidden=(64, 32),
+    def __init__(self, n_buckets, n_fields=None, *, dim=EMBEDDING_DIM, hidden=(64, 32),
                  learning_rate=0.002, clip_norm=5.0, seed=0, device="cpu",
                  comm=None):
         self.xp = xp = array_module(device)
@@ -220,18 +230,17 @@ class EmbeddingMLP:
         self.dim = dim
         self.clip_norm = clip_norm
         if comm is None:
+            # the rows a ShardedEmbedding of this seed starts from, on any
+            # number of ranks: the two runs begin with the same table
             self.embedding = None
-            table = rng.standard_normal((n_buckets, dim), dtype=np.float32)
-            table *= np.float32(0.05)
+            table = uniform_rows(np.arange(n_buckets, dtype=np.int64), dim, seed=seed)
             self.table = _variable(table, "embeddings", xp)
+            del table
         else:
             from sparsegrad.distributed import ShardedEmbedding
 
             self.embedding = ShardedEmbedding(n_buckets, dim, comm, seed=seed)
             self.table = self.embedding.shard
-            # the same stream as without comm: the MLP starts from the same
-            # weights (the table's draw is skipped, not its place in it)
-            rng.standard_normal((n_buckets, dim), dtype=np.float32)
         self.linear = _variable(np.zeros((n_buckets, 1), np.float32), "linear", xp)
         self.variables = [self.table, self.linear]
         self.layers = []

@@ -18,9 +18,10 @@ import json
 import os
 import sys
 import time
-import zipfile
 
 import numpy as np
+
+from sparsegrad.framework.archives import read_npz
 
 from .metrics import log_loss, roc_auc
 from .models import Batch, train_step
@@ -120,6 +121,19 @@ class LocalRunner:
         """The parts of model `name` that a checkpoint in `directory` lacks."""
         return [part for part in ("weights", "optimizer")
                 if not os.path.exists(os.path.join(directory, f"{name}.{part}.npz"))]
+
+    def check(self, directory, name):
+        """Read the files of model `name` in `directory` once, before any
+        training, so that a damaged one is reported first.
+
+        Raises
+        ------
+        ValueError
+            If one cannot be read (:func:`~sparsegrad.framework.archives.read_npz`).
+        """
+        for part in ("weights", "optimizer"):
+            path = os.path.join(directory, f"{name}.{part}.npz")
+            read_npz(path, f"cannot read the saved {part} of the {name} model from")
 
     def save(self, directory, model, state):
         """:func:`save_checkpoint`."""
@@ -270,28 +284,30 @@ def read_index(directory):
 def load_checkpoint(directory, model):
     """Restore `model`'s weights and optimizer state from `directory`.
 
+    Nothing changes unless both files read and fit.
+
     Raises
     ------
-    OSError
-        If a file cannot be read.
     ValueError
-        If the saved weights do not fit the model (another data set or
-        architecture) or the optimizer state does not load.
+        If a file is missing, cannot be read or is damaged (an
+        :class:`~sparsegrad.errors.InvalidArgumentError` from
+        :func:`~sparsegrad.framework.archives.read_npz`), the saved weights
+        do not fit the model (another data set or architecture) or the
+        optimizer state does not load.
     """
     path = os.path.join(directory, f"{model.name}.weights.npz")
-    try:
-        with np.load(path, allow_pickle=False) as saved:
-            weights = {name: saved[name] for name in saved.files}
-    except (ValueError, EOFError, zipfile.BadZipFile):
-        raise ValueError(f"{path} is not a weights file written by --save") from None
+    weights = read_npz(path, f"cannot read the saved weights of the {model.name} "
+                             "model from")
     for var in model.variables:
         value = weights.get(var.name)
         if value is None or value.shape != var.shape or value.dtype != var.dtype:
             raise ValueError(f"{path} does not hold {var.name} of shape {var.shape}")
-    for var in model.variables:
-        var.assign(weights[var.name])
+    # load_state checks the whole file before it changes anything; the
+    # weights, already checked, go in after it
     model.optimizer.load_state(os.path.join(directory, f"{model.name}.optimizer.npz"),
                                var_list=model.variables)
+    for var in model.variables:
+        var.assign(weights[var.name])
 
 
 # -- memory ---------------------------------------------------------------------

@@ -101,12 +101,46 @@ def test_resume_errors(demo, tmp_path):
                   f"--resume {weightless}: the weights of the ftrl model are missing"))
     (saved / "ftrl.weights.npz").write_bytes(b"PK\x03\x04 truncated")
     cases.append((("--resume", str(saved)),
-                  f"--resume {saved}: {saved / 'ftrl.weights.npz'} is not a weights"))
+                  f"--resume {saved}: cannot read the saved weights of the ftrl "
+                  f"model from {str(saved / 'ftrl.weights.npz')!r}: "))
     for argv, message in cases:
-        status, _, err = demo(*argv)
+        status, out, err = demo(*argv)
         assert status == 2
         assert err.startswith(f"sparsegrad demo: error: {message}")
         assert err.count("\n") == 1 and "Traceback" not in err
+        assert "epoch" not in out                       # before any training
+
+
+def test_damaged_checkpoint_is_refused_before_training(demo, tmp_path):
+    saved = tmp_path / "saved"
+    assert demo("--examples", "2000", "--epochs", "1", "--save", str(saved))[0] == 0
+    good = (saved / "embedding.optimizer.npz").read_bytes()
+    for damage in (good[:len(good) // 2], b"", b"\x93NUMPY garbage" * 10):
+        (saved / "embedding.optimizer.npz").write_bytes(damage)
+        status, out, err = demo("--resume", str(saved), "--epochs", "2")
+        assert status == 2 and out == ""   # the ftrl model did not train first
+        assert err.startswith(
+            f"sparsegrad demo: error: --resume {saved}: cannot read the saved "
+            f"optimizer of the embedding model from "
+            f"{str(saved / 'embedding.optimizer.npz')!r}: "), err
+        assert err.count("\n") == 1
+
+
+def test_load_checkpoint_reads_through_read_npz(tmp_path):
+    # a weights file of another model: a one-line ValueError, nothing changed
+    from sparsegrad.demo.models import FtrlLogistic
+    from sparsegrad.demo.train import load_checkpoint, save_checkpoint
+
+    model = FtrlLogistic(6)
+    save_checkpoint(tmp_path, FtrlLogistic(5), {"settings": {}, "models": {}})
+    before = model.w.numpy().copy()
+    with pytest.raises(ValueError, match=r"ftrl\.weights\.npz does not hold w of "
+                                         r"shape \(6, 1\)"):
+        load_checkpoint(tmp_path, model)
+    (tmp_path / "ftrl.weights.npz").write_bytes(b"not an archive")
+    with pytest.raises(ValueError, match="cannot read the saved weights of the ftrl"):
+        load_checkpoint(tmp_path, model)
+    np.testing.assert_array_equal(model.w.numpy(), before)
 
 
 def _svmlight(path, rng, n=3_000, n_features=300):
@@ -126,10 +160,36 @@ def test_svmlight_data(demo, table, tmp_path, rng):
     _svmlight(path, rng)
     status, out, err = demo("--data", str(path), "--epochs", "3", "--batch-size", "100")
     assert status == 0, err
-    assert f"{path}: 300 features; 2,400 train / 600 test examples" in out
+    assert (f"{path}: 300 feature ids hashed into 1,048,576 buckets; 2,400 train / "
+            "600 test examples, rate of label 1 0.") in out
+    assert "click" not in out and "note:" not in out
     rows = table(out)
     assert rows["FTRL logistic regression"][1] > 0.6
     assert rows["embedding + MLP"][1] > 0.6
+    assert out.count("constant (rate of label 1 0.") == 1
+
+
+def test_small_test_split_says_so(demo, table):
+    status, out, err = demo("--examples", "10", "--epochs", "1", "--model", "ftrl")
+    assert status == 0, err
+    assert "8 train / 2 test examples" in out
+    lines = out.splitlines()
+    note = next(line for line in lines if line.startswith("note: "))
+    assert note.startswith("note: the test split has ")
+    assert "with fewer than 50 of either, its log-loss and AUC are noise" in note
+    assert note.endswith("(use more --examples)")
+    assert ("(from 2 test examples: too few for these figures to mean anything; "
+            "see the note above)") in lines
+    # a large enough split: no note
+    status, out, _ = demo("--examples", "3000", "--epochs", "1", "--model", "ftrl")
+    assert status == 0 and "note" not in out
+
+
+def test_buckets(demo, table):
+    status, out, err = demo("--examples", "3000", "--epochs", "1", "--buckets", "4096")
+    assert status == 0, err
+    assert "26 fields hashed into 4,096 buckets" in out
+    assert table(out)["FTRL logistic regression"][1] > 0.6
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -139,6 +199,13 @@ def test_svmlight_data(demo, table, tmp_path, rng):
     (("--threads", "0"), "--threads must be >= 1, got 0"),
     (("--seed", "-1"), "--seed must be >= 0, got -1"),
     (("--examples", "2"), "--examples 2: 2 examples with test_fraction=0.2 leave 0"),
+    (("--buckets", "0"), "--buckets must be >= 1, got 0"),
+    (("--buckets", str(2**31)), "--buckets must be <= 2,147,483,647, got "
+                                "2,147,483,648"),
+    (("--buckets", "2000000000", "--model", "embedding"),
+     "--buckets 2,000,000,000: the weights of the embedding model asks for a "
+     "result of shape (2000000000, 8)"),
+    (("--examples", str(10**11)), f"--examples {10**11:,}: the synthetic data asks"),
     (("--epochs", "two"), "argument --epochs: invalid int value: 'two'"),
     (("--model", "deep"), "argument --model: invalid choice: 'deep'"),
 ])
@@ -154,11 +221,13 @@ def test_bad_files(demo, tmp_path):
     bad = tmp_path / "bad.svm"
     bad.write_text("1 1:1\nnot svmlight at all\n")
     labels = tmp_path / "labels.svm"
-    labels.write_text("2 1:1\n0 2:1\n")
+    labels.write_text("1 1:1\n2 2:1\n")
     cases = [
         (("--data", str(missing)), f"--data {missing}: no such file"),
-        (("--data", str(bad)), f"--data {bad}: not an svmlight/libsvm file"),
-        (("--data", str(labels)), f"--data {labels}: labels must be -1/+1 or 0/1"),
+        (("--data", str(bad)), f"--data {bad}: line 2: the label 'not' is not a "
+                               "number"),
+        (("--data", str(labels)), f"--data {labels}: line 2: the label '2' is not "
+                                  "-1/+1 or 0/1"),
         (("--data", str(bad), "--examples", "10"),
          "--examples sets the size of the synthetic data"),
         (("--plot", str(tmp_path / "no" / "c.png")),
@@ -184,6 +253,16 @@ def test_command_line_entry(tmp_path):
     shown = subprocess.run(command + ["--help"], capture_output=True, text=True,
                            check=True, cwd=tmp_path)
     assert "--resume DIR" in shown.stdout and "embedding_lookup_sparse" in shown.stdout
+
+
+@pytest.mark.parametrize("module, package", [("sklearn.metrics", "scikit-learn"),
+                                             ("tqdm", "tqdm")])
+def test_without_the_demo_extra(demo, monkeypatch, module, package):
+    monkeypatch.setitem(sys.modules, module, None)          # import fails
+    status, out, err = demo("--examples", "3000")
+    assert status == 2 and out == ""
+    assert err == (f"sparsegrad demo: error: the demo needs {package}, not "
+                   'installed: pip install "sparsegrad[demo]"\n')
 
 
 def test_device_gpu_without_a_gpu(demo, monkeypatch):

@@ -1,3 +1,5 @@
+import sys
+
 import numpy as np
 import pytest
 from sklearn import metrics as skm
@@ -37,3 +39,15 @@ def test_edges():
         roc_auc([], [])
     with pytest.raises(ValueError, match="finite"):
         log_loss([0, 1], [0.1, np.nan])
+
+
+def test_one_label_and_missing_sklearn(monkeypatch):
+    # log-loss of one label is defined, its AUC is not
+    assert log_loss([1, 1], [0.9, 0.8]) == pytest.approx(
+        -(np.log(0.9) + np.log(0.8)) / 2, rel=1e-15)
+    assert np.isnan(roc_auc([0, 0, 0], [0.1, 0.2, 0.3]))
+    monkeypatch.setitem(sys.modules, "sklearn", None)       # import fails
+    for metric in (log_loss, roc_auc):
+        with pytest.raises(ImportError, match=r"the demo's metrics need scikit-learn "
+                                              r".*pip install \"sparsegrad\[demo\]\""):
+            metric([0, 1], [0.2, 0.7])
