@@ -37,7 +37,8 @@ def _demo(capsys, *argv):
 def test_demo_on_the_device_matches_the_cpu(device, capsys, tmp_path):
     path = tmp_path / "train.svm"
     _svmlight(path)
-    argv = ("--data", str(path), "--epochs", "2", "--batch-size", "100")
+    argv = ("--data", str(path), "--buckets", "4096", "--epochs", "2",
+            "--batch-size", "100")
     cpu, _ = _demo(capsys, *argv)
     gpu, out = _demo(capsys, *argv, "--device", "gpu")
     assert "on the GPU" in out
