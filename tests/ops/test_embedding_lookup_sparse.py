@@ -440,10 +440,12 @@ def test_safe_dtype_of_weights_like_tensorflow():
     out = safe(P.astype(np.float64), ids, w32, combiner="sum")
     assert out.dtype == np.float32
     np.testing.assert_array_equal(out.numpy(), [[2.0, 4.0], [3.5, 4.0]])
-    listed = safe([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]],
+    # two shards given as Python lists: read in the weights' dtype
+    listed = safe([[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.1, 8.0]]],
                   Ragged([1, 3], [0, 2]),
                   Ragged(np.float64([1.0, 1.0]), [0, 2]), combiner="sum")
     assert listed.dtype == np.float64
+    np.testing.assert_array_equal(listed.numpy(), [[3.0 + 7.1, 12.0]])
     # a matrix's values are its weights: cast to the table's dtype, no error
     csr = sp.csr_array(np.array([[2.0, 0, 0, 0.5]]))    # float64
     out = safe(sg.Variable(P.astype(np.float32)), csr, combiner="sum")
@@ -492,3 +494,16 @@ def test_ragged_output_memory_is_checked():
                        match=r"safe_embedding_lookup_sparse: the output of 131072 "
                              r"bags asks for"):
         safe(np.broadcast_to(1.0, (4, 2**20)), many)
+
+
+def test_list_weights_take_the_tables_dtype():
+    # a Python list has no dtype of its own: cast to the table's, at full
+    # precision for a float64 table
+    ids = Ragged([0, 3], [0, 2])
+    p64 = P.astype(np.float64)
+    table = sg.Variable(p64)
+    out = safe(table, ids, [0.1, 0.2], combiner="sum")
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out.numpy(), [0.1 * p64[0] + 0.2 * p64[3]])
+    np.testing.assert_array_equal(els(table, ids, [0.1, 0.2], combiner="sum").numpy(),
+                                  out.numpy())

@@ -16,7 +16,6 @@ from ...framework.buffers import check_allocation
 from ...framework.tensor import Tensor
 from ...framework.variable import Variable
 from .. import array_ops
-from .._helpers import as_tensor
 from ..sparse_segment_ops import check_combiner, embedding_bag
 from .clipping import check_max_norm, clip_rows
 from .lookups import embedding_lookup
@@ -297,12 +296,10 @@ def _ragged_weights(sp_weights, splits, nnz, op, names):
 
 
 def _ragged_values(values, name):
-    """The values of a ragged argument as an array (a Tensor unwrapped; a
-    Python list converted as a Tensor would be: floats become float32)."""
+    """The values of a ragged argument as an array (a Tensor unwrapped)."""
+    del name
     if isinstance(values, Variable):
         values = values.value()
     if isinstance(values, Tensor):
         return values._value
-    if isinstance(values, np.ndarray) or is_cupy_array(values):
-        return values
-    return as_tensor(values, name=name)._value
+    return values if is_cupy_array(values) else np.asarray(values)

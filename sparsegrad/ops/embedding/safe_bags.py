@@ -46,12 +46,13 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
         other ids must lie in ``[0, n_rows)``.
     sparse_weights : RaggedTensor or array_like of shape (nnz,), optional
         Only with ragged ids, as in :func:`embedding_lookup_sparse`.  As in
-        TensorFlow, the table takes their dtype: a Variable or Tensor table
-        of another dtype is an error, an array (or list) table is read in
-        their dtype (its looked-up rows are cast, the cost of the rows).  The
-        values of a ``scipy.sparse`` `sparse_ids` are instead cast to the
-        table's dtype (a matrix's dtype is a storage choice, float64 by
-        default).
+        TensorFlow, the table takes the dtype of weights that have one (a
+        RaggedTensor, Tensor or array): a Variable or Tensor table of another
+        dtype is an error, an array (or list) table is read in their dtype
+        (its looked-up rows are cast, the cost of the rows).  Weights given
+        as a Python list, and the values of a ``scipy.sparse``
+        `sparse_ids`, are instead cast to the table's dtype (a matrix's dtype
+        is a storage choice, float64 by default).
     combiner : {"mean", "sqrtn", "sum"} or None, default="mean"
     default_id : int, optional
         The id of the rows that have no valid entry; by default they give
@@ -124,7 +125,10 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
         sparse_ids, sparse_weights, _OP, ("sparse_ids", "sparse_weights"),
         every_row=True, buffers=lambda n: _buffers(embedding_weights, n))
     cast_to = None
-    if sparse_weights is not None:
+    source = getattr(sparse_weights, "values", sparse_weights)
+    if sparse_weights is not None and not isinstance(source, (list, tuple)):
+        # weights of a dtype of their own (a Python list has none: it is
+        # cast to the table's, as the values of a matrix are)
         embedding_weights, cast_to = _table_in_dtype_of(embedding_weights,
                                                         weights.dtype)
     n_out = splits.shape[0] - 1
