@@ -6,7 +6,7 @@ import operator
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from . import backend, sparse_rows
+from . import backend, scipy_input, sparse_rows
 from .densify_warning import warn_densify
 from .dtypes import check_numeric
 from .tensor import Tensor, convert_to_tensor, wrap
@@ -321,17 +321,33 @@ class IndexedSlices:
     def from_scipy(cls, matrix):
         """Rows of a 2-D ``scipy.sparse`` matrix that hold a stored entry.
 
-        A CSR row becomes a slice row: the result has one row (dense, of
-        length ``n_cols``) per row of `matrix` with at least one stored entry,
-        indices sorted.  Cost O(stored rows x n_cols).
+        The result has one row (dense, of length ``n_cols``) per row of
+        `matrix` with at least one stored entry, indices sorted.  Entries
+        repeated at one place are summed (the matrix ``toarray()`` shows);
+        a row whose only entries are explicit zeros is kept, as zeros.
+        Cost O(nnz + stored rows x n_cols).
 
         Parameters
         ----------
         matrix : scipy.sparse matrix or array, 2-D
+            Any format (CSR, CSC, COO, BSR, DOK, LIL, DIA) and real dtype;
+            its structure is checked before any use.
 
         Returns
         -------
         IndexedSlices with ``dense_shape == matrix.shape``.
+
+        Raises
+        ------
+        TypeError
+            If `matrix` is not a ``scipy.sparse`` matrix.
+        InvalidArgumentError
+            If it is not 2-D, holds complex values or is malformed (an
+            ``indptr`` of the wrong length, not from 0 or decreasing, index
+            and value arrays of different lengths, an index outside the
+            shape: ``IndexedSlices.from_scipy: matrix.indptr must start at 0,
+            got indptr[0] = 1``), or the rows take more memory than the
+            process has.
 
         Examples
         --------
@@ -343,23 +359,24 @@ class IndexedSlices:
         (array([1, 2], dtype=int32), array([[1., 0.],
                [0., 2.]]))
         """
-        import scipy.sparse
-
-        if not scipy.sparse.issparse(matrix):
+        op = "IndexedSlices.from_scipy"
+        if not scipy_input.is_scipy_sparse(matrix):
             raise TypeError(
                 f"from_scipy expects a scipy.sparse matrix, got {type(matrix).__name__}"
             )
-        if len(matrix.shape) != 2:
-            raise InvalidArgumentError(
-                f"from_scipy expects a 2-D matrix, got shape {matrix.shape}"
-            )
-        csr = scipy.sparse.csr_array(matrix)
-        csr.sum_duplicates()
-        rows = np.flatnonzero(np.diff(csr.indptr)).astype(csr.indptr.dtype)
-        values = csr[rows].toarray() if rows.size else np.zeros(
-            (0, csr.shape[1]), dtype=csr.dtype
-        )
-        return cls._from_trusted(values, rows, csr.shape)
+        checked = scipy_input.check(matrix, "matrix", op)
+        n_rows, n_cols = checked.shape
+        # the dense rows: at most one per stored entry and one per row
+        n_stored = min(n_rows, checked.nnz)
+        indptr, indices, data, shape = checked.to_csr(
+            ((n_stored, n_cols), checked.dtype, f"{op}: the rows of matrix of "
+             f"shape {checked.shape}"))
+        lengths = np.diff(indptr)
+        rows = np.flatnonzero(lengths).astype(indptr.dtype)
+        values = np.zeros((rows.shape[0], n_cols), dtype=checked.dtype)
+        slot = np.repeat(np.arange(rows.shape[0]), lengths[rows])
+        np.add.at(values, (slot, indices), data)
+        return cls._from_trusted(values, rows, shape)
 
     def to_scipy(self):
         """A ``scipy.sparse.csr_array`` of the dense tensor (2-D only).

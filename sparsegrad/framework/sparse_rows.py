@@ -67,28 +67,48 @@ def index_array(indices, name="indices"):
     Raises
     ------
     InvalidArgumentError
-        If the dtype is not an integer one, or a uint64 value does not fit in
-        int64.
+        If `indices` is a ragged nested sequence (``indices must be a
+        rectangular array of ints, got the ragged [[0, 1], [2]]``), the dtype
+        is not an integer one (the message shows the value), or a uint64
+        value does not fit in int64.
 
     Examples
     --------
     >>> index_array(np.array([1, 2], dtype=np.uint8)).dtype
     dtype('int64')
     """
-    array = indices if backend.is_cupy_array(indices) else np.asarray(indices)
+    if backend.is_cupy_array(indices):
+        array = indices
+    else:
+        try:
+            array = np.asarray(indices)
+        except ValueError:   # NumPy's "inhomogeneous shape"
+            raise InvalidArgumentError(
+                f"{name} must be a rectangular array of ints, got the ragged "
+                f"{_shown(indices)}"
+            ) from None
     if array.dtype in INDEX_DTYPES:
         return array
     if array.dtype.kind not in "iu" or array.dtype == np.bool_:
         if array.size == 0 and array.dtype.kind == "f":
             return array.astype(np.int64)
+        shown = "" if backend.is_cupy_array(array) else f" ({_shown(indices)})"
         raise InvalidArgumentError(
-            f"{name} must be int32 or int64, got dtype {array.dtype}"
+            f"{name} must be int32 or int64, got dtype {array.dtype}{shown}"
         )
     if array.dtype == np.uint64 and array.size and int(array.max()) > INT64_MAX:
         raise InvalidArgumentError(
             f"{name} holds {int(array.max())}, which does not fit in int64"
         )
     return array.astype(np.int64)
+
+
+def _shown(value, limit=60):
+    """`value` for a message: its repr, cut to `limit` characters."""
+    text = repr(value)
+    if isinstance(value, np.ndarray):
+        text = np.array2string(value, threshold=8, separator=", ")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def as_index_array(indices, name="indices"):

@@ -13,10 +13,12 @@ the gradient's values and indices are CuPy arrays.
 """
 
 import numpy as np
+import scipy.sparse
 
 from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
+from ..framework import scipy_input
 from ..framework.backend import is_cupy_array
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import wrap
@@ -26,26 +28,25 @@ from ._helpers import as_borrowed_tensor
 __all__ = ["sparse_dense_matmul"]
 
 
-def _as_csr(a, dtype):
-    """`a` (a 2-D scipy.sparse matrix or array) as a CSR array of `dtype`."""
-    import scipy.sparse
-
-    if not scipy.sparse.issparse(a):
+def _checked(a):
+    """`a`, a 2-D scipy.sparse matrix or array, with its structure checked
+    (:mod:`sparsegrad.framework.scipy_input`)."""
+    if not scipy_input.is_scipy_sparse(a):
         raise TypeError(
             f"sparse_dense_matmul: sp_a must be a scipy.sparse matrix or array, "
             f"got {type(a).__name__}; use matmul for dense operands"
         )
-    if len(a.shape) != 2:
-        raise InvalidArgumentError(
-            f"sparse_dense_matmul: sp_a must be 2-D, got shape {a.shape}"
-        )
-    if a.dtype.kind not in "biuf":
-        raise InvalidArgumentError(
-            f"sparse_dense_matmul: sp_a has dtype {a.dtype}; only real dtypes are "
-            f"supported"
-        )
-    # A private copy: the recorded op must not see later edits of `a`.
-    return scipy.sparse.csr_array(a, dtype=dtype, copy=True)
+    return scipy_input.check(a, "sp_a", "sparse_dense_matmul", kinds="biuf")
+
+
+def _private_csr(checked, dtype, buffers):
+    """A private CSR copy of the checked matrix, values cast to `dtype` (the
+    recorded op must not see later edits of the caller's matrix)."""
+    indptr, indices, data, shape = checked.to_csr(*buffers)
+    csr = scipy.sparse.csr_array(
+        (data.astype(dtype, copy=True), indices.copy(), indptr.copy()), shape=shape
+    )
+    return csr
 
 
 def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
@@ -57,8 +58,11 @@ def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
     Parameters
     ----------
     sp_a : scipy.sparse matrix or array of shape (m, k), or (k, m) with `adjoint_a`
-        Any real dtype; its values are cast to the dtype of `b`.  A constant:
-        it gets no gradient.
+        Any format (CSR, CSC, COO, BSR, DOK, LIL, DIA; matrix or array) and
+        any real dtype; its values are cast to the dtype of `b`.  Its stored
+        entries are read as they are: entries repeated at one place add up
+        in the product (the matrix SciPy's ``toarray()`` shows), whatever the
+        format.  A constant: it gets no gradient; the op keeps its own copy.
     b : Tensor, Variable or array_like of shape (k, n), or (n, k) with `adjoint_b`
         float32 or float64.
     adjoint_a, adjoint_b : bool, default=False
@@ -74,8 +78,13 @@ def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
     TypeError
         If `sp_a` is not a ``scipy.sparse`` matrix.
     InvalidArgumentError
-        If either operand is not 2-D, the inner dimensions differ, or `b` is
-        not float32 or float64.
+        If either operand is not 2-D, the inner dimensions differ, `b` is
+        not float32 or float64, `sp_a` holds complex values or is malformed
+        (checked before any use: an ``indptr`` of the wrong length, not from
+        0 or decreasing, index and value arrays of different lengths, an
+        index outside the shape, e.g. ``sparse_dense_matmul:
+        sp_a.indices[2] = 7 is not in [0, 4)``), or the product is larger
+        than the memory the process has.
 
     Notes
     -----
@@ -112,18 +121,25 @@ def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
         raise InvalidArgumentError(
             f"sparse_dense_matmul: b must be 2-D, got shape {bt.shape}"
         )
-    csr = _as_csr(sp_a, bt.dtype)
-    if adjoint_a:
-        csr = csr.T.tocsr()
-    adjoint_b = bool(adjoint_b)
+    checked = _checked(sp_a)
+    adjoint_a, adjoint_b = bool(adjoint_a), bool(adjoint_b)
+    op_shape = checked.shape[::-1] if adjoint_a else checked.shape
     b_value = bt._value.T if adjoint_b else bt._value
-    if csr.shape[1] != b_value.shape[0]:
+    if op_shape[1] != b_value.shape[0]:
         raise InvalidArgumentError(
             f"sparse_dense_matmul: inner dimensions differ: op(sp_a) has shape "
-            f"{csr.shape} and op(b) has shape {b_value.shape} (sp_a of shape "
-            f"{sp_a.shape}, adjoint_a={bool(adjoint_a)}; b of shape {bt.shape}, "
+            f"{op_shape} and op(b) has shape {b_value.shape} (sp_a of shape "
+            f"{checked.shape}, adjoint_a={adjoint_a}; b of shape {bt.shape}, "
             f"adjoint_b={adjoint_b})"
         )
+    what = f"sparse_dense_matmul: sp_a of shape {checked.shape}"
+    buffers = [((checked.shape[1] + 1,), np.int64, what)] if adjoint_a else []
+    if not is_cupy_array(b_value):  # the product, on the host
+        buffers.append(((op_shape[0], b_value.shape[1]), bt.dtype,
+                        f"sparse_dense_matmul: the product of {op_shape[0]} rows"))
+    csr = _private_csr(checked, bt.dtype, buffers)
+    if adjoint_a:
+        csr = csr.T.tocsr()
     return _matmul(csr, bt, adjoint_b)
 
 
@@ -170,8 +186,6 @@ def _touched_columns(csr):
     transpose of `csr` restricted to them, as a CSR array of shape
     (n_cols_touched, m).  Cost O(nnz log nnz + m), independent of the number
     of columns."""
-    import scipy.sparse
-
     cols, compact = np.unique(csr.indices, return_inverse=True)
     index_dtype = csr.indices.dtype
     narrow = scipy.sparse.csr_array(

@@ -18,7 +18,7 @@ from .._kernels import ragged as _ragged
 from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
-from ..framework import backend
+from ..framework import backend, scipy_input
 from ..framework.buffers import check_allocation
 from ..framework.tensor import DEFERRING_TYPES, Tensor, wrap
 from ..framework.threads import get_num_threads
@@ -60,13 +60,6 @@ def _host(array):
     """A host copy of a GPU array (for conversions to Python objects); a
     NumPy array as it is."""
     return array.get() if backend.is_cupy_array(array) else array
-
-
-# the names from_scipy converts and checks its indptr with (the factories'
-# one conversion and check, in row_partition)
-_partition = as_partition
-_check_splits = check_row_splits
-_freeze = freeze
 
 
 def _binary_operator(fn, op_name, reverse=False):
@@ -293,13 +286,17 @@ class RaggedTensor:
     def from_scipy(cls, matrix, values="data"):
         """The rows of a ``scipy.sparse`` matrix as a RaggedTensor.
 
-        The CSR ``indptr`` becomes the row splits; rows keep scipy's stored
-        order (no sorting, duplicates kept).
+        Row ``r`` holds the stored entries of row ``r`` of the matrix, one
+        value per entry: the CSR ``indptr`` becomes the row splits.  Every
+        stored entry counts once, in any format: entries repeated at one
+        place are kept (not summed), explicit zeros too; a CSR or COO row
+        keeps its stored order (no sorting), a CSC one comes by column.
 
         Parameters
         ----------
         matrix : scipy.sparse matrix or array
-            CSR, or anything with ``tocsr()``.
+            2-D, any format (CSR, CSC, COO, BSR, DOK, LIL, DIA); its
+            structure is checked before any use.
         values : {"data", "indices"}, default="data"
             ``"data"``: each row's stored values; ``"indices"``: each row's
             column indices (a bag of ids per row).
@@ -307,15 +304,21 @@ class RaggedTensor:
         Returns
         -------
         RaggedTensor
-            Values copied from the matrix; splits of ``indptr``'s dtype.
+            Values copied from the matrix; splits of the CSR ``indptr``'s
+            dtype (for another format, int32 when the matrix fits it, else
+            int64, as SciPy's ``tocsr`` picks).
 
         Raises
         ------
         TypeError
             If `matrix` is not a scipy.sparse matrix.
         InvalidArgumentError
-            If `values` is neither ``"data"`` nor ``"indices"``, or the matrix
-            is not 2-D.
+            If `values` is neither ``"data"`` nor ``"indices"``, the matrix
+            is not 2-D, holds complex values or is malformed (an ``indptr``
+            of the wrong length, not from 0 or decreasing, index and value
+            arrays of different lengths, an index outside the shape:
+            ``RaggedTensor.from_scipy: matrix.indptr must be non-decreasing,
+            got indptr[2] = 1 < indptr[1] = 3``).
 
         Examples
         --------
@@ -327,7 +330,7 @@ class RaggedTensor:
         >>> sg.RaggedTensor.from_scipy(m, values="indices")
         <RaggedTensor [[1], [], [0, 2]]>
         """
-        if not scipy.sparse.issparse(matrix):
+        if not scipy_input.is_scipy_sparse(matrix):
             raise TypeError(
                 f"from_scipy needs a scipy.sparse matrix, got {type(matrix).__name__}"
             )
@@ -335,15 +338,11 @@ class RaggedTensor:
             raise InvalidArgumentError(
                 f"from_scipy: values must be 'data' or 'indices', got {values!r}"
             )
-        if matrix.ndim != 2:
-            raise InvalidArgumentError(
-                f"from_scipy needs a 2-D matrix, got shape {matrix.shape}"
-            )
-        csr = matrix if matrix.format == "csr" else matrix.tocsr()
-        splits = _partition(csr.indptr, "indptr")
-        n = int(splits[-1])
+        csr = scipy_input.check(matrix, "matrix", "RaggedTensor.from_scipy").to_csr()
+        splits = as_partition(csr.indptr, "indptr")
         data = csr.data if values == "data" else csr.indices
-        v = wrap(np.array(data[:n], copy=True))
+        # entries past indptr[-1] belong to no row (scipy ignores them too)
+        v = wrap(np.array(data[: int(splits[-1])], copy=True))
         return cls(v, splits, internal=True)
 
     # -- structure -----------------------------------------------------------

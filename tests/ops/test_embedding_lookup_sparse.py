@@ -237,8 +237,12 @@ def test_bad_id_changes_nothing(max_norm, bad_id):
     csr = sp.csr_array((np.ones(3), [0, bad_id if bad_id >= 0 else 0, 1],
                         [0, 2, 3]), shape=(2, 8))
     if bad_id < 0:
-        csr.indices[1] = -1       # scipy will not build it with a negative id
-    with pytest.raises(InvalidArgumentError, match=r"\[1\] = .* is not in \[0, 4\)"):
+        # scipy will not build it with a negative column: a malformed matrix
+        csr.indices[1] = -1
+        match = r"sp_ids\.indices\[1\] = -1 is not in \[0, 8\)"
+    else:
+        match = r"\[1\] = .* is not in \[0, 4\)"
+    with pytest.raises(InvalidArgumentError, match=match):
         els(v, csr, combiner="sum", max_norm=max_norm)
     np.testing.assert_array_equal(v.numpy(), before)
     with pytest.raises(InvalidArgumentError, match="not in"):
@@ -363,10 +367,10 @@ def test_safe_goldens(combiner, weighted, default_id):
     np.testing.assert_allclose(out.numpy(),
                                SAFE_GOLDEN[(combiner, weighted, default_id)],
                                rtol=1e-6)
-    # the same through a scipy.sparse matrix (its values are the weights)
-    w = SAFE_W if weighted else np.ones(5, np.float32)
-    csr = sp.csr_array((w, [1, 3, 0, 1, 2], [0, 2, 3, 4, 5, 5]), shape=(5, 4))
-    csr.indices[2] = -1
+    # the same through a scipy.sparse matrix (its values are the weights);
+    # a matrix holds no negative column, so row 1 is empty from the start
+    w = (SAFE_W if weighted else np.ones(5, np.float32))[[0, 1, 3, 4]]
+    csr = sp.csr_array((w, [1, 3, 1, 2], [0, 2, 2, 3, 4, 4]), shape=(5, 4))
     np.testing.assert_allclose(
         safe(P, csr, combiner=combiner, default_id=default_id).numpy(),
         SAFE_GOLDEN[(combiner, weighted, default_id)], rtol=1e-6)
@@ -393,3 +397,113 @@ def test_safe_finite_differences(rng, combiner, default_id):
     w = np.array([0.5, 1.0, 2.0, -1.0, 3.0, 1.5, 0.25])
     check_gradients(lambda t: safe(t, ids, w, combiner=combiner,
                                    default_id=default_id) ** 2, [table])
+
+
+# -- TensorFlow's rules for max_norm, dtypes and default_id -------------------------
+
+
+@pytest.mark.parametrize("ids", [
+    sp.csr_array(([1.0, 1.0], [0, 1], [0, 1, 1, 2]), shape=(3, 4)),
+    Ragged([0, 1], [0, 1, 1, 2]),
+])
+def test_safe_max_norm_inf_keeps_empty_rows_zero(ids):
+    # every looked-up row is NaN (inf / inf, as in TensorFlow); the empty row
+    # is chosen to be zeros, not multiplied by 0 (which left NaN)
+    out = safe(P, ids, combiner="sum", max_norm=np.inf).numpy()
+    assert np.isnan(out[[0, 2]]).all()
+    np.testing.assert_array_equal(out[1], [0.0, 0.0])
+    neg = safe(P, ids, combiner="sum", max_norm=-1.0).numpy()
+    np.testing.assert_array_equal(neg, np.zeros((3, 2)))
+
+
+def test_bags_max_norm_negative_is_zero():
+    out = els(np.array([[3.0, 4.0]]), sp.csr_array(np.array([[1.0]])),
+              combiner="sum", max_norm=-1.0)
+    np.testing.assert_array_equal(out.numpy(), [[0.0, 0.0]])
+
+
+def test_safe_dtype_of_weights_like_tensorflow():
+    ids = Ragged([0, 3], [0, 1, 2])
+    w32 = Ragged(np.float32([2.0, 0.5]), [0, 1, 2])
+    table = sg.Variable(P.astype(np.float64))
+    before = table.numpy().copy()
+    with pytest.raises(ValueError, match=r"^safe_embedding_lookup_sparse: "
+                       r"embedding_weights is a Variable of dtype float64 but "
+                       r"sparse_weights has dtype float32"):
+        safe(table, ids, w32)
+    with pytest.raises(ValueError, match=r"embedding_weights\[1\] is a Tensor of "
+                                         r"dtype float64"):
+        safe([sg.Variable(P[:2]), sg.constant(P[2:].astype(np.float64))], ids,
+             w32)
+    np.testing.assert_array_equal(table.numpy(), before)
+    # an array table is read in the weights' dtype, as TensorFlow converts it
+    out = safe(P.astype(np.float64), ids, w32, combiner="sum")
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out.numpy(), [[2.0, 4.0], [3.5, 4.0]])
+    # two shards given as Python lists: read in the weights' dtype
+    listed = safe([[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.1, 8.0]]],
+                  Ragged([1, 3], [0, 2]),
+                  Ragged(np.float64([1.0, 1.0]), [0, 2]), combiner="sum")
+    assert listed.dtype == np.float64
+    np.testing.assert_array_equal(listed.numpy(), [[3.0 + 7.1, 12.0]])
+    # a matrix's values are its weights: cast to the table's dtype, no error
+    csr = sp.csr_array(np.array([[2.0, 0, 0, 0.5]]))    # float64
+    out = safe(sg.Variable(P.astype(np.float32)), csr, combiner="sum")
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out.numpy(), [[5.5, 8.0]])
+
+
+@pytest.mark.parametrize("default_id,error,match", [
+    (9, InvalidArgumentError,
+     r"^safe_embedding_lookup_sparse: default_id = 9 is not in \[0, 4\)$"),
+    (-1, InvalidArgumentError, r"default_id = -1 is not in \[0, 4\)$"),
+    ("0", InvalidArgumentError, r"default_id must be an int, got '0'"),
+    (True, InvalidArgumentError, r"default_id must be an int, got True"),
+])
+def test_bad_default_id_is_named(default_id, error, match):
+    v = sg.Variable(P)
+    with pytest.raises(error, match=match):
+        safe(v, SAFE_IDS, default_id=default_id)
+    np.testing.assert_array_equal(v.numpy(), P)
+
+
+def test_unused_default_id_is_not_looked_up():
+    # no row needs it (TensorFlow looks it up only for empty rows)
+    out = safe(P, Ragged([1, 2], [0, 1, 2]), default_id=9, combiner="sum")
+    np.testing.assert_array_equal(out.numpy(), P[[1, 2]])
+
+
+def test_bad_ragged_splits_are_named():
+    with pytest.raises(InvalidArgumentError,
+                       match=r"sparse_ids\.row_splits must be non-decreasing, but "
+                             r"row_splits\[2\] = 1 < row_splits\[1\] = 2"):
+        safe(P, Ragged([0, 1], [0, 2, 1, 2]))
+    with pytest.raises(InvalidArgumentError,
+                       match=r"sp_ids\.row_splits must run from 0 to the number "
+                             r"of ids \(2\), got 0 \.\.\. 3"):
+        els(P, Ragged([0, 1], [0, 1, 3]))
+    with pytest.raises(InvalidArgumentError,
+                       match="sp_weights must be a RaggedTensor or one weight per "
+                             "id when sp_ids is a RaggedTensor, got a scipy"):
+        els(P, Ragged([0, 1], [0, 2]), sp.csr_array(np.ones((1, 2))))
+
+
+def test_ragged_output_memory_is_checked():
+    many = Ragged(np.zeros(1, np.int64), [0] + [1] * 2**17)
+    with pytest.raises(InvalidArgumentError,
+                       match=r"safe_embedding_lookup_sparse: the output of 131072 "
+                             r"bags asks for"):
+        safe(np.broadcast_to(1.0, (4, 2**20)), many)
+
+
+def test_list_weights_take_the_tables_dtype():
+    # a Python list has no dtype of its own: cast to the table's, at full
+    # precision for a float64 table
+    ids = Ragged([0, 3], [0, 2])
+    p64 = P.astype(np.float64)
+    table = sg.Variable(p64)
+    out = safe(table, ids, [0.1, 0.2], combiner="sum")
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out.numpy(), [0.1 * p64[0] + 0.2 * p64[3]])
+    np.testing.assert_array_equal(els(table, ids, [0.1, 0.2], combiner="sum").numpy(),
+                                  out.numpy())

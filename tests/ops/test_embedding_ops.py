@@ -456,6 +456,81 @@ def test_gather_argument_errors():
         sg.nn.embedding_lookup(v, [1, 9])
 
 
+@pytest.mark.parametrize(
+    "indices,match",
+    [
+        ([[0, 1], [2]], r"^indices must be a rectangular array of ints, got the "
+                        r"ragged \[\[0, 1\], \[2\]\]$"),
+        ([1.5, 2.0], r"^indices must be int32 or int64, got dtype float64 "
+                     r"\(\[1\.5, 2\.0\]\)$"),
+        ("ab", r"^indices must be int32 or int64, got dtype <U2 \('ab'\)$"),
+    ],
+)
+def test_bad_indices_are_named_with_their_value(indices, match):
+    params = np.ones((4, 2))
+    with pytest.raises(InvalidArgumentError, match=match):
+        sg.gather(params, indices)
+    with pytest.raises(InvalidArgumentError, match=match.replace("^indices", "^ids")):
+        sg.nn.embedding_lookup([params[:2], params[2:]], indices)
+    np.testing.assert_array_equal(params, 1.0)
+
+
+# -- max_norm: TensorFlow's clip_by_norm of each looked-up row ---------------------
+
+
+@pytest.mark.parametrize("shards", [False, True])
+def test_max_norm_like_tensorflow(shards):
+    table = sg.Variable([[3.0, 4.0], [0.0, 0.0], [-0.3, 0.4]])
+    params = [table] if not shards else [sg.Variable([[3.0, 4.0], [0.0, 0.0]]),
+                                         sg.Variable([[-0.3, 0.4]])]
+    before = [p.numpy().copy() for p in params]
+
+    def look(max_norm):
+        return sg.nn.embedding_lookup(params, [0, 1, 2], max_norm=max_norm).numpy()
+
+    # negative: taken as 0 (clip_by_norm's rule): zeros, signs and all
+    negative = look(-1.0)
+    np.testing.assert_array_equal(negative, np.zeros((3, 2)))
+    assert np.signbit(negative[2, 0])          # -0.3 * 0 / 0.5, as TensorFlow
+    np.testing.assert_array_equal(look(0), np.zeros((3, 2)))  # zero row: no NaN
+    # infinite: inf / inf, NaN in every row (TensorFlow's formula)
+    assert np.isnan(look(np.inf)).all()
+    np.testing.assert_allclose(look(1.0), [[0.6, 0.8], [0, 0], [-0.3, 0.4]])
+    np.testing.assert_allclose(look(np.float32(1.0)), look(sg.constant(1.0)))
+    for p, b in zip(params, before):
+        np.testing.assert_array_equal(p.numpy(), b)
+
+
+def test_max_norm_zero_has_a_finite_gradient():
+    table = sg.Variable([[3.0, 4.0], [0.0, 0.0]])
+    with sg.GradientTape() as tape:
+        rows = sg.nn.embedding_lookup(table, [0, 1], max_norm=-2.0)
+    g = tape.gradient(rows, table)
+    np.testing.assert_array_equal(g.to_dense().numpy(), [[0.0, 0.0], [0.0, 0.0]])
+
+
+@pytest.mark.parametrize(
+    "max_norm,error,match",
+    [
+        ("a", TypeError, r"^embedding_lookup: max_norm must be a real number, "
+                         r"got 'a'$"),
+        (True, TypeError, r"max_norm must be a real number, got True"),
+        ([1.0, 2.0], InvalidArgumentError,
+         r"^embedding_lookup: max_norm must be a scalar, got shape \(2,\)$"),
+    ],
+)
+def test_bad_max_norm(max_norm, error, match):
+    v = _var()
+    before = v.numpy()
+    with pytest.raises(error, match=match):
+        sg.nn.embedding_lookup(v, [0], max_norm=max_norm)
+    with pytest.raises(error, match=match.replace("embedding_lookup:",
+                                                  "embedding_lookup_sparse:")):
+        sg.nn.embedding_lookup_sparse(
+            v, sg.RaggedTensor.from_row_splits([0], [0, 1]), max_norm=max_norm)
+    np.testing.assert_array_equal(v.numpy(), before)
+
+
 def test_modified_variable_is_detected():
     v = _var()
     with sg.GradientTape() as tape:
