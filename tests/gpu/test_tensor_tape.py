@@ -10,6 +10,8 @@ NumPy's pairwise one) and its ``exp`` / ``log`` (libdevice, not our CPU
 kernels).  The emulator runs NumPy underneath, so it is exact there too.
 """
 
+import os
+
 import numpy as np
 import pytest
 
@@ -30,7 +32,9 @@ def _is_device(device, t):
 # Modules other parts of the GPU work route to the device (gather, segment
 # ops, IndexedSlices rows); until they do, the tests that need them skip.
 _ROUTED_ELSEWHERE = ("sparse_rows.py", "embedding_ops.py", "segment_ops.py",
-                     "sparse_segment_ops.py", "indexed_slices.py")
+                     "sparse_segment_ops.py", "indexed_slices.py",
+                     *(f"embedding{os.sep}{m}.py"
+                       for m in ("lookups", "clipping", "bags", "safe_bags")))
 
 
 def _skip_if_not_routed(exc):
