@@ -3,11 +3,13 @@
 Every ``sparsegrad/_kernels/*.pyx`` becomes one extension module; a module's
 AVX2 build is a second ``.pyx`` (``<name>_avx2.pyx``) that includes the same
 ``.pxi`` source.  Templates (``*.tp``, Tempita) are rendered to the file named
-without ``.tp``.  Importing this file only declares the extensions; the
-``build_ext`` command renders the templates, runs Cython and compiles the
-modules side by side.  OpenMP is used when a tiny test program
-compiles and links with it; otherwise the kernels are built serial and a
-warning says so.  :func:`compile_args` holds every compiler flag of every module.
+without ``.tp``.  Run as a script (pip's build backend runs it as
+``__main__``) it declares the extensions, and the ``build_ext`` command
+renders the templates, runs Cython and compiles the modules side by side;
+imported, it defines its functions and does nothing.  OpenMP is used when a
+tiny test program compiles and links with it; otherwise the kernels are built
+serial and a warning says so.  :func:`compile_args` holds every compiler flag
+of every module.
 
 Environment variables
 ---------------------
@@ -19,23 +21,44 @@ SPARSEGRAD_DISABLE_OPENMP=1
 SPARSEGRAD_BUILD_ONLY=name1,name2
     Developer aid: compile only these kernel modules and their AVX2 builds
     (``name_avx2``); the others are skipped.
+
+The kernel cache
+----------------
+Every compiled module is also kept in ``build/kernel-cache/``, named by a hash
+of everything that goes into it (:func:`cache_key`): the contents of its
+``.pyx`` and of every file it includes or cimports, the Cython version and
+directives, the compiler, its version and every flag (OpenMP on or off
+included), Python's version and ABI, the NumPy version and this file.  A
+build whose hash is there copies the module instead of running Cython and the
+compiler, so a second ``pip install .`` of an unchanged tree takes seconds;
+any change of source or setting is a new hash and compiles afresh.  (Without
+it, pip's isolated build environment, new at every install, holds Cython's
+own ``.pxd`` files with new timestamps, and Cython's timestamp check
+regenerates, and so recompiles, every module.)  The three most recently used
+builds of each module are kept; ``rm -rf build/kernel-cache`` empties it.
 """
 
 import glob
+import hashlib
+import json
 import os
 import platform
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import textwrap
 import warnings
+from importlib import metadata
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_DIR = os.path.join("sparsegrad", "_kernels")
+KERNEL_CACHE = os.path.join(HERE, "build", "kernel-cache")
+KERNEL_CACHE_KEEP = 3  # builds kept per module
 
 # Modules whose floating-point code must round every operation on its own:
 # -ffp-contract=off forbids FMA contraction (GCC would contract on targets
@@ -149,18 +172,11 @@ def render_templates():
             f.write(banner + rendered)
 
 
-def cythonize_kernels(extensions, force, jobs):
-    """Run Cython on the extensions' ``.pyx`` sources, `jobs` at a time; the
-    extensions with C sources.
-
-    A module is generated again when its sources changed, when `force`, or
-    when the directives (SPARSEGRAD_CYTHON_DEBUG) differ from those its C file
-    was generated with, which a stamp per module in ``build/`` records.
-    """
-    from Cython.Build import cythonize
-
+def cython_directives():
+    """Cython's directives for the kernels (checks on with
+    SPARSEGRAD_CYTHON_DEBUG)."""
     debug = _env_flag("SPARSEGRAD_CYTHON_DEBUG")
-    directives = {
+    return {
         "language_level": 3,
         "boundscheck": debug,
         "wraparound": debug,
@@ -168,6 +184,18 @@ def cythonize_kernels(extensions, force, jobs):
         "cdivision": not debug,
         "embedsignature": True,
     }
+
+
+def cythonize_kernels(extensions, force, jobs, directives):
+    """Run Cython with `directives` on the extensions' ``.pyx`` sources, `jobs`
+    at a time; the extensions with C sources.
+
+    A module is generated again when its sources changed, when `force`, or
+    when the directives differ from those its C file was generated with,
+    which a stamp per module in ``build/`` records.
+    """
+    from Cython.Build import cythonize
+
     wanted = repr(sorted(directives.items()))
     stamps = []
     for ext in extensions:
@@ -190,23 +218,175 @@ def cythonize_kernels(extensions, force, jobs):
     return extensions
 
 
+def file_digests(paths, root=HERE):
+    """``(label, sha256 of the contents)`` of each file, sorted.
+
+    The label of a file under `root` is its path there; a file elsewhere
+    (Cython's own ``.pxd`` files, in a new temporary environment at every
+    isolated build) is labelled by its name alone, so that only its contents
+    count.
+    """
+    digests = []
+    for path in paths:
+        full = os.path.abspath(path)
+        if os.path.commonpath([full, root]) == root:
+            label = os.path.relpath(full, root).replace(os.sep, "/")
+        else:
+            label = os.path.basename(full)
+        with open(full, "rb") as f:
+            digests.append((label, hashlib.sha256(f.read()).hexdigest()))
+    return sorted(digests)
+
+
+def kernel_sources(ext):
+    """The files compiled into `ext`: its ``.pyx`` and every file Cython finds
+    it includes or cimports, at any depth."""
+    from Cython.Build.Dependencies import create_dependency_tree
+
+    return create_dependency_tree().all_dependencies(ext.sources[0])
+
+
+def compiler_version(command):
+    """What ``command --version`` prints, or "" where it does not run."""
+    try:
+        proc = subprocess.run([command, "--version"], capture_output=True,
+                              text=True, timeout=60, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return (proc.stdout or proc.stderr).strip()
+
+
+def _installed_version(package):
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _holds_files(directory):
+    try:
+        return any(True for _ in os.scandir(directory))
+    except OSError:
+        return False
+
+
+def build_settings(compiler, ext, directives, version=None):
+    """Everything besides the sources that goes into the compiled module
+    `ext`, as a dict for :func:`cache_key`.
+
+    `compiler` is the configured distutils compiler (``CC``, ``CFLAGS``,
+    ``LDFLAGS`` are in its commands), `ext` has its final flags, `version` is
+    :func:`compiler_version` of the compiler (looked up when None).  An
+    include directory with nothing in it (a virtual environment's) is left
+    out: it changes nothing.
+    """
+    import Cython
+
+    command = list(getattr(compiler, "compiler_so", None) or [])
+    if version is None:
+        version = compiler_version(command[0]) if command else ""
+    dirs = [d for d in compiler.include_dirs + ext.include_dirs if _holds_files(d)]
+    return {
+        "compiler_type": compiler.compiler_type,
+        "compiler": command,
+        "compiler_version": version,
+        "linker": list(getattr(compiler, "linker_so", None) or []),
+        "macros": [list(m) for m in compiler.macros + ext.define_macros],
+        "include_dirs": dirs,
+        "libraries": compiler.libraries + ext.libraries,
+        "library_dirs": compiler.library_dirs + ext.library_dirs,
+        "compile_args": list(ext.extra_compile_args),
+        "link_args": list(ext.extra_link_args),
+        "cython": Cython.__version__,
+        "directives": sorted([k, v] for k, v in directives.items()),
+        "python": [sys.version, sys.implementation.cache_tag,
+                   sysconfig.get_config_var("EXT_SUFFIX"), sysconfig.get_platform()],
+        "numpy": _installed_version("numpy"),
+        "setup.py": file_digests([os.path.join(HERE, "setup.py")]),
+    }
+
+
+def cache_key(module, sources, settings):
+    """The name of a compiled module in the kernel cache: a hash of the module
+    name, its sources (:func:`file_digests`) and its settings
+    (:func:`build_settings`, or any JSON-serialisable dict)."""
+    blob = json.dumps([module, sorted(map(list, sources)), settings],
+                      sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def _copy(source, target):
+    """Copy `source` to `target` through a temporary file, so that no reader
+    sees half of it."""
+    os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+    partial = f"{target}.{os.getpid()}.part"
+    shutil.copyfile(source, partial)
+    shutil.copymode(source, partial)
+    os.replace(partial, target)
+
+
+def prune_cache(module, keep=KERNEL_CACHE_KEEP, cache=KERNEL_CACHE):
+    """Delete all but the `keep` most recently used builds of `module`."""
+    builds = glob.glob(os.path.join(cache, glob.escape(module) + "-*"))
+    builds.sort(key=os.path.getmtime, reverse=True)
+    for path in builds[keep:]:
+        os.remove(path)
+
+
 class BuildExt(build_ext):
-    """Render, cythonize, probe for OpenMP once, set each module's flags and
-    compile the modules side by side."""
+    """Render, probe for OpenMP once, set each module's flags, take the
+    modules the kernel cache holds from it, cythonize the others and compile
+    them side by side."""
 
     def build_extensions(self):
         jobs = self.parallel if isinstance(self.parallel, int) else 0
         jobs = jobs if jobs > 0 else (os.cpu_count() or 1)
         render_templates()
-        c_sources = {
-            ext.name: ext.sources
-            for ext in cythonize_kernels(self.extensions, self.force, jobs)
-        }
+        directives = cython_directives()
+        self._set_flags()
+
+        version = compiler_version((getattr(self.compiler, "compiler_so", None)
+                                    or [""])[0])
+        suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+        self._cached = {}
+        missing = []
         for ext in self.extensions:
-            ext.sources = c_sources[ext.name]
+            key = cache_key(ext.name, file_digests(kernel_sources(ext)),
+                            build_settings(self.compiler, ext, directives, version))
+            path = os.path.join(KERNEL_CACHE, f"{ext.name}-{key}{suffix}")
+            self._cached[ext.name] = path
+            if not os.path.exists(path):
+                missing.append(ext)
+        if missing:
+            c_sources = {
+                ext.name: ext.sources
+                for ext in cythonize_kernels(missing, self.force, jobs, directives)
+            }
+            for ext in missing:
+                ext.sources = c_sources[ext.name]
         # Largest C file first: the others compile beside it.
         self.extensions.sort(key=lambda ext: -os.path.getsize(ext.sources[0]))
+        # A module the cache lacks is compiled even where its output looks
+        # newer than its C file: that output may have other settings.
+        self.force = True
+        self.parallel = jobs
+        super().build_extensions()
 
+    def build_extension(self, ext):
+        cached = self._cached[ext.name]
+        target = self.get_ext_fullpath(ext.name)
+        if os.path.exists(cached):
+            _copy(cached, target)
+            os.utime(cached)  # most recently used
+            print(f"sparsegrad: {ext.name} taken from the kernel cache "
+                  f"({os.path.relpath(cached, HERE)})", flush=True)
+            return
+        super().build_extension(ext)
+        _copy(target, cached)
+        prune_cache(ext.name)
+
+    def _set_flags(self):
+        """Probe for OpenMP and set every module's compile and link flags."""
         use_openmp = not _env_flag("SPARSEGRAD_DISABLE_OPENMP") and (
             check_openmp_support(self.compiler)
         )
@@ -227,8 +407,6 @@ class BuildExt(build_ext):
                 name, self.compiler.compiler_type, cflags
             )
             ext.extra_link_args = list(ldflags)
-        self.parallel = jobs
-        super().build_extensions()
 
 
 def kernel_extensions():
@@ -253,4 +431,5 @@ def kernel_extensions():
     return extensions
 
 
-setup(ext_modules=kernel_extensions(), cmdclass={"build_ext": BuildExt})
+if __name__ == "__main__":  # pip's build backend runs this file as __main__
+    setup(ext_modules=kernel_extensions(), cmdclass={"build_ext": BuildExt})

@@ -7,7 +7,9 @@ fresh process of its own; for each case the libraries take turns for
 ``--rounds`` rounds and the table quotes the median of all timings.  The floor
 of a case is the bytes it must move divided by the better of a one-thread
 ``np.copyto`` and a copy on all cores, measured once per run.  A peer that is
-not installed is skipped with a note.
+not installed (nor given an interpreter with --python) is not started; its
+cells say so.  --list describes each case at its full size; --quick runs
+every case smaller (its help lists the sizes).
 
 examples:
   sparsegrad bench --list
@@ -17,6 +19,8 @@ examples:
 
 import argparse
 import sys
+
+from . import sizes
 
 HELP = "time sparsegrad against TensorFlow, PyTorch, NumPy and the bandwidth floor"
 
@@ -59,7 +63,8 @@ def add_arguments(parser):
     parser.add_argument("--json", metavar="FILE",
                         help="also write every timing and ratio to FILE as JSON")
     parser.add_argument("--quick", action="store_true",
-                        help="small sizes and one round (a smoke run)")
+                        help="a smoke run: one round of 3 calls at small sizes ("
+                             + sizes.describe(True) + ")")
     parser.add_argument("--rounds", type=_positive, default=None,
                         help="turns each library takes per case (default 3, "
                              "1 with --quick)")
@@ -100,6 +105,36 @@ class _Progress:
         if self.tty and self.width:
             self.stream.write("\r" + " " * self.width + "\r")
             self.stream.flush()
+
+
+def libraries_line(libraries, pythons):
+    """The header line that names the libraries a run times and those it skips.
+
+    Parameters
+    ----------
+    libraries : sequence of str
+        The libraries asked for (``--libraries``, or all of them).
+    pythons : dict
+        Library -> interpreter (``--python``).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> libraries_line(["sparsegrad", "nosuchlib_xyz"], {})
+    'libraries: sparsegrad; not run: nosuchlib_xyz not installed'
+    """
+    from . import harness
+
+    absent = harness.absent_libraries(libraries, pythons)
+    line = "libraries: " + ", ".join(
+        lib + (f" (under {pythons[lib]})" if lib in pythons else "")
+        for lib in libraries if lib not in absent)
+    if absent:
+        line += "; not run: " + ", ".join(absent.values())
+    return line
 
 
 def run(args):
@@ -187,7 +222,8 @@ def run(args):
 
     print(harness.machine_line(machine, bandwidth))
     print(f"medians of {settings.rounds} round(s) x {settings.repeat} calls"
-          f"{' (quick sizes)' if args.quick else ''}")
+          f"{'; quick sizes: ' + sizes.describe(True) if args.quick else ''}")
+    print(libraries_line(libraries, pythons))
     print()
     print(harness.format_table(rows, libraries))
     for note in suite.notes:

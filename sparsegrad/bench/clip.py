@@ -23,6 +23,7 @@ scale it (the global norm alone reads them once).
 
 from . import inputs
 from .case import Case
+from .sizes import CLIP_SIDE
 
 CLIP_NORM = 1.0
 N_DENSE = 10
@@ -31,13 +32,14 @@ N_DENSE = 10
 def _dense(quick):
     import numpy as np
 
-    shape = (64, 64) if quick else (1024, 1024)
+    side = CLIP_SIDE.pick(quick)
+    shape = (side, side)
     rng = np.random.default_rng(3)
     return [rng.standard_normal(shape, dtype=np.float32) for _ in range(N_DENSE)]
 
 
 def _value_bytes(quick, sparse=True):
-    side = 64 if quick else 1024
+    side = CLIP_SIDE.pick(quick)
     n = N_DENSE * side * side * 4
     if sparse:
         _, width, n_ids = inputs.embedding_sizes(quick)

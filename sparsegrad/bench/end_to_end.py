@@ -38,6 +38,7 @@ MLP weights, zero biases, a table uniform in [-0.05, 0.05]).
 import numpy as np
 
 from .case import Case
+from .sizes import END_TO_END
 
 __all__ = ["CASES", "make_batches", "initial_values", "floor_bytes"]
 
@@ -49,7 +50,7 @@ N_BATCHES = 8
 
 def _sizes(quick):
     """(batch, table rows)."""
-    return (256, 10_000) if quick else (4_096, 1_000_000)
+    return END_TO_END.pick(quick)
 
 
 def make_batches(quick, seed=0):

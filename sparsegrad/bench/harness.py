@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .case import LIBRARIES
+from .sizes import BANDWIDTH_MIB
+from .sizes import describe as describe_sizes
 
 # The area modules of the suite, in the order the table shows them.
 AREAS = ("slices", "training_ops", "clip", "segment", "autodiff", "end_to_end")
@@ -29,7 +31,11 @@ AREAS = ("slices", "training_ops", "clip", "segment", "autodiff", "end_to_end")
 MISSING_STATUS = 3
 
 # Bytes copied by each bandwidth measurement (a copy reads and writes them).
-BANDWIDTH_BYTES = 256 << 20
+BANDWIDTH_BYTES = BANDWIDTH_MIB.full << 20
+
+# The module to import to find out whether a library is there, and its version.
+IMPORT_NAMES = {"sparsegrad": "sparsegrad", "tensorflow": "tensorflow",
+                "torch": "torch", "numpy": "numpy"}
 
 
 # ---------------------------------------------------------------------------
@@ -422,6 +428,49 @@ def run_worker(argv, python=sys.executable, timeout=None):
             "reason": f"exit status {proc.returncode}: {last[:300]}"}
 
 
+def absent_libraries(libraries, pythons=None):
+    """The libraries of `libraries` that no worker could import, and why.
+
+    A library runs when this interpreter finds it (without importing it) or
+    when `pythons` gives it an interpreter of its own; the others are not
+    started at all, and their cells in the table say why.
+
+    Parameters
+    ----------
+    libraries : sequence of str
+        Library names, as in :data:`~sparsegrad.bench.case.LIBRARIES`.
+    pythons : dict, optional
+        Library -> the interpreter its workers run under (``--python``).
+
+    Returns
+    -------
+    dict
+        Library -> reason (``"tensorflow not installed"``), for each library
+        that will not run; empty when every one will.
+
+    Examples
+    --------
+    >>> absent_libraries(["sparsegrad", "nosuchlib_xyz"])
+    {'nosuchlib_xyz': 'nosuchlib_xyz not installed'}
+    >>> absent_libraries(["nosuchlib_xyz"], {"nosuchlib_xyz": "/opt/env/python"})
+    {}
+    """
+    import importlib.util
+
+    pythons = pythons or {}
+    absent = {}
+    for lib in libraries:
+        if lib in pythons:
+            continue
+        try:
+            found = importlib.util.find_spec(IMPORT_NAMES.get(lib, lib)) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            absent[lib] = f"{lib} not installed"
+    return absent
+
+
 @dataclass
 class Settings:
     """How a run times its cases (the command line's options)."""
@@ -464,13 +513,21 @@ def run_cases(entries, settings, bandwidth, progress=None):
         ``version``; ``"missing"`` or ``"error"`` with ``reason``; or
         ``"n/a"`` where the case has no setup for the library), ``ratios``
         (peer median / sparsegrad median) and ``x_floor``.
+
+    Notes
+    -----
+    A library that :func:`absent_libraries` finds missing gets no worker (and
+    no progress line); it is reported ``"missing"`` in every case that has a
+    setup for it.
     """
     threads = settings.threads or os.cpu_count() or 1
+    absent = absent_libraries(settings.libraries, settings.pythons)
     rows = []
     for index, (module, case) in enumerate(entries, 1):
         libraries = [lib for lib in settings.libraries if lib in case.setups]
         gathered = {lib: [] for lib in libraries}
-        failed = {}
+        failed = {lib: {"status": "missing", "reason": absent[lib]}
+                  for lib in libraries if lib in absent}
         versions = {}
         for r in range(settings.rounds):
             for lib in libraries:
@@ -624,7 +681,8 @@ def results_json(machine, bandwidth, settings, rows, notes):
         "bandwidth": bandwidth,
         "settings": {"libraries": list(settings.libraries), "rounds": settings.rounds,
                      "repeat": settings.repeat, "warmup": settings.warmup,
-                     "quick": settings.quick, "pythons": settings.pythons},
+                     "quick": settings.quick, "pythons": settings.pythons,
+                     "sizes": describe_sizes(settings.quick)},
         "notes": notes,
         "cases": rows,
     }

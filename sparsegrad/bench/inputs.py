@@ -9,9 +9,9 @@ a case gets the same numbers.
 
 import numpy as np
 
+from .sizes import EMBEDDING
+
 ZIPF_A = 1.1
-FULL = (1_000_000, 64, 16_384)
-QUICK = (10_000, 16, 512)
 
 
 def embedding_sizes(quick):
@@ -22,7 +22,7 @@ def embedding_sizes(quick):
     >>> embedding_sizes(True)
     (10000, 16, 512)
     """
-    return QUICK if quick else FULL
+    return EMBEDDING.pick(quick)
 
 
 def zipf_ids(n_ids, n_rows, seed=0):

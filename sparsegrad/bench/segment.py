@@ -31,13 +31,14 @@ than bandwidth, so this floor is optimistic).
 
 from . import inputs
 from .case import Case
+from .sizes import BAGS, RAGGED_ROWS, SEGMENT
 
 # ---------------------------------------------------------------------------
 # Segment sums.
 
 
 def _segment_sizes(quick):
-    return (10_000, 200) if quick else (10_000_000, 200_000)
+    return SEGMENT.pick(quick)
 
 
 def _segment_inputs(quick, id_dtype, shuffled=False):
@@ -153,7 +154,7 @@ def _range_inputs(quick, dtype):
     """starts, limits, deltas of rows with lengths uniform in 0..99."""
     import numpy as np
 
-    n_rows = 2_000 if quick else 200_000
+    n_rows = RAGGED_ROWS.pick(quick)
     rng = np.random.default_rng(5)
     lengths = rng.integers(0, 100, n_rows)
     starts = rng.integers(-1000, 1000, n_rows)
@@ -230,7 +231,7 @@ def _bag_ids(quick):
     import numpy as np
 
     n_rows, _, _ = inputs.embedding_sizes(quick)
-    n_bags = 128 if quick else 16_384
+    n_bags = BAGS.pick(quick)
     ids = inputs.zipf_ids(n_bags * BAG, n_rows, seed=6)
     return ids, np.arange(0, n_bags * BAG + 1, BAG, dtype=np.int64)
 

@@ -25,9 +25,9 @@ every slot read and written once, the gradient and the ids read once.
 
 from . import inputs
 from .case import Case
+from .sizes import DENSE_UPDATE
 
 LEARNING_RATE = 0.01
-N_DENSE, N_DENSE_QUICK = 10_000_000, 10_000
 WARMUP_STEPS = 10
 
 
@@ -91,7 +91,7 @@ def _ftrl_tensorflow(quick):
 def _dense_state(quick):
     import numpy as np
 
-    n = N_DENSE_QUICK if quick else N_DENSE
+    n = DENSE_UPDATE.pick(quick)
     rng = np.random.default_rng(1)
     var = rng.standard_normal(n, dtype=np.float32)
     grad = rng.standard_normal(n, dtype=np.float32)
@@ -174,7 +174,7 @@ def _adam_numpy(quick):
 
 
 def _adam_bytes(quick):
-    n = N_DENSE_QUICK if quick else N_DENSE
+    n = DENSE_UPDATE.pick(quick)
     return 2 * 3 * n * 4 + n * 4
 
 

@@ -17,16 +17,14 @@ import os
 import sys
 
 from .harness import (
+    IMPORT_NAMES,
     MISSING_STATUS,
     measure_bandwidth,
     module_path,
     own_environment,
     time_calls,
 )
-
-# The module to import to find out whether a library is there, and its version.
-_IMPORT_NAMES = {"sparsegrad": "sparsegrad", "tensorflow": "tensorflow",
-                 "torch": "torch", "numpy": "numpy"}
+from .sizes import BANDWIDTH_MIB
 
 
 def _set_threads(library, module, n_threads):
@@ -83,7 +81,7 @@ def measure(module, case_name, library, repeat, warmup=1, quick=False,
     if library != "sparsegrad":
         own_environment(os.environ)   # before the peer loads its OpenMP runtime
     try:
-        lib = importlib.import_module(_IMPORT_NAMES.get(library, library))
+        lib = importlib.import_module(IMPORT_NAMES.get(library, library))
     except ImportError:
         return {"status": "missing", "reason": f"{library} not installed"}
     _set_threads(library, lib, n_threads)
@@ -110,7 +108,8 @@ def main(argv=None):
                         help="measure the copy bandwidth instead of a case")
     args = parser.parse_args(argv)
     if args.bandwidth:
-        kwargs = {"n_bytes": 16 << 20, "repeat": 3} if args.quick else {}
+        kwargs = ({"n_bytes": BANDWIDTH_MIB.quick << 20, "repeat": 3}
+                  if args.quick else {})
         print(json.dumps({"status": "ok",
                           **measure_bandwidth(args.threads, **kwargs)}))
         return 0

@@ -3,12 +3,13 @@
 import argparse
 import json
 import statistics
+import sys
 import textwrap
 
 import pytest
 
 from sparsegrad import _kernels
-from sparsegrad.bench import cli, harness, worker
+from sparsegrad.bench import cli, harness, sizes, worker
 from sparsegrad.bench.case import LIBRARIES
 
 
@@ -113,9 +114,9 @@ def test_missing_and_failing_libraries_are_reported(fake_suite):
     assert first["ratios"] == {}
     assert first["floor"] == pytest.approx(800 / 1e9)
     assert first["x_floor"] == pytest.approx(res["sparsegrad"]["median"] / 800e-9)
-    # a library that failed once is not started again in the next round
+    # a library that is not installed is never started (no progress line);
+    # one that failed once is not started again in the next round
     assert lines == ["[1/2] fake/sum sparsegrad round 1/2",
-                     "[1/2] fake/sum nosuchlib_xyz round 1/2",
                      "[1/2] fake/sum numpy round 1/2",
                      "[1/2] fake/sum sparsegrad round 2/2",
                      "[2/2] fake/broken sparsegrad round 1/2"]
@@ -225,3 +226,88 @@ def test_peers_get_their_own_openmp_wait_policy(monkeypatch):
     assert "OMP_WAIT_POLICY" not in harness.worker_env()
     monkeypatch.setattr(_kernels, "OMP_WAIT_POLICY_DEFAULTED", False)
     assert harness.worker_env()["OMP_WAIT_POLICY"] == "PASSIVE"
+
+
+def test_progress_names_only_the_libraries_that_run(fake_suite):
+    libraries = ("sparsegrad", "nosuchlib_xyz")
+    lines = []
+    rows = harness.run_cases(fake_suite.entries[:1],
+                             harness.Settings(libraries=libraries, repeat=1),
+                             bandwidth=1e9, progress=lines.append)
+    assert lines == [f"[1/1] fake/sum sparsegrad round {r}/3" for r in (1, 2, 3)]
+    assert rows[0]["results"]["nosuchlib_xyz"] == {
+        "status": "missing", "reason": "nosuchlib_xyz not installed"}
+    # given an interpreter of its own, the library is started (once: its
+    # worker finds it missing, and a failed library is not started again)
+    lines.clear()
+    settings = harness.Settings(libraries=libraries, repeat=1,
+                                pythons={"nosuchlib_xyz": sys.executable})
+    rows = harness.run_cases(fake_suite.entries[:1], settings, bandwidth=1e9,
+                             progress=lines.append)
+    assert "[1/1] fake/sum nosuchlib_xyz round 1/3" in lines
+    assert sum("nosuchlib_xyz" in line for line in lines) == 1
+    assert rows[0]["results"]["nosuchlib_xyz"] == {
+        "status": "missing", "reason": "nosuchlib_xyz not installed"}
+
+
+def test_absent_libraries():
+    assert harness.absent_libraries(["sparsegrad", "numpy"]) == {}
+    assert harness.absent_libraries(["numpy", "nosuchlib_xyz", "no_such.sub"]) == {
+        "nosuchlib_xyz": "nosuchlib_xyz not installed",
+        "no_such.sub": "no_such.sub not installed"}
+    assert harness.absent_libraries(["nosuchlib_xyz"],
+                                    {"nosuchlib_xyz": sys.executable}) == {}
+    assert cli.libraries_line(["sparsegrad", "numpy", "nosuchlib_xyz"], {}) == (
+        "libraries: sparsegrad, numpy; not run: nosuchlib_xyz not installed")
+    assert cli.libraries_line(["sparsegrad", "nosuchlib_xyz"],
+                              {"nosuchlib_xyz": "/env/python"}) == (
+        "libraries: sparsegrad, nosuchlib_xyz (under /env/python)")
+
+
+def test_bench_command_skips_a_peer_that_is_not_installed(monkeypatch, capsys):
+    # tensorflow stands for a peer that is not installed here, whatever is
+    monkeypatch.setitem(harness.IMPORT_NAMES, "tensorflow", "nosuchlib_xyz")
+    assert bench(["--quick", "--filter", "clip/global_norm", "--libraries",
+                  "sparsegrad,tensorflow", "--repeat", "1"]) == 0
+    captured = capsys.readouterr()
+    progress = [line for line in captured.err.splitlines() if line.startswith("[")]
+    assert progress == ["[1/1] clip/global_norm sparsegrad round 1/1"]
+    header = captured.out.splitlines()
+    assert header[2] == ("medians of 1 round(s) x 1 calls; quick sizes: "
+                         + sizes.describe(True))
+    assert header[3] == "libraries: sparsegrad; not run: tensorflow not installed"
+    assert "[1] tensorflow not installed" in captured.out
+
+
+def test_quick_help_states_the_sizes(capsys):
+    parser = argparse.ArgumentParser(prog="sparsegrad bench")
+    cli.add_arguments(parser)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert ("--quick a smoke run: one round of 3 calls at small sizes ("
+            + sizes.describe(True) + ")") in text
+    assert sizes.describe(True).startswith(
+        "embedding table 10,000 x 16 float32, 512 Zipf ids; dense Adam 10,000 "
+        "float32; clip 10 dense 64 x 64 float32; segment sums 10,000 values into "
+        "200 segments; ragged.range 2,000 rows; embedding bag 128 bags; CTR step "
+        "batch 256, table 10,000 rows; bandwidth copy 16 MiB")
+    assert sizes.describe(False).startswith(
+        "embedding table 1,000,000 x 64 float32, 16,384 Zipf ids")
+
+
+def test_the_stated_sizes_are_those_run():
+    from sparsegrad.bench import end_to_end, inputs, training_ops
+
+    n_rows, width, n_ids = sizes.EMBEDDING.quick
+    assert inputs.table(True).shape == (n_rows, width)
+    assert inputs.sparse_gradient(True)[1].shape == (n_ids, width)
+    assert inputs.table(False).shape == sizes.EMBEDDING.full[:2]
+    batch, table_rows = sizes.END_TO_END.quick
+    ids, labels = end_to_end.make_batches(True)[0]
+    assert ids.shape == (batch, end_to_end.FIELDS) and labels.shape == (batch,)
+    assert end_to_end.initial_values(True)[0].shape == (table_rows, end_to_end.WIDTH)
+    (adam,) = [c for c in training_ops.CASES if c.name == "training_ops/apply_adam"]
+    # var, m and v read and written, the gradient read: 7 float32 per element
+    assert adam.floor_bytes(True) == 7 * 4 * sizes.DENSE_UPDATE.quick
+    assert adam.floor_bytes(False) == 7 * 4 * sizes.DENSE_UPDATE.full

@@ -249,8 +249,11 @@ def _scalar_array(value, name):
 
 
 # Python floats rounded to float32, for the hyper-parameters an optimizer
-# passes at every step (a bounded cache: a schedule makes new values).
+# passes at every step.  Kept small: the values that change at every step
+# (Adam's beta powers, a schedule's learning rate) miss it and would fill a
+# large one before it is cleared; 64 entries hold the constant ones.
 _FLOAT32_ROUNDED = {}
+_FLOAT32_ROUNDED_SIZE = 64
 
 
 def round_to(value, dtype):
@@ -261,7 +264,7 @@ def round_to(value, dtype):
     if rounded is None:
         rounded = float(dtype.type(value))
         if dtype == np.float32:
-            if len(_FLOAT32_ROUNDED) >= 4096:
+            if len(_FLOAT32_ROUNDED) >= _FLOAT32_ROUNDED_SIZE:
                 _FLOAT32_ROUNDED.clear()
             _FLOAT32_ROUNDED[value] = rounded
     return rounded
