@@ -57,6 +57,7 @@ from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_DIR = os.path.join("sparsegrad", "_kernels")
+PACKAGE_DIR = os.path.join(HERE, "sparsegrad")
 KERNEL_CACHE = os.path.join(HERE, "build", "kernel-cache")
 KERNEL_CACHE_KEEP = 3  # builds kept per module
 
@@ -218,19 +219,21 @@ def cythonize_kernels(extensions, force, jobs, directives):
     return extensions
 
 
-def file_digests(paths, root=HERE):
+def file_digests(paths, root=PACKAGE_DIR):
     """``(label, sha256 of the contents)`` of each file, sorted.
 
-    The label of a file under `root` is its path there; a file elsewhere
-    (Cython's own ``.pxd`` files, in a new temporary environment at every
-    isolated build) is labelled by its name alone, so that only its contents
-    count.
+    The label of a file under the package directory `root` is its path from
+    the directory that holds `root`; any other file (Cython's own ``.pxd``
+    files, in a new temporary environment at every isolated build or in a
+    virtual environment inside the tree) is labelled by its name alone, so
+    that only its contents count.
     """
     digests = []
     for path in paths:
         full = os.path.abspath(path)
         if os.path.commonpath([full, root]) == root:
-            label = os.path.relpath(full, root).replace(os.sep, "/")
+            label = os.path.relpath(full, os.path.dirname(root))
+            label = label.replace(os.sep, "/")
         else:
             label = os.path.basename(full)
         with open(full, "rb") as f:
