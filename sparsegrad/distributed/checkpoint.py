@@ -24,7 +24,7 @@ import tempfile
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from ..framework.archives import read_npz
+from ..framework.archives import NpzArchive
 from ..framework.variable import Variable
 from . import registry
 from .comm import checked_allgather, resolve
@@ -283,35 +283,38 @@ def _read_index(directory, size, where):
 
 
 def _read_values(path, entries, rank, size, where):
-    """The arrays of a rank file, checked against its index entries."""
+    """The arrays of a rank file, checked against its index entries: each
+    header before any data is read."""
     if not os.path.isfile(path):
         raise InvalidArgumentError(f"{where}: the rank file {path!r} is missing")
-    contents = read_npz(path, f"{where}: cannot read")
-    try:
-        meta = json.loads(str(contents["meta"]))
-        mine = (meta["format"], meta["rank"], meta["size"]) == (FORMAT, rank, size)
-    except (KeyError, TypeError, ValueError):
-        mine = False
-    if not mine:
-        raise InvalidArgumentError(
-            f"{where}: {path!r} is not the file of rank {rank} of {size} in a "
-            f"checkpoint of format {FORMAT!r}"
-        )
-    values = []
-    for k, entry in enumerate(entries):
-        value = contents.get(f"variable/{k}")
-        if value is None:
+    with NpzArchive(path, f"{where}: cannot read") as archive:
+        mine, header = False, archive.header("meta")
+        if header is not None and header[0] == () and header[1].kind == "U":
+            try:
+                meta = json.loads(str(archive.read("meta")[0]))
+                mine = (meta["format"], meta["rank"], meta["size"]) == (
+                    FORMAT, rank, size)
+            except (KeyError, TypeError, ValueError):
+                pass
+        if not mine:
             raise InvalidArgumentError(
-                f"{where}: {path!r} lacks variable {k} ({entry['name']!r})"
+                f"{where}: {path!r} is not the file of rank {rank} of {size} in a "
+                f"checkpoint of format {FORMAT!r}"
             )
-        if list(value.shape) != entry["shape"] or value.dtype.name != entry["dtype"]:
-            raise InvalidArgumentError(
-                f"{where}: variable {k} in {path!r} has shape {value.shape} and "
-                f"dtype {value.dtype}, its index says {tuple(entry['shape'])} and "
-                f"{entry['dtype']}"
-            )
-        values.append(value)
-    return values
+        for k, entry in enumerate(entries):
+            header = archive.header(f"variable/{k}")
+            if header is None:
+                raise InvalidArgumentError(
+                    f"{where}: {path!r} lacks variable {k} ({entry['name']!r})"
+                )
+            shape, dtype = header
+            if list(shape) != entry["shape"] or dtype.name != entry["dtype"]:
+                raise InvalidArgumentError(
+                    f"{where}: variable {k} in {path!r} has shape {shape} and "
+                    f"dtype {dtype}, its index says {tuple(entry['shape'])} and "
+                    f"{entry['dtype']}"
+                )
+        return archive.read(*(f"variable/{k}" for k in range(len(entries))))
 
 
 def load_checkpoint(directory, variables, optimizer=None, comm=None):
@@ -347,7 +350,9 @@ def load_checkpoint(directory, variables, optimizer=None, comm=None):
         optimizer), if on any rank: `directory` holds no ``index.json`` (or a
         damaged one); the checkpoint was saved by another number of ranks
         (``saved by 4 ranks, this job has 2``); a rank file is missing,
-        unreadable or damaged; `variables` differs from the saved ones in
+        unreadable or damaged (an entry whose header declares another shape
+        than the index, or more data than the file holds: every header is
+        checked before any data is read); `variables` differs from the saved ones in
         number, shape or dtype; an optimizer is passed and the checkpoint
         holds none; or ``optimizer.load_state`` refuses the saved state.
     TypeError
@@ -384,15 +389,17 @@ def load_checkpoint(directory, variables, optimizer=None, comm=None):
                 f"{where}: rank {rank} saved {len(entries)} variables in "
                 f"{directory!r}, variables has {len(checked)}"
             )
-        values = _read_values(_rank_path(directory, rank, size), entries, rank,
-                              size, where)
-        for k, (var, value) in enumerate(zip(checked, values)):
-            if value.shape != var.shape or value.dtype != var.dtype:
+        for k, (var, entry) in enumerate(zip(checked, entries)):
+            if list(var.shape) != entry["shape"] or var.dtype.name != entry["dtype"]:
                 raise InvalidArgumentError(
                     f"{where}: variables[{k}] ({var.name!r}, {var.shape}, "
-                    f"{var.dtype}) does not match the saved {entries[k]['name']!r} "
-                    f"({value.shape}, {value.dtype}) of rank {rank}"
+                    f"{var.dtype}) does not match the saved {entry['name']!r} "
+                    f"({tuple(entry['shape'])}, {entry['dtype']}) of rank {rank}"
                 )
+        # the variables and the index agree: the file's headers must too,
+        # before its data is read
+        values = _read_values(_rank_path(directory, rank, size), entries, rank,
+                              size, where)
         read["variables"], read["values"] = checked, values
         if optimizer is None:
             return None

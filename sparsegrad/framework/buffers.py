@@ -35,6 +35,7 @@ __all__ = [
     "CACHE_LINE",
     "aligned_empty",
     "check_allocation",
+    "copy_of",
     "empty",
     "memory_limit",
 ]
@@ -114,8 +115,15 @@ def _read_int(path):
     return int(text) if text.isdigit() else None   # "max": no limit
 
 
+def _ancestors(path):
+    """`path` (a cgroup's path, "/a/b") and the paths above it, "/" included."""
+    parts = [p for p in path.split("/") if p]
+    return ["/" + "/".join(parts[:k]) for k in range(len(parts), -1, -1)]
+
+
 def _cgroup_memory_limit():
-    """The smallest memory limit of the process's cgroup (v1 or v2), or None."""
+    """The smallest memory limit of the process's cgroup and of the cgroups
+    above it (v1 or v2), or None."""
     candidates = ["/sys/fs/cgroup/memory.max",
                   "/sys/fs/cgroup/memory/memory.limit_in_bytes"]
     try:
@@ -124,11 +132,15 @@ def _cgroup_memory_limit():
     except OSError:
         lines = []
     for line in lines:
-        _, controllers, path = line.split(":", 2)
+        fields = line.split(":", 2)
+        if len(fields) != 3:
+            continue
+        _, controllers, path = fields
         if controllers == "":
-            candidates.append(f"/sys/fs/cgroup{path}/memory.max")
+            candidates += [f"/sys/fs/cgroup{p}/memory.max" for p in _ancestors(path)]
         elif "memory" in controllers.split(","):
-            candidates.append(f"/sys/fs/cgroup/memory{path}/memory.limit_in_bytes")
+            candidates += [f"/sys/fs/cgroup/memory{p}/memory.limit_in_bytes"
+                           for p in _ancestors(path)]
     limits = [v for v in map(_read_int, candidates) if v is not None]
     return min(limits) if limits else None
 
@@ -143,24 +155,34 @@ def _static_limit():
     return limit, what
 
 
+# The rlimits on the memory one process maps, and the field of
+# /proc/self/statm (in pages) that each is compared with: the whole address
+# space, and the private writable mappings (data and heap, with the stack).
+_RLIMITS = (("RLIMIT_AS", 0), ("RLIMIT_DATA", 5))
+
+
 def _address_space_left():
-    """Bytes of address space the process may still map under RLIMIT_AS or
-    RLIMIT_DATA, or None where neither is set."""
+    """``(bytes, name)``: the fewest bytes the process may still map under
+    RLIMIT_AS or RLIMIT_DATA, and that limit's name; None where neither is
+    set."""
     if resource is None:
-        return None
-    caps = []
-    for name in ("RLIMIT_AS", "RLIMIT_DATA"):
-        soft = resource.getrlimit(getattr(resource, name))[0]
-        if soft != resource.RLIM_INFINITY:
-            caps.append(soft)
-    if not caps:
         return None
     try:
         with open("/proc/self/statm") as f:
-            used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        used = 0
-    return max(min(caps) - used, 0)
+            pages = [int(n) for n in f.read().split()]
+        page = os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        pages, page = [], 0
+    left = None
+    for name, field in _RLIMITS:
+        soft = resource.getrlimit(getattr(resource, name))[0]
+        if soft == resource.RLIM_INFINITY:
+            continue
+        used = pages[field] * page if field < len(pages) else 0
+        room = max(soft - used, 0)
+        if left is None or room < left[0]:
+            left = (room, name)
+    return left
 
 
 def memory_limit():
@@ -170,8 +192,9 @@ def memory_limit():
     -------
     (int, str)
         The smallest of the machine's physical memory, the memory limit of
-        the process's cgroup and the address space left under the process's
-        ``RLIMIT_AS`` / ``RLIMIT_DATA``, and a phrase naming it.
+        the process's cgroup (or of a cgroup above it) and the address space
+        left under the process's ``RLIMIT_AS`` / ``RLIMIT_DATA``, and a
+        phrase naming it.
 
     Examples
     --------
@@ -182,15 +205,15 @@ def memory_limit():
     """
     limit, what = _static_limit()
     left = _address_space_left()
-    if left is not None and left < limit:
-        limit, what = left, "the address space this process has left (RLIMIT_AS)"
+    if left is not None and left[0] < limit:
+        limit, what = left[0], f"the memory this process may still map ({left[1]})"
     return limit, what
 
 
 def _nbytes(shape, dtype):
     nbytes = np.dtype(dtype).itemsize
     for n in shape:
-        nbytes *= int(n)
+        nbytes *= max(int(n), 0)   # a negative length allocates nothing
     return nbytes
 
 
@@ -204,10 +227,11 @@ def check_allocation(*buffers):
 
     Parameters
     ----------
-    *buffers : tuple of (shape, dtype, what)
+    *buffers : tuple of (shape, dtype, what), or None
         Every buffer the call will allocate from the data: its shape (Python
         ints; may be huge), its dtype, and ``what`` naming the op and the
-        argument that sets its size, for the message.
+        argument that sets its size, for the message.  None stands for a
+        buffer the call does not need (see :func:`copy_of`).
 
     Returns
     -------
@@ -230,8 +254,9 @@ def check_allocation(*buffers):
     ...
     sparsegrad.errors.InvalidArgumentError: segment_sum: segment_ids asks for \
 a result of shape (4611686018427387904,) and dtype int64 (36893488147419103232 \
-bytes), more than this machine's memory (... bytes)
+bytes), more than ...
     """
+    buffers = [b for b in buffers if b is not None]
     sizes = [_nbytes(shape, dtype) for shape, dtype, _ in buffers]
     total = sum(sizes)
     if total < _SMALL:
@@ -248,6 +273,38 @@ bytes), more than this machine's memory (... bytes)
         f"dtype {np.dtype(dtype)} ({sizes[k]} bytes){others}, more than "
         f"{bound} ({limit} bytes)"
     )
+
+
+def copy_of(array, what):
+    """The buffer a C-contiguous copy of `array` takes, for
+    :func:`check_allocation`; None when `array` is C-contiguous already.
+
+    A broadcast view (``np.broadcast_to(0, (2**31,))``) costs nothing,
+    while its contiguous copy takes the whole shape: a call that makes one
+    checks it first.
+
+    Parameters
+    ----------
+    array : ndarray or cupy array
+    what : str
+        The op and the argument, for the message.
+
+    Returns
+    -------
+    tuple of (shape, dtype, what), or None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsegrad.framework import buffers
+    >>> buffers.copy_of(np.broadcast_to(0, (2**31,)), "op: indices")
+    ((2147483648,), dtype('int64'), 'op: indices')
+    >>> buffers.copy_of(np.zeros(3), "op: x") is None
+    True
+    """
+    if array.flags.c_contiguous:
+        return None
+    return (tuple(array.shape), array.dtype, what)
 
 
 def aligned_empty(shape, dtype):

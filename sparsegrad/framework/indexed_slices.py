@@ -7,6 +7,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from . import backend, scipy_input, sparse_rows
+from .buffers import check_allocation
 from .densify_warning import warn_densify
 from .dtypes import check_numeric
 from .tensor import Tensor, convert_to_tensor, wrap
@@ -103,8 +104,15 @@ class IndexedSlices:
     __array_priority__ = 100
 
     def __init__(self, values, indices, dense_shape=None):
-        values = convert_to_tensor(values, name="values")
         raw = indices._value if isinstance(indices, Tensor) else indices
+        # Arrays are copied (a private value); a broadcast view costs
+        # nothing, its copy its whole shape: checked together first.
+        check_allocation(*(
+            (array.shape, array.dtype if k == 0 else np.int64,
+             f"IndexedSlices: {name}") for k, (array, name) in
+            enumerate(((values, "values"), (raw, "indices")))
+            if isinstance(array, np.ndarray) or backend.is_cupy_array(array)))
+        values = convert_to_tensor(values, name="values")
         xp = sparse_rows.module_of(values._value, raw)
         indices_array = sparse_rows.as_index_array(
             sparse_rows.as_array_of(xp, raw), "indices"
@@ -207,10 +215,14 @@ class IndexedSlices:
         ------
         ValueError
             If `dense_shape` is None.
+        InvalidArgumentError
+            If the dense tensor needs more memory than the process may
+            allocate (:func:`~sparsegrad.framework.buffers.check_allocation`).
         """
         shape = self._require_dense_shape("to_dense")
         values = self._values._value
         xp = sparse_rows.module_of(values)
+        check_allocation((shape, values.dtype, "IndexedSlices.to_dense: dense_shape"))
         out = xp.zeros(shape, dtype=values.dtype)
         sparse_rows.scatter_add(out, self._indices._value, values)
         return wrap(out)

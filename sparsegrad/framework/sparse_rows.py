@@ -100,6 +100,8 @@ def index_array(indices, name="indices"):
         raise InvalidArgumentError(
             f"{name} holds {int(array.max())}, which does not fit in int64"
         )
+    # a broadcast view of narrow ints costs nothing; its int64 copy may
+    check_allocation((array.shape, np.int64, name))
     return array.astype(np.int64)
 
 
@@ -130,9 +132,10 @@ def as_index_array(indices, name="indices"):
         raise InvalidArgumentError(
             f"{name} must be 1-D, got shape {tuple(array.shape)}"
         )
-    if on_device:
-        return array if array.flags.c_contiguous else _xp().ascontiguousarray(array)
-    return np.ascontiguousarray(array)
+    if array.flags.c_contiguous:
+        return array
+    check_allocation(buffers.copy_of(array, name))   # e.g. a broadcast view
+    return _xp().ascontiguousarray(array) if on_device else np.ascontiguousarray(array)
 
 
 def _xp():
@@ -189,18 +192,15 @@ def check_in_range(indices, n_rows, name="indices"):
     InvalidArgumentError
         If an index is negative or at least `n_rows`.
     """
-    flat = indices.reshape(-1)
-    bad = first_out_of_range(flat, n_rows)
+    # (a view: a strided or broadcast array is scanned as it is, not copied)
+    bad = first_out_of_range(
+        indices.reshape(-1) if indices.flags.c_contiguous else indices, n_rows)
     if bad is None:
         return
-    if backend.is_cupy_array(flat):
-        flat = flat.get()  # an error: its message needs the offending value
-    if indices.ndim == 0:
-        where = ""
-    else:
-        position = np.unravel_index(bad, indices.shape)
-        where = "[" + ",".join(str(int(i)) for i in position) + "]"
-    raise InvalidArgumentError(f"{name}{where} = {flat[bad]} is not in [0, {n_rows})")
+    position = np.unravel_index(bad, indices.shape)
+    value = int(indices[position])  # (of a CuPy array: read back, an error)
+    where = "[" + ",".join(str(int(i)) for i in position) + "]" if indices.ndim else ""
+    raise InvalidArgumentError(f"{name}{where} = {value} is not in [0, {n_rows})")
 
 
 #: The largest int64, as a Python int.
@@ -217,6 +217,8 @@ def first_out_of_range(indices, n_rows):
     """
     if indices.size == 0:
         return None
+    if any(step == 0 and n > 1 for step, n in zip(indices.strides, indices.shape)):
+        return _first_out_of_range_broadcast(indices, n_rows)
     if backend.is_cupy_array(indices):
         kernel_ok = (indices.dtype in INDEX_DTYPES and indices.ndim == 1
                      and 0 <= n_rows <= INT64_MAX)
@@ -235,6 +237,20 @@ def first_out_of_range(indices, n_rows):
     elif indices.min() >= 0 and indices.max() < n_rows:
         return None
     return int(np.flatnonzero((indices < 0) | (indices >= n_rows))[0])
+
+
+def _first_out_of_range_broadcast(indices, n_rows):
+    """:func:`first_out_of_range` of a view broadcast along some axes (zero
+    strides): the values along such an axis are all the same, so the first
+    bad one has position 0 there; only the distinct values are scanned, and
+    a broadcast view is never copied."""
+    distinct = indices[tuple(slice(0, 1) if step == 0 else slice(None)
+                             for step in indices.strides)]   # a view
+    bad = first_out_of_range(distinct, n_rows)
+    if bad is None:
+        return None
+    return int(np.ravel_multi_index(np.unravel_index(bad, distinct.shape),
+                                    indices.shape))
 
 
 def _rows_2d(array, n):
@@ -383,6 +399,11 @@ def gather_rows(table, indices):
     -------
     ndarray of shape ``indices.shape + table.shape[1:]``, the dtype of `table`
 
+    Raises
+    ------
+    InvalidArgumentError
+        If that result needs more memory than the process may allocate.
+
     Examples
     --------
     >>> import numpy as np
@@ -394,6 +415,8 @@ def gather_rows(table, indices):
     row_bytes = table.dtype.itemsize
     for n in table.shape[1:]:
         row_bytes *= n
+    # one row per index, whatever the table's size: (many ids) x (wide rows)
+    check_allocation((indices.shape + table.shape[1:], table.dtype, "gather: indices"))
     if backend.is_cupy_array(table):
         return _gather_rows_device(table, indices, row_bytes)
     if indices.size * row_bytes < _GATHER_MIN_BYTES or table.dtype.hasobject:
@@ -547,7 +570,8 @@ def device_id_summary(ids):
     return _cuda_segment.read_summaries(_cuda_segment.summarize(ids))[0]
 
 
-def sorted_segment_splits(segment_ids, num_segments=None, summary=None):
+def sorted_segment_splits(segment_ids, num_segments=None, summary=None, also=None,
+                          what="segment_ids"):
     """Row splits of sorted segment ids, with TensorFlow's checks.
 
     The one conversion of sorted segment ids: segment ``s`` holds the rows
@@ -567,6 +591,14 @@ def sorted_segment_splits(segment_ids, num_segments=None, summary=None):
     summary : tuple of int, optional
         For CuPy ids, their :func:`device_id_summary` when the caller has
         read it already (it is read here otherwise); ignored for NumPy ids.
+    also : callable, optional
+        ``also(n_segments)``: the buffers the caller will allocate for that
+        many segments (a list of ``(shape, dtype, what)`` or None, as
+        :func:`~sparsegrad.framework.buffers.check_allocation` takes them),
+        checked together with the splits before they are allocated.
+    what : str, default="segment_ids"
+        The op and the argument that set the number of segments, for the
+        message of that check.
 
     Returns
     -------
@@ -582,7 +614,9 @@ def sorted_segment_splits(segment_ids, num_segments=None, summary=None):
         runs of equal ids from
         the left, a decrease ("segment ids are not increasing") or an id out of
         range ("Segment id -1 out of range [0, 2), possibly because
-        'segment_ids' input is not sorted.").
+        'segment_ids' input is not sorted.").  Before those, if the splits and
+        the buffers of `also` need more memory than the process may allocate
+        (the message names `what` and the size).
 
     Examples
     --------
@@ -592,7 +626,8 @@ def sorted_segment_splits(segment_ids, num_segments=None, summary=None):
     array([0, 0, 2, 2])
     """
     if backend.is_cupy_array(segment_ids):
-        return _sorted_segment_splits_device(segment_ids, num_segments, summary)
+        return _sorted_segment_splits_device(segment_ids, num_segments, summary,
+                                             also, what)
     n = segment_ids.shape[0]
     last_plus_one = int(segment_ids[-1]) + 1 if n else 0
     if last_plus_one <= 0 < n:
@@ -605,7 +640,7 @@ def sorted_segment_splits(segment_ids, num_segments=None, summary=None):
             raise InvalidArgumentError("segment ids must be >= 0")
         if n_segments < last_plus_one:
             raise InvalidArgumentError("segment ids must be < num_segments")
-    check_allocation(((n_segments + 1,), np.int64, "segment_ids"))
+    _check_splits_allocation(n_segments, also, what)
     splits = np.empty(n_segments + 1, dtype=np.int64)
     decrease = _segment.sorted_splits(segment_ids, splits, get_num_threads())
     # TensorFlow scans runs of equal ids: at the end of each run it first
@@ -634,7 +669,14 @@ def sorted_segment_splits(segment_ids, num_segments=None, summary=None):
     return splits
 
 
-def _sorted_segment_splits_device(segment_ids, num_segments, summary):
+def _check_splits_allocation(n_segments, also, what):
+    """check_allocation of the splits of `n_segments` segments and of the
+    caller's buffers for them, all together."""
+    check_allocation(((n_segments + 1,), np.int64, what),
+                     *(also(n_segments) if also is not None else ()))
+
+
+def _sorted_segment_splits_device(segment_ids, num_segments, summary, also, what):
     """sorted_segment_splits of CuPy ids: decided on their summary; a bad
     argument raises through the host checks (one set of messages)."""
     if summary is None:
@@ -647,5 +689,5 @@ def _sorted_segment_splits_device(segment_ids, num_segments, summary):
     if unsorted or n_segments < max(last_plus_one, 0):
         sorted_segment_splits(segment_ids.get(), num_segments)
         raise AssertionError("segment ids failed a check that found no error")
-    check_allocation(((n_segments + 1,), np.int64, "segment_ids"))
+    _check_splits_allocation(n_segments, also, what)
     return _cuda_segment.splits_of_sorted(segment_ids, n_segments)

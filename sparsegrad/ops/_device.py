@@ -22,7 +22,7 @@ import numpy as np
 from .._cuda import segment as _cuda_segment
 from .._cuda import sort as _cuda_sort
 from ..errors import InvalidArgumentError
-from ..framework import sparse_rows
+from ..framework import buffers, sparse_rows
 from ..framework.backend import get_array_module
 from ..framework.buffers import check_allocation
 from ..framework.dtypes import is_kernel_float
@@ -77,6 +77,7 @@ def sorted_segment_reduce(data, ids, op, fill, what):
     into row splits and reduced, one thread per output element.
     """
     xp = get_array_module(data, ids)
+    check_allocation(buffers.copy_of(ids, f"{what}: segment_ids"))
     ids = xp.ascontiguousarray(ids)
     n = ids.shape[0]
     summary = sparse_rows.device_id_summary(ids)
@@ -86,7 +87,10 @@ def sorted_segment_reduce(data, ids, op, fill, what):
         raise AssertionError("segment ids failed a check that found no error")
     n_segments = last + 1 if n else 0
     shape = (n_segments,) + data.shape[1:]
-    check_allocation((shape, data.dtype, f"{what}: segment_ids"))
+    # the result, its splits and a contiguous copy of strided data, together
+    check_allocation((shape, data.dtype, f"{what}: segment_ids"),
+                     ((n_segments + 1,), np.int64, f"{what}: segment_ids"),
+                     buffers.copy_of(data, f"{what}: data"))
     check_device_dtype(data.dtype, what, integers=True)
     x = _rows_2d(data, n)
     out = xp.empty((n_segments, x.shape[1]), dtype=data.dtype)

@@ -15,7 +15,8 @@ from ..autodiff.recording import (
 )
 from ..autodiff.registry import no_gradient, register_gradient
 from ..errors import InvalidArgumentError
-from ..framework import backend, sparse_rows
+from ..framework import backend, buffers, sparse_rows
+from ..framework.buffers import check_allocation
 from ..framework.densify_warning import warn_densify
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, wrap
@@ -91,7 +92,9 @@ def reshape(tensor, shape, name=None):
     x = as_tensor(tensor, name="tensor")
     shape = _shape_arg(shape, "reshape")
     try:
-        out = x._value.reshape(shape)
+        out = _reshaped(x._value, shape)
+    except InvalidArgumentError:    # (a ValueError) the copy is too large
+        raise
     except ValueError:
         raise InvalidArgumentError(
             f"reshape: cannot reshape a tensor of shape {x.shape} "
@@ -100,6 +103,19 @@ def reshape(tensor, shape, name=None):
     z = wrap(out)
     record_operation("Reshape", (x,), (z,))
     return z
+
+
+def _reshaped(value, shape):
+    """``value.reshape(shape)``; where the strides force a copy (a broadcast
+    view), its size is checked first."""
+    if not value.flags.c_contiguous:
+        # sizes that differ raise here (a view of nothing, its strides all 0)
+        np.broadcast_to(np.empty((), np.bool_), value.shape).reshape(shape)
+        try:
+            return value.reshape(shape, copy=False)    # NumPy >= 2.1: a view
+        except (TypeError, ValueError):                 # a copy, or older NumPy
+            check_allocation(((value.size,), value.dtype, "reshape: tensor"))
+    return value.reshape(shape)
 
 
 @register_gradient("Reshape")
@@ -357,6 +373,8 @@ def concat(values, axis, name=None):
                 f"match except along axis {axis}"
             )
     values = [t._value for t in tensors]
+    check_allocation((s0[:axis] + (sum(v.shape[axis] for v in values),)
+                      + s0[axis + 1:], tensors[0].dtype, "concat: values"))
     z = wrap(_xp(*values).concatenate(values, axis=axis))
     record_operation("ConcatV2", tuple(tensors), (z,), {"axis": axis})
     return z
@@ -419,6 +437,8 @@ def stack(values, axis=0, name=None):
         )
     axis = int(axis) % ndim
     values = [t._value for t in tensors]
+    check_allocation((shape[:axis] + (len(values),) + shape[axis:],
+                      tensors[0].dtype, "stack: values"))
     z = wrap(_xp(*values).stack(values, axis=axis))
     record_operation("Pack", tuple(tensors), (z,), {"axis": axis})
     return z
@@ -539,6 +559,7 @@ def _strided_slice_grad(op, grad):
 
 def _strided_slice_grad_op(grad, shape, key):
     """Zeros of `shape` with `grad` written at `key` (op StridedSliceGrad)."""
+    check_allocation((shape, grad.dtype, "StridedSliceGrad: shape"))
     out = _xp(grad._value).zeros(shape, grad._value.dtype)
     out[key] = grad._value
     z = wrap(out)
@@ -585,6 +606,7 @@ def cast(x, dtype, name=None):
     if x._value.dtype == dtype:
         z = wrap(x._value.view())
     else:
+        check_allocation((x.shape, dtype, "cast: x"))
         with np.errstate(invalid="ignore", over="ignore"):
             z = wrap(x._value.astype(dtype))
     record_operation("Cast", (x,), (z,))
@@ -693,8 +715,9 @@ def zeros_like(input, dtype=None, name=None):
     array([0., 0.])
     """
     x = as_tensor(input, name="input")
-    return wrap(_xp(x._value).zeros(x._value.shape,
-                                    x._value.dtype if dtype is None else dtype))
+    dtype = x._value.dtype if dtype is None else dtype
+    check_allocation((x.shape, dtype, "zeros_like: input"))   # (a view's shape)
+    return wrap(_xp(x._value).zeros(x._value.shape, dtype))
 
 
 def ones_like(input, dtype=None, name=None):
@@ -720,8 +743,9 @@ def ones_like(input, dtype=None, name=None):
     array([[1, 1]])
     """
     x = as_tensor(input, name="input")
-    return wrap(_xp(x._value).ones(x._value.shape,
-                                   x._value.dtype if dtype is None else dtype))
+    dtype = x._value.dtype if dtype is None else dtype
+    check_allocation((x.shape, dtype, "ones_like: input"))
+    return wrap(_xp(x._value).ones(x._value.shape, dtype))
 
 
 def one_hot(
@@ -754,6 +778,12 @@ def one_hot(
         Of shape ``indices.shape`` with an axis of size `depth` inserted at
         `axis`.
 
+    Raises
+    ------
+    InvalidArgumentError
+        For non-integer indices, a bad `depth` or `axis`, or a result that
+        needs more memory than the process may allocate.
+
     Examples
     --------
     >>> import sparsegrad as sg
@@ -785,6 +815,11 @@ def one_hot(
         raise InvalidArgumentError(
             f"one_hot: axis {axis} is out of range for rank {ndim}"
         )
+    # the comparison, the result and, moved to another axis, its copy
+    shape, moved = idx.shape + (int(depth),), axis % ndim != ndim - 1
+    result = (shape, dtype, "one_hot: depth")
+    check_allocation((shape, np.bool_, "one_hot: depth"), result,
+                     result if moved else None)
     xp = _xp(idx._value)
     hot = idx._value[..., None] == xp.arange(depth)
     out = xp.where(hot, same_device(on, idx._value),
@@ -844,6 +879,8 @@ def tensor_scatter_add(tensor, indices, updates, name=None):
             f"{index_array.shape + x.shape[1:]}"
         )
     xp = _xp(x._value, values._value)
+    check_allocation((x.shape, x.dtype, "tensor_scatter_add: tensor"),
+                     buffers.copy_of(values._value, "tensor_scatter_add: updates"))
     out = x._value.copy()
     sparse_rows.scatter_add(out, index_array, xp.ascontiguousarray(values._value))
     z = wrap(out)
@@ -912,6 +949,8 @@ def densify(grad, op_name=None):
             op_name = "densify" if op_type is None else f"gradient of {op_type}"
         warn_densify(shape, op_name)
         if is_recording():
+            dense = (shape, grad.dtype, f"{op_name}: dense_shape")
+            check_allocation(dense, dense)       # zeros, and their updated copy
             zeros = wrap(_xp(grad.values._value).zeros(shape, grad.dtype))
             return tensor_scatter_add(zeros, grad.indices, grad.values)
         return grad.to_dense()

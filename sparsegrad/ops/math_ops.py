@@ -20,6 +20,7 @@ from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
 from ..framework import backend
 from ..framework import elementwise as _elementwise
+from ..framework.buffers import check_allocation
 from ..framework.tensor import Tensor, wrap
 from . import array_ops, reduction_ops, unary_ops
 from ._helpers import as_tensor, binary_operands
@@ -79,7 +80,47 @@ def add(x, y, name=None):
     return z
 
 
+def _check_result(op_name, names, operands, dtype=None, copies=None):
+    """check_allocation of the result of a broadcasting op, of the broadcast
+    shape of `operands` (Tensors, named `names`) and `dtype` (by default the
+    first operand's; or a function giving it), with the op's copies of its
+    operands in that dtype: those not already C-contiguous of the result's
+    shape (``copies="strided"``), or all of them (``"all"``).
+
+    An operand that holds its memory (C-contiguous) and has the result's
+    shape (the others scalars or of its shape) bounds the result of an op
+    that copies nothing: nothing to check then.  Broadcast operands
+    (``broadcast_to`` views cost nothing) or other shapes may ask for any
+    size.  Shapes that do not broadcast are left to the op's own error.
+    """
+    arrays = [t._value for t in operands]
+    widest = max(arrays, key=lambda a: a.ndim)
+    if copies != "all" and widest.flags.c_contiguous and all(
+            a.ndim == 0 or a.shape == widest.shape for a in arrays):
+        return
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        return
+    if callable(dtype):
+        dtype = dtype()
+    buffer = (shape, arrays[0].dtype if dtype is None else dtype,
+              f"{op_name}: {' and '.join(names)}")
+    n = 1 + sum(copies == "all" or (copies == "strided" and a.size > 1 and not (
+        a.flags.c_contiguous and a.shape == shape)) for a in arrays)
+    check_allocation(*[buffer] * n)
+
+
+def _result_dtype(ufunc, x, y):
+    """The dtype `ufunc` gives for the values of Tensors `x` and `y`."""
+    try:
+        return ufunc.resolve_dtypes((x._value.dtype, y._value.dtype, None))[-1]
+    except (TypeError, ValueError):
+        return np.result_type(x._value.dtype, y._value.dtype)
+
+
 def _apply2(ufunc, x, y, op_name):
+    _check_result(op_name, ("x", "y"), (x, y), lambda: _result_dtype(ufunc, x, y))
     # NumPy's ufunc, or CuPy's of the same name for GPU operands
     xp = backend.get_array_module(x._value, y._value)
     if xp is not np:
@@ -175,6 +216,7 @@ def add_n(inputs, name=None):
                 f"add_n: inputs[{k}] has shape {t.shape} and dtype {t.dtype}, "
                 f"inputs[0] has {first.shape} and {first.dtype}"
             )
+    _check_result("add_n", ("inputs",), tensors)
     xp = backend.get_array_module(*(t._value for t in tensors))
     out = first._value.copy()
     for t in tensors[1:]:
@@ -264,6 +306,8 @@ def divide(x, y, name=None):
     """
     x, y = binary_operands(x, y, "divide")
     if x._value.dtype.kind != "f":
+        # float64 copies of both operands first (each may be a broadcast view)
+        _check_result("divide", ("x", "y"), (x, y), np.float64, copies="all")
         x = wrap(x._value.astype(np.float64))
         y = wrap(y._value.astype(np.float64))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -324,6 +368,8 @@ def pow(x, y, name=None):
             "pow: integers to negative integer powers are not allowed"
         )
     if x._value.dtype.kind == "f":
+        # the kernel reads both operands broadcast and contiguous
+        _check_result("pow", ("x", "y"), (x, y), copies="strided")
         z = wrap(_elementwise.pow(x._value, y._value))  # checks the shapes
     else:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -483,6 +529,8 @@ def where(condition, x=None, y=None, name=None):
             raise InvalidArgumentError(
                 f"where: condition must be bool, got dtype {cond.dtype}"
             )
+        if not cond._value.flags.c_contiguous:      # e.g. a broadcast view
+            check_allocation((cond.shape, np.bool_, "where: condition"))
         cond = wrap(cond._value.astype(bool))
     if x is None and y is None:
         xp = backend.get_array_module(cond._value)
@@ -490,6 +538,7 @@ def where(condition, x=None, y=None, name=None):
     if x is None or y is None:
         raise InvalidArgumentError("where: give both x and y, or neither")
     x, y = binary_operands(x, y, "where")
+    _check_result("where", ("condition", "x", "y"), (cond, x, y), x._value.dtype)
     try:
         xp = backend.get_array_module(cond._value, x._value, y._value)
         z = wrap(xp.where(cond._value, x._value, y._value))
@@ -727,11 +776,14 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
             f"{bv.shape} (after transpose_a={transpose_a}, transpose_b={transpose_b})"
         )
     try:
-        out = xp.matmul(av, bv)
+        batch = np.broadcast_shapes(av.shape[:-2], bv.shape[:-2])
     except ValueError:
         raise InvalidArgumentError(
             f"matmul: batch shapes of {a.shape} and {b.shape} do not broadcast"
         ) from None
+    check_allocation((batch + (av.shape[-2], bv.shape[-1]),
+                      np.result_type(av.dtype, bv.dtype), "matmul: a and b"))
+    out = xp.matmul(av, bv)
     z = wrap(out)
     op_type = "MatMul" if a._value.ndim == 2 and b._value.ndim == 2 else "BatchMatMulV2"
     attrs = {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)}

@@ -29,7 +29,7 @@ from .._kernels import segment as _segment
 from ..autodiff.recording import is_recording, record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
-from ..framework import sparse_rows
+from ..framework import buffers, sparse_rows
 from ..framework.backend import get_array_module, is_cupy_array
 from ..framework.buffers import check_allocation
 from ..framework.dtypes import check_numeric, is_kernel_float
@@ -147,16 +147,23 @@ def _sorted_reduce(data, segment_ids, op, what):
         result = wrap(out)
         record_operation(_SORTED_TYPES[op], (d, _recorded_ids(ids)), (result,))
         return result
-    ids = np.ascontiguousarray(ids)
     n = ids.shape[0]
     if n and (ids[0] < 0 or ids[-1] < 0):
-        sparse_rows.sorted_segment_splits(ids)  # raises TensorFlow's error
+        sparse_rows.sorted_segment_splits(np.ascontiguousarray(ids))  # raises
     n_segments = int(ids[-1]) + 1 if n else 0
     shape = (n_segments,) + d.shape[1:]
-    check_allocation((shape, d.dtype, f"{what}: segment_ids"))
+    kernel = is_kernel_float(d.dtype) and 0 not in d.shape[1:]
+    # everything this call allocates: the result, the splits off the kernel,
+    # and contiguous copies of broadcast (or other strided) arguments
+    check_allocation(
+        (shape, d.dtype, f"{what}: segment_ids"),
+        None if kernel else ((n_segments + 1,), np.int64, f"{what}: segment_ids"),
+        buffers.copy_of(ids, f"{what}: segment_ids"),
+        buffers.copy_of(d._value, f"{what}: data"))
+    ids = np.ascontiguousarray(ids)
     x = _rows_2d(d._value, n)
     fill = _fill_value(op, d.dtype, unsorted=False)
-    if is_kernel_float(d.dtype) and x.shape[1]:
+    if kernel:
         out = np.empty((n_segments, x.shape[1]), dtype=d.dtype)
         if _segment.segment_reduce_ids(x, ids, op, fill, False, out,
                                        get_num_threads()):
@@ -222,7 +229,8 @@ def segment_sum(data, segment_ids, name=None):
         vector.") or not of length n, or the ids are negative ("segment ids
         must be >= 0"), decrease ("segment ids are not increasing") or are out
         of range ("Segment id -1 out of range [0, 2), possibly because
-        'segment_ids' input is not sorted.").
+        'segment_ids' input is not sorted."); before allocating, if the
+        result needs more memory than the process may allocate.
 
     Notes
     -----
@@ -453,7 +461,7 @@ def _check_below(ids, n_segments):
 def _unsorted_reduce(data, segment_ids, num_segments, op, what):
     d, ids, n_segments = _unsorted_args(data, segment_ids, num_segments, what)
     row_shape = d.shape[ids.ndim:]
-    check_allocation(((n_segments,) + row_shape, d.dtype, f"{what}: num_segments"))
+    check_allocation(*_unsorted_buffers(d, ids, n_segments, op, what))
     device = is_cupy_array(d._value) or is_cupy_array(ids)
     xp = get_array_module(d._value, ids)
     flat_ids = xp.ascontiguousarray(ids.reshape(-1))
@@ -468,6 +476,20 @@ def _unsorted_reduce(data, segment_ids, num_segments, op, what):
         {"num_segments": n_segments},
     )
     return result
+
+
+def _unsorted_buffers(d, ids, n_segments, op, what):
+    """What an unsorted reduction allocates, for ``check_allocation``: the
+    result, the NaN counts of the NumPy path's max and min, and contiguous
+    copies of broadcast (or other strided) arguments."""
+    shape = (n_segments,) + d.shape[ids.ndim:]
+    sized = f"{what}: num_segments"
+    nan_counts = (op in (_MAX, _MIN) and d.dtype.kind == "f"
+                  and not is_kernel_float(d.dtype))
+    return [(shape, d.dtype, sized),
+            (shape, np.int64, sized) if nan_counts else None,
+            buffers.copy_of(ids, f"{what}: segment_ids"),
+            buffers.copy_of(d._value, f"{what}: data")]
 
 
 def _unsorted_forward(data, ids, n_segments, op, shaped_ids=None):
@@ -547,7 +569,8 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
         [3,4] does not start with segment_ids.shape = [2]"), an id is too
         large ("segment_ids[1] = 5 is out of range [0, 2)"), `num_segments`
         is negative ("Input num_segments == -1 must not be negative.") or not
-        an integer scalar.
+        an integer scalar, or asks for more memory than the process may
+        allocate (checked before allocating).
 
     Notes
     -----
@@ -721,8 +744,14 @@ def _unsorted_normalized(data, segment_ids, num_segments, what, root):
             f"{what}: data of dtype {d.dtype} is not supported (the square root "
             "of the counts needs a floating dtype)"
         )
-    total = unsorted_segment_sum(d, ids, n_segments)
     dtype = d.dtype if d.dtype.kind == "f" else np.dtype(np.float64)
+    # the sum, its cast, the counts and the quotient, all of num_segments rows
+    shape, sized = (n_segments,) + d.shape[ids.ndim:], f"{what}: num_segments"
+    check_allocation(*_unsorted_buffers(d, ids, n_segments, _SUM, what),
+                     None if dtype == d.dtype else (shape, dtype, sized),
+                     ((n_segments,), np.int64, sized), ((n_segments,), dtype, sized),
+                     (shape, dtype, sized))
+    total = unsorted_segment_sum(d, ids, n_segments)
     counts = _segment_counts(ids, n_segments, d.ndim - ids.ndim, dtype)
     if root:
         counts = get_array_module(counts).sqrt(counts)

@@ -136,6 +136,20 @@ def _reduce_device(table, indices, weights, splits, combiner):
     return out
 
 
+def _bag_buffers(table, nnz, n_bags, what, what_rows):
+    """What :func:`_reduce` allocates for `n_bags` bags of `nnz` rows of
+    `table`, for ``check_allocation``: the output, and off the kernels (other
+    dtypes, a non-contiguous table) the gathered rows and their float32
+    copy."""
+    row_shape = tuple(table.shape[1:])
+    out = [((n_bags,) + row_shape, table.dtype, what)]
+    if not is_kernel_float(table.dtype) or not table.flags.c_contiguous:
+        out.append(((nnz,) + row_shape, table.dtype, what_rows))
+        if table.dtype == np.float16:
+            out.append(((nnz,) + row_shape, np.float32, what_rows))
+    return out
+
+
 def _segment_of(splits, nnz):
     """The bag of each of the `nnz` entries of `splits` (from 0 to `nnz`):
     int64, O(nnz)."""
@@ -403,7 +417,12 @@ def _sparse_segment(combiner, data, indices, segment_ids, num_segments):
     if is_cupy_array(t._value) or is_cupy_array(idx) or is_cupy_array(seg):
         get_array_module(t._value, idx, seg)  # no mixing of host and device
         check_device_dtype(t.dtype, what, half=True)
-    splits = sparse_rows.sorted_segment_splits(seg, n)
+    # the output (and, off the kernel, the gathered rows) with the splits
+    sized_by = f"{what}: {'segment_ids' if n is None else 'num_segments'}"
+    splits = sparse_rows.sorted_segment_splits(
+        seg, n, what=sized_by,
+        also=lambda n_segments: _bag_buffers(t._value, idx.shape[0], n_segments,
+                                             sized_by, f"{what}: indices"))
     bad = sparse_rows.first_out_of_range(idx, n_rows)
     if bad is not None:
         raise InvalidArgumentError(
@@ -472,7 +491,9 @@ def sparse_segment_sum(data, indices, segment_ids, num_segments=None, name=None)
         ids must be >= 0``, ``Segment id -1 out of range [0, 2), ...``;
         with `num_segments`, ``segment ids must be < num_segments``);
         ``Shape must be at least rank 1`` for scalar `data`; a negative
-        `num_segments`; non-integer indices.
+        `num_segments`; non-integer indices; a result (sized by the last
+        segment id or `num_segments`) that needs more memory than the
+        process may allocate, before anything is allocated.
 
     Notes
     -----
@@ -653,8 +674,9 @@ def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None):
     InvalidArgumentError
         ``ids[3] = 9 is not in [0, 4)`` for an id out of range, bad splits
         (not 1-D, empty, not from 0 to ``nnz``, decreasing), weights of
-        another length, scalar `params`, or integer `params` with weights or
-        another combiner.
+        another length, scalar `params`, integer `params` with weights or
+        another combiner, or bags that need more memory than the process may
+        allocate.
     ValueError
         For an unknown combiner.
 
@@ -714,6 +736,9 @@ def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None):
             f"{combiner!r}, got dtype {t.dtype}"
         )
     _check_float(t, what, "sum", "params")
+    # the bags' rows: one per split, whatever the size of the table
+    buffers.check_allocation(*_bag_buffers(t._value, nnz, spl.shape[0] - 1,
+                                           f"{what}: splits", f"{what}: ids"))
     if device:
         get_array_module(t._value, w)
         check_device_dtype(t.dtype, what, half=True)

@@ -10,8 +10,10 @@ refuse the 2-rank checkpoint on every rank.  The single-process tests run in
 the pytest process (a world of one rank).
 """
 
+import io
 import json
 import shutil
+import zipfile
 
 import numpy as np
 import pytest
@@ -215,3 +217,52 @@ def test_single_rank_save_rejects_bad_arguments(tmp_path):
         save_checkpoint(3.5, [w])
     # nothing was left behind by the refused saves
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def _forged(path, key, shape, descr="<f4"):
+    """Rewrite the archive at `path` with entry `key`'s header declaring
+    `shape` and only 16 bytes of data behind it."""
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        for name, value in arrays.items():
+            buf = io.BytesIO()
+            if name == key:
+                np.lib.format.write_array_header_1_0(
+                    buf, {"descr": descr, "fortran_order": False, "shape": shape})
+                buf.write(b"\0" * 16)
+            else:
+                np.lib.format.write_array(buf, value)
+            z.writestr(name + ".npy", buf.getvalue())
+
+
+@pytest.mark.parametrize("file,key,shape,fragment", [
+    ("rank-0-of-1.npz", "variable/0", (2**40, 3),
+     "entry 'variable/0' declares shape \\(1099511627776, 3\\) and dtype float32 "
+     "\\(13194139533312 bytes\\) but holds 16 bytes of data"),
+    ("rank-0-of-1.npz", "variable/1", (4,),     # 16 bytes: it holds them
+     "variable 1 in .* has shape \\(4,\\) and dtype float32, its index says "
+     "\\(3,\\) and float32"),
+    ("rank-0-of-1.npz", "meta", (2**40,),
+     "entry 'meta' declares shape \\(1099511627776,\\)"),
+    ("rank-0-of-1.optimizer.npz", "slot/0/accumulator", (2**40,),
+     "load_state: cannot read an optimizer state from .*entry "
+     "'slot/0/accumulator' declares shape \\(1099511627776,\\)"),
+])
+def test_single_rank_forged_headers_are_refused_before_reading(
+        tmp_path, file, key, shape, fragment):
+    emb, w, opt = _model(seed=1)
+    _train(emb, w, opt, range(2))
+    save_checkpoint(tmp_path, [emb.shard, w], opt)
+    _forged(tmp_path / file, key, shape)
+    target_emb, target_w, target_opt = _model(seed=3)
+    _train(target_emb, target_w, target_opt, range(1))
+    before = [target_emb.shard.numpy(), target_w.numpy(),
+              target_opt.get_slot(target_w, "accumulator").numpy()]
+    with pytest.raises(InvalidArgumentError, match=fragment):
+        load_checkpoint(tmp_path, [target_emb.shard, target_w], target_opt)
+    after = [target_emb.shard.numpy(), target_w.numpy(),
+             target_opt.get_slot(target_w, "accumulator").numpy()]
+    for old, new in zip(before, after):
+        np.testing.assert_array_equal(new, old)
+    assert int(target_opt.iterations.numpy()) == 1

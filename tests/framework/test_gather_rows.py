@@ -1,10 +1,13 @@
 """sparse_rows.gather_rows: the rows of a table, on the kernel threads when the
 gather is large, always equal to ``np.take``."""
 
+import re
+
 import numpy as np
 import pytest
 
 import sparsegrad as sg
+from sparsegrad.errors import InvalidArgumentError
 from sparsegrad.framework import sparse_rows
 
 
@@ -44,3 +47,12 @@ def test_embedding_lookup_of_a_large_batch_takes_the_rows():
     ids = rng.integers(0, 3000, size=(4096, 26))
     out = sg.nn.embedding_lookup(table, ids)
     np.testing.assert_array_equal(out.numpy(), table.numpy()[ids])
+
+
+def test_a_result_beyond_memory_is_refused_before_allocating():
+    table = np.zeros((2, 2**20), np.float32)            # 8 MiB
+    ids = np.zeros(2**20, np.int64)                     # 8 MiB; 4 TiB of rows
+    with pytest.raises(InvalidArgumentError, match=re.escape(
+            "gather: indices asks for a result of shape (1048576, 1048576) and "
+            "dtype float32")):
+        sparse_rows.gather_rows(table, ids)

@@ -1,3 +1,5 @@
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -252,3 +254,32 @@ def test_integer_values_take_only_integer_factors():
         s * np.float32(2.0)
     with pytest.raises(InvalidArgumentError, match="does not fit in the values"):
         s * 2**40
+
+
+# -- buffers sized by the arguments are checked before they are allocated ------
+
+
+def test_broadcast_values_or_indices_are_checked_before_their_copies():
+    n = 2**40
+    with pytest.raises(InvalidArgumentError, match=re.escape(
+            "IndexedSlices: values asks for a result of shape (1099511627776, 4) "
+            "and dtype float32")):
+        sg.IndexedSlices(np.broadcast_to(np.float32(1), (n, 4)),
+                         np.broadcast_to(np.int64(0), (n,)))
+    values = sg.broadcast_to(np.float32(1), (n, 4))         # a Tensor: not copied
+    with pytest.raises(InvalidArgumentError, match=re.escape(
+            "IndexedSlices: indices asks for a result of shape (1099511627776,) "
+            "and dtype int64")):
+        sg.IndexedSlices(values, np.broadcast_to(np.int32(0), (n,)))
+
+
+def test_to_dense_checks_the_dense_shape_before_allocating():
+    s = sg.IndexedSlices(np.ones((2, 3)), [0, 2**40 - 1], dense_shape=(2**40, 3))
+    for densify in (s.to_dense, lambda: np.asarray(s)):
+        with pytest.raises(InvalidArgumentError, match=re.escape(
+                "IndexedSlices.to_dense: dense_shape asks for a result of shape "
+                "(1099511627776, 3) and dtype float64")):
+            densify()
+    np.testing.assert_array_equal(s.values.numpy(), np.ones((2, 3)))
+    small = sg.IndexedSlices(np.ones((2, 3)), [0, 0], dense_shape=(2, 3))
+    np.testing.assert_array_equal(small.to_dense().numpy(), [[2, 2, 2], [0, 0, 0]])

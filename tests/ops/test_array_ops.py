@@ -1,5 +1,7 @@
 """Shape ops, slicing, cast, identity, stop_gradient and the constructors."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -259,3 +261,58 @@ def test_tensor_scatter_add(rng):
         sg.tensor_scatter_add(base, [0, 4], updates[:2])
     with pytest.raises(InvalidArgumentError, match="updates has shape"):
         sg.tensor_scatter_add(base, [0], updates)
+
+
+# -- results sized by an argument are checked before they are allocated --------
+
+HUGE_VIEW = (2**40,)   # a broadcast view of this shape costs nothing
+
+
+def _big():
+    return sg.broadcast_to(np.float32(1), HUGE_VIEW)
+
+
+@pytest.mark.parametrize("call,fragment", [
+    (lambda: sg.one_hot([1, 2], 2**40),
+     "one_hot: depth asks for a result of shape (2, 1099511627776) and dtype float32"),
+    (lambda: sg.one_hot(np.zeros(2**20, np.int64), 2**20, axis=0),
+     "one_hot: depth asks for a result of shape (1048576, 1048576)"),
+    (lambda: sg.zeros_like(_big()),
+     "zeros_like: input asks for a result of shape (1099511627776,)"),
+    (lambda: sg.ones_like(_big(), dtype=np.float64),
+     "ones_like: input asks for a result of shape (1099511627776,) and dtype float64"),
+    (lambda: sg.cast(_big(), np.float64),
+     "cast: x asks for a result of shape (1099511627776,) and dtype float64"),
+    (lambda: sg.reshape(sg.transpose(sg.broadcast_to(           # strides (0, 4)
+        np.arange(2**20, dtype=np.float32)[:, None], (2**20, 2**20))), (-1,)),
+     "reshape: tensor asks for a result of shape (1099511627776,)"),
+    (lambda: sg.concat([_big(), _big()], 0),
+     "concat: values asks for a result of shape (2199023255552,)"),
+    (lambda: sg.stack([_big(), _big()]),
+     "stack: values asks for a result of shape (2, 1099511627776)"),
+    (lambda: sg.tensor_scatter_add(_big(), [0], [1.0]),
+     "tensor_scatter_add: tensor asks for a result of shape (1099511627776,)"),
+], ids=["one_hot", "one_hot-axis", "zeros_like", "ones_like", "cast", "reshape",
+        "concat", "stack", "tensor_scatter_add"])
+def test_results_sized_by_an_argument_are_checked_first(call, fragment):
+    with pytest.raises(InvalidArgumentError, match=re.escape(fragment)):
+        call()
+
+
+def test_reshape_of_a_broadcast_view_stays_a_view_when_it_can():
+    out = sg.reshape(_big(), (2**20, 2**20))       # no copy: nothing to refuse
+    assert out.shape == (2**20, 2**20) and np.asarray(out).strides == (0, 0)
+    with pytest.raises(InvalidArgumentError, match="cannot reshape"):
+        sg.reshape(_big(), (3, -1))
+
+
+def test_densify_while_recording_checks_the_dense_shape():
+    from sparsegrad.ops.array_ops import densify
+
+    grad = sg.IndexedSlices([[1.0]], [0], dense_shape=(2**40, 1))
+    with sg.GradientTape() as tape, pytest.warns(sg.errors.DensifyWarning):
+        tape.watch(grad.values)
+        with pytest.raises(InvalidArgumentError, match=re.escape(
+                "densify: dense_shape asks for a result of shape (1099511627776, 1)")):
+            densify(grad, "densify")
+    np.testing.assert_array_equal(grad.values.numpy(), [[1.0]])

@@ -2,6 +2,8 @@
 against finite differences (first and second order), broadcasting, dtypes and
 errors."""
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -518,3 +520,75 @@ def test_broadcast_gradients_sum_back_to_input_shapes(shapes, op_name, seed):
 
     np.testing.assert_allclose(gx.numpy(), summed(expected[0] * ones, sx), atol=1e-12)
     np.testing.assert_allclose(gy.numpy(), summed(expected[1] * ones, sy), atol=1e-12)
+
+
+# -- results sized by broadcasting are checked before they are allocated -------
+
+HUGE = 2**40     # a broadcast view of HUGE elements costs nothing; a result, TiB
+
+
+def _view(n=HUGE, dtype=np.float32):
+    return sg.broadcast_to(dtype(1), (n,))
+
+
+BROADCASTING = [
+    ("add", lambda: sg.add(_view(), 1.0), "(1099511627776,) and dtype float32"),
+    ("add", lambda: sg.add(np.ones((2**20, 1), np.float32),
+                           np.ones((1, 2**20), np.float32)),
+     "(1048576, 1048576) and dtype float32"),
+    ("subtract", lambda: sg.subtract(1.0, _view()), "(1099511627776,)"),
+    ("multiply", lambda: _view() * _view(), "(1099511627776,)"),
+    ("maximum", lambda: sg.maximum(_view(), 0.0), "(1099511627776,)"),
+    ("less", lambda: sg.less(_view(), 0.5), "(1099511627776,) and dtype bool"),
+    ("divide", lambda: sg.divide(_view(dtype=np.int32), 2),
+     "(1099511627776,) and dtype float64 (8796093022208 bytes); with the call's "
+     "other buffers, 26388279066624 bytes"),
+    ("pow", lambda: sg.pow(_view(), 2.0),
+     "(1099511627776,) and dtype float32 (4398046511104 bytes); with the call's "
+     "other buffers, 8796093022208 bytes"),
+]
+
+
+@pytest.mark.parametrize("op,call,fragment", BROADCASTING,
+                         ids=[f"{c[0]}-{k}" for k, c in enumerate(BROADCASTING)])
+def test_broadcast_results_are_checked_before_allocating(op, call, fragment):
+    with pytest.raises(InvalidArgumentError, match=re.escape(
+            f"{op}: x and y asks for a result of shape {fragment}")):
+        call()
+
+
+def test_where_add_n_and_matmul_check_their_results():
+    cond = sg.broadcast_to(True, (HUGE,))
+    with pytest.raises(InvalidArgumentError, match=re.escape(
+            "where: condition and x and y asks for a result of shape "
+            "(1099511627776,) and dtype float64")):
+        sg.where(cond, 1.0, 2.0)
+    with pytest.raises(InvalidArgumentError, match=re.escape(
+            "add_n: inputs asks for a result of shape (1099511627776,)")):
+        sg.add_n([_view(), _view()])
+    with pytest.raises(InvalidArgumentError, match=re.escape(
+            "matmul: a and b asks for a result of shape (1048576, 1048576) and "
+            "dtype float32")):
+        sg.matmul(np.ones((2**20, 1), np.float32), np.ones((1, 2**20), np.float32))
+
+
+def test_small_broadcasts_still_compute():
+    np.testing.assert_array_equal(
+        sg.add(sg.broadcast_to(np.float32(1), (3,)), [1.0, 2.0, 3.0]).numpy(),
+        [2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(
+        sg.divide(sg.broadcast_to(np.int32(3), (2, 2)), 2).numpy(), np.full((2, 2),
+                                                                           1.5))
+    np.testing.assert_array_equal(sg.matmul(np.ones((2, 1)), np.ones((1, 3))).numpy(),
+                                  np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("op", [sg.exp, sg.negative, sg.sigmoid, sg.abs, sg.sqrt,
+                                sg.square, sg.tanh])
+def test_unary_ops_of_a_broadcast_view_check_their_result(op):
+    with pytest.raises(InvalidArgumentError, match=re.escape(
+            f"{op.__name__}: x asks for a result of shape (1099511627776,) and dtype "
+            "float32")):
+        op(_view())
+    np.testing.assert_array_equal(op(sg.broadcast_to(np.float32(1), (3,))).numpy(),
+                                  op(np.ones(3, np.float32)).numpy())

@@ -6,6 +6,7 @@ propagation and bit identity across thread counts."""
 import functools
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -207,6 +208,60 @@ def test_errors_found_in_any_part(threads, position):
 def test_huge_segment_id():
     with pytest.raises(InvalidArgumentError, match="memory"):
         sg.math.segment_sum([1.0], np.array([1676240524292489355]))
+
+
+def _refused(fragment, call, *args):
+    with pytest.raises(InvalidArgumentError, match=re.escape(fragment)) as info:
+        call(*args)
+    assert "more than " in str(info.value)
+
+
+SORTED_OPS = [sg.math.segment_sum, sg.math.segment_mean, sg.math.segment_max,
+              sg.math.segment_min, sg.math.segment_prod]
+
+
+@pytest.mark.parametrize("op", SORTED_OPS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float16])
+def test_sorted_reductions_check_their_result_before_allocating(op, dtype):
+    data = np.ones((2, 64), dtype)
+    ids = np.array([0, 2**31 - 1], np.int32)
+    _refused(f"{op.__name__}: segment_ids asks for a result of shape (2147483648, "
+             f"64) and dtype {np.dtype(dtype)}", op, data, ids)
+    np.testing.assert_array_equal(data, 1)
+    np.testing.assert_array_equal(ids, [0, 2**31 - 1])
+
+
+def test_sorted_reductions_check_copies_of_broadcast_arguments():
+    # views of 8 TiB and 32 TiB cost nothing; their contiguous copies would
+    data = np.broadcast_to(np.float32(1), (2**40, 8))
+    ids = np.broadcast_to(np.int64(0), (2**40,))
+    _refused("segment_sum: data asks for a result of shape (1099511627776, 8) "
+             "and dtype float32 (35184372088832 bytes); with the call's other "
+             "buffers,", sg.math.segment_sum, data, ids)
+
+
+UNSORTED_OPS = [sg.math.unsorted_segment_sum, sg.math.unsorted_segment_max,
+                sg.math.unsorted_segment_min, sg.math.unsorted_segment_prod,
+                sg.math.unsorted_segment_mean, sg.math.unsorted_segment_sqrt_n]
+
+
+@pytest.mark.parametrize("op", UNSORTED_OPS, ids=lambda f: f.__name__)
+def test_unsorted_reductions_check_num_segments_before_allocating(op):
+    data = np.ones((2, 64), np.float32)
+    _refused(f"{op.__name__}: num_segments asks for a result of shape "
+             "(1099511627776, 64) and dtype float32", op, data, [0, 1], 2**40)
+    # 2-D ids broadcast to 2**40 entries: their flat copy is checked too
+    ids = np.broadcast_to(np.int32(0), (2**20, 2**20))
+    _refused(f"{op.__name__}: segment_ids asks for a result of shape (1048576, "
+             "1048576) and dtype int32",
+             op, np.broadcast_to(np.float32(1), (2**20, 2**20)), ids, 2)
+
+
+def test_unsorted_float16_extremes_count_their_nan_rows():
+    data = np.ones((2, 2**20), np.float16)
+    _refused("unsorted_segment_max: num_segments asks for a result of shape "
+             "(1048576, 1048576) and dtype int64", sg.math.unsorted_segment_max,
+             data, [0, 1], 2**20)
 
 
 UNSORTED_ERRORS = [

@@ -4,6 +4,7 @@ gradients (finite differences, densified == dense), NumPy loop, thread-count
 bit identity."""
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -214,8 +215,65 @@ def test_scalar_data_and_integer_mean_are_rejected():
 
 
 def test_huge_segment_id_is_an_error_not_a_crash():
-    with pytest.raises((InvalidArgumentError, MemoryError, ValueError)):
+    with pytest.raises(InvalidArgumentError, match="memory"):
         sg.sparse.segment_sum(C, [0], [1676240524292489355])
+
+
+def _refused(fragment, call, *args, **kwargs):
+    with pytest.raises(InvalidArgumentError, match=re.escape(fragment)) as info:
+        call(*args, **kwargs)
+    assert str(info.value).endswith(" bytes)") and "more than" in str(info.value)
+
+
+def test_the_512_gib_segment_sum_is_refused_before_allocating():
+    """Issue 23: int32 ids [0, 2**31 - 1] ask for 2**31 rows of 64 floats and
+    the splits beside them; checked together (MemoryError before)."""
+    data = np.ones((5, 64), np.float32)
+    ids = np.array([0, 2**31 - 1], np.int32)
+    _refused("sparse_segment_sum: segment_ids asks for a result of shape "
+             "(2147483648, 64) and dtype float32 (549755813888 bytes); with the "
+             "call's other buffers, 566935683080 bytes, more than ",
+             sg.sparse.segment_sum, data, [0, 2], ids)
+    np.testing.assert_array_equal(data, 1.0)                 # inputs untouched
+    np.testing.assert_array_equal(ids, [0, 2**31 - 1])
+    _refused("sparse_segment_sum: segment_ids asks for a result of shape "
+             "(4294967298, 64)", sg.sparse.segment_sum, data, [0, 2],
+             np.array([0, 2**32 + 1]))
+
+
+@pytest.mark.parametrize("combiner", list(OPS))
+def test_a_huge_num_segments_is_refused_before_allocating(combiner):
+    name = "sqrt_n" if combiner == "sqrtn" else combiner
+    _refused(f"sparse_segment_{name}: num_segments asks for a result of shape "
+             "(1099511627776, 4) and dtype float32",
+             OPS[combiner], C, [0, 1], [0, 0], num_segments=2**40)
+
+
+def test_gathered_rows_off_the_kernel_are_counted():
+    # integer tables take NumPy's gather: nnz rows of the table, 4 TiB here,
+    # from 16 MiB of ids and a 4 MiB table
+    table = np.ones((1, 2**20), np.int32)
+    ids = np.zeros(2**20, np.int64)
+    _refused("sparse_segment_sum: indices asks for a result of shape (1048576, "
+             "1048576) and dtype int32", sg.sparse.segment_sum, table, ids, ids)
+    half = np.ones((1, 2**20), np.float16)          # and float16's float32 copy
+    _refused("sparse_segment_sum: indices asks for a result of shape (1048576, "
+             "1048576) and dtype float32", sg.sparse.segment_sum, half, ids, ids)
+
+
+def test_embedding_bag_checks_its_bags_before_allocating():
+    table = np.ones((1, 2**20), np.float32)
+    splits = np.zeros(2**20 + 1, np.int64)          # 2**20 empty bags
+    _refused("embedding_bag: splits asks for a result of shape (1048576, "
+             "1048576) and dtype float32", embedding_bag, table, [], splits)
+    np.testing.assert_array_equal(
+        embedding_bag(table[:, :2], [], splits[:4]).numpy(), np.zeros((3, 2)))
+
+
+def test_a_broadcast_index_array_is_checked_before_its_copy():
+    ids = np.broadcast_to(np.int64(0), (2**40,))
+    _refused("indices asks for a result of shape (1099511627776,) and dtype int64",
+             sg.sparse.segment_sum, C, ids, ids)
 
 
 # -- gradients

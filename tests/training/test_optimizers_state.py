@@ -2,7 +2,13 @@
 
 import io
 import json
+import os
 import re
+import struct
+import subprocess
+import sys
+import textwrap
+import zipfile
 
 import numpy as np
 import pytest
@@ -292,6 +298,58 @@ def _edit_slot(k, edit):
     return mutate
 
 
+def _npy(header, data):
+    """The bytes of a .npy member: `header` (its dict) and then `data`."""
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, header)
+    return buf.getvalue() + data
+
+
+def _archive(members):
+    """The bytes of a zip of `members` (name -> bytes), stored as np.savez does."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+        for name, data in members.items():
+            z.writestr(name + ".npy", data)
+    return buf.getvalue()
+
+
+def _members(arrays):
+    out = {}
+    for key, value in arrays.items():
+        buf = io.BytesIO()
+        np.lib.format.write_array(buf, value)
+        out[key] = buf.getvalue()
+    return out
+
+
+def _forge(key, header, data=b"\0" * 16):
+    """A mutation that replaces entry `key` (a function of the arrays too)
+    with a .npy member of `header` followed by `data` only."""
+    def mutate(arrays):
+        members = _members(arrays)
+        members[key(arrays) if callable(key) else key] = _npy(header, data)
+        return _archive(members)
+    return mutate
+
+
+def _huge(descr, shape):
+    return {"descr": descr, "fortran_order": False, "shape": shape}
+
+
+def _lie_about_size(key, size):
+    """A mutation whose zip directory says member `key` holds `size` bytes."""
+    def mutate(arrays):
+        raw = bytearray(_archive(_members(arrays)))
+        name = (key(arrays) if callable(key) else key).encode() + b".npy"
+        at = raw.index(b"PK\x01\x02")     # the central directory's records
+        while raw[at + 46: at + 46 + len(name)] != name:
+            at = raw.index(b"PK\x01\x02", at + 4)
+        struct.pack_into("<II", raw, at + 20, size, size)
+        return bytes(raw)
+    return mutate
+
+
 def _npy_bytes(arrays):
     buf = io.BytesIO()
     np.save(buf, arrays["iterations"])
@@ -300,13 +358,37 @@ def _npy_bytes(arrays):
 
 MALFORMED = [
     # (description, mutation of the dict of arrays, fragment of the message)
-    ("empty file", lambda a: b"", "No data left in file"),
+    ("empty file", lambda a: b"", "the file is empty"),
     ("random bytes", lambda a: np.random.default_rng(0).bytes(300).lstrip(b"PK\x93"),
      "cannot read an optimizer state"),
     ("missing path", lambda a: MISSING, "No such file"),
     (".npy file", _npy_bytes, "a single .npy array, not an .npz archive"),
     ("pickled slot", _edit_slot(0, lambda s: np.array([object()], dtype=object)),
-     "Object arrays cannot be loaded when allow_pickle=False"),
+     "holds Python objects (dtype object); pickled arrays are not read"),
+    # headers that declare more than the file holds: refused before any data
+    # is read (a 1.5 kB file must not ask for 8 TiB)
+    ("slot header of 2**40 elements",
+     _forge(lambda a: _last_slot(a, 0), _huge("<f8", (2**40,))),
+     "declares shape (1099511627776,) and dtype float64 (8796093022208 bytes) but "
+     "holds 16 bytes of data"),
+    ("iterations header of 2**40 elements",
+     _forge("iterations", _huge("<i8", (2**40,))),
+     "entry 'iterations' declares shape (1099511627776,)"),
+    ("meta of 5e8 characters", _forge("meta", _huge("<U500000000", ())),
+     "entry 'meta' declares shape () and dtype <U500000000 (2000000000 bytes)"),
+    ("2**30 metas", _forge("meta", _huge("<U1000", (2**30,))),
+     "entry 'meta' declares shape (1073741824,) and dtype <U1000"),
+    ("truncated slot", _forge(lambda a: _last_slot(a, 0), _huge("<f8", (4, 3)),
+                              b"\0" * 95),
+     "declares shape (4, 3) and dtype float64 (96 bytes) but holds 95 bytes"),
+    ("negative shape", _forge(lambda a: _last_slot(a, 0), _huge("<f8", (-4, 3))),
+     "has the negative shape (-4, 3)"),
+    ("zip directory claiming 4 GiB", _lie_about_size(lambda a: _last_slot(a, 0),
+                                                     2**32 - 16),
+     "claims 4294967280 bytes, more than the file can hold"),
+    ("slot header of another dtype, no data",
+     _forge(lambda a: _last_slot(a, 0), _huge("<i8", (4, 3)), b"\0" * 96),
+     "has shape (4, 3) and dtype int64; expected (4, 3) and float64"),
     ("no meta", _drop("meta"), "it has no 'meta' array"),
     ("meta not a string", _set_array("meta", np.arange(3)),
      "'meta' must be a 0-d string array"),
@@ -525,3 +607,55 @@ def test_load_state_rejects_a_repeated_variable_and_changes_nothing(rng):
             opt.load_state(buf, var_list)
         assert repr(buf) in str(info.value)
         _assert_unchanged(opt, before)
+
+
+LIMITED = """
+import resource, sys
+import numpy as np
+import sparsegrad as sg
+
+def limit(extra):
+    with open("/proc/self/statm") as f:
+        size = int(f.read().split()[0]) * resource.getpagesize()
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    resource.setrlimit(resource.RLIMIT_AS, (size + extra, hard))
+"""
+
+
+def test_load_state_of_a_forged_header_allocates_nothing_under_rlimit_as(tmp_path):
+    """A 1.5 kB state whose slot header declares 4 GiB: refused, naming the
+    entry, in a process that could not even map 4 GiB (MemoryError before)."""
+    w = sg.Variable(np.zeros((4, 3), np.float32), name="w")
+    saver = sg.optimizers.Adam(learning_rate=0.1)
+    saver.apply_gradients([(np.ones((4, 3), np.float32), w)])
+    buf = io.BytesIO()
+    saver.save_state(buf)
+    with np.load(io.BytesIO(buf.getvalue())) as data:
+        arrays = {k: data[k] for k in data.files}
+    path = tmp_path / "forged.npz"
+    path.write_bytes(_forge("slot/0/m", _huge("<f4", (2**30,)))(arrays))
+    assert path.stat().st_size < 2000
+    code = LIMITED + textwrap.dedent("""
+        w = sg.Variable(np.zeros((4, 3), np.float32), name="w")
+        opt = sg.optimizers.Adam(learning_rate=0.1)
+        opt.apply_gradients([(np.ones((4, 3), np.float32), w)])
+        before = opt.get_slot(w, "m").numpy().copy()
+        limit(1 << 30)
+        try:
+            opt.load_state(sys.argv[1], [w])
+        except sg.errors.InvalidArgumentError as exc:
+            print(exc)
+        except MemoryError:
+            sys.exit(3)
+        else:
+            sys.exit(4)
+        assert opt.iterations_count == 1
+        assert (opt.get_slot(w, "m").numpy() == before).all()
+    """)
+    env = {**os.environ, "SPARSEGRAD_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-c", code, str(path)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ("entry 'slot/0/m' declares shape (1073741824,) and dtype float32 "
+            "(4294967296 bytes) but holds 16 bytes of data") in done.stdout

@@ -39,7 +39,7 @@ import numpy as np
 from ...autodiff.tape import GradientTape
 from ...errors import InvalidArgumentError, NotFoundError
 from ...framework import backend, sparse_rows
-from ...framework.archives import read_npz
+from ...framework.archives import NpzArchive
 from ...framework.dtypes import FLOAT_DTYPES
 from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import Tensor
@@ -111,21 +111,23 @@ _SAVED_VARIABLE_FIELDS = {
 }
 
 
-def _read_meta(contents, path):
-    """The checked ``meta`` dict of a state file's arrays."""
+def _read_meta(archive, path):
+    """The checked ``meta`` dict of a state file (an open NpzArchive); its
+    header is checked before its data is read."""
     def not_a_state(what):
         return InvalidArgumentError(
             f"load_state: {path!r} is not a sparsegrad optimizer state file: {what}"
         )
 
-    meta = contents.get("meta")
-    if meta is None:
+    header = archive.header("meta")
+    if header is None:
         raise not_a_state("it has no 'meta' array")
-    if meta.ndim != 0 or meta.dtype.kind != "U":
+    shape, dtype = header
+    if shape != () or dtype.kind != "U":
         raise not_a_state(
-            f"'meta' must be a 0-d string array, got shape {meta.shape} dtype "
-            f"{meta.dtype}"
+            f"'meta' must be a 0-d string array, got shape {shape} dtype {dtype}"
         )
+    (meta,) = archive.read("meta")
     try:
         meta = json.loads(meta.item())
     except ValueError as exc:
@@ -156,16 +158,19 @@ def _read_meta(contents, path):
     return meta
 
 
-def _read_iterations(contents, path):
-    """The saved step count, checked to be an int64 value >= 0."""
-    iterations = contents.get("iterations")
-    if iterations is None:
+def _read_iterations(archive, path):
+    """The saved step count, checked to be an int64 value >= 0 (its header
+    first)."""
+    header = archive.header("iterations")
+    if header is None:
         raise _bad_state(path, "it has no 'iterations' array")
-    if iterations.ndim != 0 or iterations.dtype.kind not in "iu":
+    shape, dtype = header
+    if shape != () or dtype.kind not in "iu":
         raise _bad_state(
             path, f"'iterations' must be a 0-d integer array, got shape "
-            f"{iterations.shape} dtype {iterations.dtype}"
+            f"{shape} dtype {dtype}"
         )
+    (iterations,) = archive.read("iterations")
     value = int(iterations)
     if not 0 <= value <= sparse_rows.INT64_MAX:
         raise _bad_state(
@@ -798,8 +803,10 @@ class Optimizer:
             count and the learning rate stay as they were.  Raised if
 
             - `path` cannot be read as an ``.npz`` archive: it does not exist,
-              is empty or corrupt, holds a single ``.npy`` array, or holds
-              object (pickled) arrays;
+              is empty or corrupt, holds a single ``.npy`` array, holds
+              object (pickled) arrays, or an entry's header declares more
+              data than the entry holds (every header is read and checked
+              before any data);
             - it is not a state :meth:`save_state` writes: no ``meta``, or
               ``meta`` not a JSON object with this ``format``, a string
               ``class`` and a list ``variables`` of objects with a string
@@ -810,7 +817,8 @@ class Optimizer:
             - ``iterations`` is missing, not a 0-d integer array, negative or
               beyond int64;
             - a slot array is missing or its shape or dtype is not exactly
-              that of the slot;
+              that of the slot (read from its header, before its data);
+            - the arrays need more memory than the process may allocate;
             - the saved learning rate is one the constructor would reject;
             - `var_list` differs from the saved variables in number, shape or
               dtype, or holds a variable twice.
@@ -830,14 +838,20 @@ class Optimizer:
         Returns the new ``_slots`` dict (new slot Variables), the step count
         and the saved learning rate (a float, or None).
         """
-        contents = read_npz(path, "load_state: cannot read an optimizer state from")
-        meta = _read_meta(contents, path)
+        with NpzArchive(
+                path, "load_state: cannot read an optimizer state from") as archive:
+            return self._read_archive(archive, path, var_list)
+
+    def _read_archive(self, archive, path, var_list):
+        """:meth:`_read_state` of an open archive: every header is checked
+        against the variables before the slots' data is read."""
+        meta = _read_meta(archive, path)
         if meta["class"] != type(self).__name__:
             raise InvalidArgumentError(
                 f"load_state: the state in {path!r} was saved by {meta['class']}, "
                 f"not {type(self).__name__}"
             )
-        iterations = _read_iterations(contents, path)
+        iterations = _read_iterations(archive, path)
         learning_rate = meta.get("learning_rate")
         if learning_rate is not None:
             try:
@@ -852,7 +866,7 @@ class Optimizer:
                 f"load_state: the state in {path!r} holds slots for {len(saved)} "
                 f"variables, var_list has {len(var_list)}"
             )
-        new_slots = {}
+        new_slots, targets = {}, []
         for k, (var, info) in enumerate(zip(var_list, saved)):
             self._check_variable(var, f"var_list[{k}]")
             if var._uid in new_slots:
@@ -876,16 +890,20 @@ class Optimizer:
                 )
             for field in present:
                 slot, key = getattr(state, field), f"slot/{k}/{field}"
-                value = contents.get(key)
+                header = archive.header(key)
                 what = f"slot {field!r} of {info['name']!r} ({key!r})"
-                if value is None:
+                if header is None:
                     raise _bad_state(path, f"{what} is missing")
-                if value.shape != slot.shape or value.dtype != slot.dtype:
+                if header != (slot.shape, slot.dtype):
                     raise _bad_state(
-                        path, f"{what} has shape {value.shape} and dtype "
-                        f"{value.dtype}; expected {slot.shape} and {slot.dtype}"
+                        path, f"{what} has shape {header[0]} and dtype "
+                        f"{header[1]}; expected {slot.shape} and {slot.dtype}"
                     )
-                # a new Variable, not yet visible (on var's device)
-                slot._value[...] = backend.get_array_module(slot._value).asarray(value)
+                targets.append((slot, key))
             new_slots[var._uid] = (var, state)
+        # the headers all agree with the slots: now the data, all at once
+        values = archive.read(*(key for _, key in targets))
+        for (slot, _), value in zip(targets, values):
+            # a new Variable, not yet visible (on var's device)
+            slot._value[...] = backend.get_array_module(slot._value).asarray(value)
         return new_slots, iterations, learning_rate

@@ -753,7 +753,7 @@ class Spec:
         for check in self.steps:
             check(call)
         grad, indices = arrays.kernel_arrays(call.grad, call.indices, call.dtype,
-                                             call.var)
+                                             call.var, self.driver)
         return Prepared(self, call.var, list(call.slots.values()),
                         call.variables, grad, indices, self.kernel_hyper(call.hyper))
 
@@ -824,7 +824,8 @@ class Spec:
                 if len(self._hp_cache) >= 64:
                     self._hp_cache.clear()
                 self._hp_cache[key] = hp
-        grad, indices = arrays.kernel_arrays(grad, indices, dtype, array)
+        grad, indices = arrays.kernel_arrays(grad, indices, dtype, array,
+                                             self.driver)
         return Prepared(self, array, [s._value for s in slots], [var, *slots], grad,
                         indices, hp, grad_scale, groups)
 
