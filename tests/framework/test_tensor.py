@@ -107,3 +107,15 @@ def test_tensor_ids_are_unique():
 
 def test_device_is_cpu():
     assert sg.constant([1.0]).device == "cpu"
+
+
+@pytest.mark.parametrize("call", [
+    lambda v: sg.exp(v),
+    lambda v: sg.convert_to_tensor(v),
+    lambda v: sg.add(v, 1.0),
+])
+def test_a_broadcast_view_too_large_to_copy_is_refused(call):
+    view = np.broadcast_to(np.float64(1.0), (2**40,))
+    shape = r"\(1099511627776,\)"
+    with pytest.raises(InvalidArgumentError, match=r"contiguous copy.*" + shape):
+        call(view)
