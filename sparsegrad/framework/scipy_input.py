@@ -344,14 +344,12 @@ def _check_pointers(indptr, where, n_major, major_text, n_stored, what="indices"
         raise InvalidArgumentError(
             f"{where}.indptr must start at 0, got indptr[0] = {int(indptr[0])}"
         )
-    if n_major:
-        falls = indptr[1:] < indptr[:-1]
-        if falls.any():
-            k = int(np.flatnonzero(falls)[0])
-            raise InvalidArgumentError(
-                f"{where}.indptr must be non-decreasing, got indptr[{k + 1}] = "
-                f"{int(indptr[k + 1])} < indptr[{k}] = {int(indptr[k])}"
-            )
+    k = sparse_rows.first_decrease(indptr)
+    if k is not None:
+        raise InvalidArgumentError(
+            f"{where}.indptr must be non-decreasing, got indptr[{k + 1}] = "
+            f"{int(indptr[k + 1])} < indptr[{k}] = {int(indptr[k])}"
+        )
     if int(indptr[-1]) > n_stored:
         raise InvalidArgumentError(
             f"{where}.indptr ends at {int(indptr[-1])}, past the {n_stored} "

@@ -37,6 +37,7 @@ __all__ = [
     "group_rows",
     "group_sum",
     "sorted_segment_splits",
+    "first_decrease",
     "device_id_summary",
     "unaliased",
     "module_of",
@@ -691,3 +692,33 @@ def _sorted_segment_splits_device(segment_ids, num_segments, summary, also, what
         raise AssertionError("segment ids failed a check that found no error")
     _check_splits_allocation(n_segments, also, what)
     return _cuda_segment.splits_of_sorted(segment_ids, n_segments)
+
+
+def first_decrease(a):
+    """The first position where a 1-D array (NumPy or CuPy) decreases, or None.
+
+    Neighbours are compared, never subtracted, so int64 extremes cannot wrap
+    into an order.  The check of row splits, ``indptr`` and sorted row ids.
+
+    Parameters
+    ----------
+    a : ndarray, 1-D
+
+    Returns
+    -------
+    int or None
+        The smallest ``k`` with ``a[k + 1] < a[k]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsegrad.framework import sparse_rows
+    >>> sparse_rows.first_decrease(np.array([0, 2**63 - 1, -2, 8]))
+    1
+    >>> sparse_rows.first_decrease(np.array([0, 3, 3])) is None
+    True
+    """
+    if a.shape[0] < 2:
+        return None
+    falls = a[1:] < a[:-1]
+    return int(falls.argmax()) if bool(falls.any()) else None

@@ -243,16 +243,13 @@ form a valid RaggedTensor:monotonic (row_splits[2] = 1 < row_splits[1] = 2)
             f"Arguments to {factory} do not form a valid RaggedTensor:zero "
             f"(row_splits[0] = {first}, not 0)"
         )
-    if n > 1:
-        # compared, not subtracted: a difference of int64 extremes wraps
-        falls = splits[1:] < splits[:-1]
-        if bool(falls.any()):
-            k = _first(falls)
-            raise InvalidArgumentError(
-                f"Arguments to {factory} do not form a valid RaggedTensor:"
-                f"monotonic (row_splits[{k + 1}] = {int(splits[k + 1])} < "
-                f"row_splits[{k}] = {int(splits[k])})"
-            )
+    k = sparse_rows.first_decrease(splits)
+    if k is not None:
+        raise InvalidArgumentError(
+            f"Arguments to {factory} do not form a valid RaggedTensor:"
+            f"monotonic (row_splits[{k + 1}] = {int(splits[k + 1])} < "
+            f"row_splits[{k}] = {int(splits[k])})"
+        )
     last = int(splits[-1])
     if last != nvals and (check_last or last > nvals):
         raise InvalidArgumentError(
@@ -404,11 +401,10 @@ def splits_from_value_rowids(ids, nrows, nvals):
 def _bad_rowid(ids, n_rows):
     """Which rule the ids break, naming the id (only on the error path)."""
     ids = ids.get() if backend.is_cupy_array(ids) else ids
-    falls = ids[1:] < ids[:-1]
+    k = sparse_rows.first_decrease(ids)
     if ids[0] < 0:
         return f"value_rowids[0] = {int(ids[0])} is negative"
-    if falls.any():
-        k = _first(falls)
+    if k is not None:
         return (f"value_rowids[{k + 1}] = {int(ids[k + 1])} < "
                 f"value_rowids[{k}] = {int(ids[k])}: not sorted")
     return f"value_rowids[-1] = {int(ids[-1])} is not below nrows = {n_rows}"

@@ -257,9 +257,8 @@ def _check_splits(splits, nnz, op, ids_name):
             f"{op}: {ids_name}.row_splits must run from 0 to the number of ids "
             f"({nnz}), got {int(splits[0])} ... {int(splits[-1])}"
         )
-    falls = splits[1:] < splits[:-1]
-    if falls.any():
-        k = int(np.flatnonzero(falls)[0])
+    k = sparse_rows.first_decrease(splits)
+    if k is not None:
         raise InvalidArgumentError(
             f"{op}: {ids_name}.row_splits must be non-decreasing, but "
             f"row_splits[{k + 1}] = {int(splits[k + 1])} < row_splits[{k}] = "
