@@ -16,6 +16,9 @@ import pytest
 from sparsegrad.errors import InvalidArgumentError
 from sparsegrad.framework.archives import NpzArchive, read_npz
 
+# subprocesses start outside the source tree, whose sparsegrad is unbuilt
+OUTSIDE = os.path.expanduser("~")
+
 
 def _savez(**arrays):
     buf = io.BytesIO()
@@ -235,7 +238,8 @@ def run_limited(body, *args):
     env = {**os.environ, "SPARSEGRAD_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
            "OPENBLAS_NUM_THREADS": "1"}
     done = subprocess.run([sys.executable, "-c", code, *map(str, args)],
-                          capture_output=True, text=True, env=env, timeout=120)
+                          capture_output=True, text=True, env=env, timeout=120,
+                          cwd=OUTSIDE)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 

@@ -13,6 +13,9 @@ import sparsegrad as sg
 from sparsegrad.errors import InvalidArgumentError
 from sparsegrad.framework import buffers
 
+# subprocesses start outside the source tree, whose sparsegrad is unbuilt
+OUTSIDE = os.path.expanduser("~")
+
 SHAPE = (1024, 512)  # 2 MiB of float32: pooled
 
 
@@ -137,7 +140,8 @@ else:
 def test_memory_limit_follows_the_process_rlimits(name):
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "SPARSEGRAD_NUM_THREADS": "1"}
     done = subprocess.run([sys.executable, "-c", RLIMITED, name], env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120,
+                          cwd=OUTSIDE)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "op: x asks for a result of shape (1073741824,) and dtype float32" in \
         done.stdout

@@ -7,6 +7,7 @@ explicit zeros kept, stored order within a row), and the memory check of the
 buffers a matrix's shape sizes."""
 
 import copy
+import os
 import re
 import subprocess
 import sys
@@ -18,6 +19,9 @@ import scipy.sparse as sp
 
 import sparsegrad as sg
 from sparsegrad.errors import InvalidArgumentError
+
+# subprocesses start outside the source tree, whose sparsegrad is unbuilt
+OUTSIDE = os.path.expanduser("~")
 
 P = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]])
 SHAPE = (3, 4)
@@ -176,9 +180,10 @@ def test_no_malformed_matrix_crashes_an_entry():
     # Each malformation through each entry in a fresh process: every call
     # raises InvalidArgumentError, and the process ends normally.
     script = textwrap.dedent(f"""
-        import sys
-        sys.path[:0] = {sys.path!r}
-        from tests.ops import test_scipy_inputs as t
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("cases", {__file__!r})
+        t = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(t)
         from sparsegrad.errors import InvalidArgumentError
         for entry, (call, _, _) in t.ENTRIES.items():
             for name, (build, _) in t.MALFORMED.items():
@@ -190,7 +195,8 @@ def test_no_malformed_matrix_crashes_an_entry():
         print("all refused")
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=300,
+                          cwd=OUTSIDE)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "all refused"
 

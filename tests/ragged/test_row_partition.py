@@ -4,6 +4,7 @@ raise the documented class, with a message naming the argument and the
 value, before anything sized by the data is allocated, and leave the inputs
 as they were."""
 
+import os
 import subprocess
 import sys
 import tracemalloc
@@ -13,6 +14,9 @@ import pytest
 
 import sparsegrad as sg
 from sparsegrad.errors import InvalidArgumentError
+
+# subprocesses start outside the source tree, whose sparsegrad is unbuilt
+OUTSIDE = os.path.expanduser("~")
 
 RT = sg.RaggedTensor
 V = np.arange(8, dtype=np.float32)
@@ -84,7 +88,8 @@ def test_the_issue_reproducer_reduces_in_a_subprocess_without_crashing():
         "    print('refused')\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=120,
+                          cwd=OUTSIDE)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "refused"
 
@@ -99,7 +104,8 @@ def test_rowids_kernel_stays_in_its_output_for_any_splits():
         "print(rt.value_rowids().tolist())\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=120,
+                          cwd=OUTSIDE)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str([2] * 8)
 

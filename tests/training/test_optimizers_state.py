@@ -16,6 +16,9 @@ import pytest
 import sparsegrad as sg
 from sparsegrad.optimizers import schedules
 
+# subprocesses start outside the source tree, whose sparsegrad is unbuilt
+OUTSIDE = os.path.expanduser("~")
+
 CONFIGS = [
     ("SGD", {"learning_rate": 0.1, "momentum": 0.9, "nesterov": True}),
     ("Adagrad", {"learning_rate": 0.1, "initial_accumulator_value": 0.2}),
@@ -655,7 +658,8 @@ def test_load_state_of_a_forged_header_allocates_nothing_under_rlimit_as(tmp_pat
     env = {**os.environ, "SPARSEGRAD_NUM_THREADS": "1",
            "OPENBLAS_NUM_THREADS": "1"}
     done = subprocess.run([sys.executable, "-c", code, str(path)], env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120,
+                          cwd=OUTSIDE)
     assert done.returncode == 0, done.stdout + done.stderr
     assert ("entry 'slot/0/m' declares shape (1073741824,) and dtype float32 "
             "(4294967296 bytes) but holds 16 bytes of data") in done.stdout

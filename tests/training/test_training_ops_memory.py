@@ -15,6 +15,9 @@ import pytest
 from sparsegrad import training_ops
 from sparsegrad.errors import InvalidArgumentError
 
+# subprocesses start outside the source tree, whose sparsegrad is unbuilt
+OUTSIDE = os.path.expanduser("~")
+
 N = 2**40   # a broadcast view of N rows costs nothing; a copy, terabytes
 
 
@@ -104,7 +107,8 @@ def test_a_2_31_element_broadcast_index_array_is_refused_under_rlimit_as():
     cannot map its 16 GiB copy: InvalidArgumentError, not MemoryError."""
     env = {**os.environ, "SPARSEGRAD_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(LIMITED)], env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120,
+                          cwd=OUTSIDE)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("sparse_apply_adagrad: ")
     assert "(2147483648," in done.stdout and "RLIMIT_AS" in done.stdout
