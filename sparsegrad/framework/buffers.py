@@ -34,6 +34,7 @@ __all__ = [
     "MIN_POOLED_BYTES",
     "CACHE_LINE",
     "aligned_empty",
+    "UNCHECKED_BYTES",
     "check_allocation",
     "copy_of",
     "empty",
@@ -46,7 +47,7 @@ MIN_POOLED_BYTES = 1 << 20
 MAX_POOLED_BYTES = 1 << 29
 
 #: Calls asking for fewer bytes in all skip the memory limits' lookup.
-_SMALL = 1 << 26
+UNCHECKED_BYTES = 1 << 26
 
 #: Bytes of a cache line: the alignment of :func:`aligned_empty`.
 CACHE_LINE = 64
@@ -259,7 +260,7 @@ bytes), more than ...
     buffers = [b for b in buffers if b is not None]
     sizes = [_nbytes(shape, dtype) for shape, dtype, _ in buffers]
     total = sum(sizes)
-    if total < _SMALL:
+    if total < UNCHECKED_BYTES:
         return
     limit, bound = memory_limit()
     if total <= limit:

@@ -20,7 +20,7 @@ from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
 from ..framework import backend
 from ..framework import elementwise as _elementwise
-from ..framework.buffers import check_allocation
+from ..framework.buffers import UNCHECKED_BYTES, check_allocation
 from ..framework.tensor import Tensor, wrap
 from . import array_ops, reduction_ops, unary_ops
 from ._helpers import as_tensor, binary_operands
@@ -80,6 +80,11 @@ def add(x, y, name=None):
     return z
 
 
+# Operands whose sizes multiply to less than this make a result (and copies)
+# too small for check_allocation to look at.
+_SMALL_PRODUCT = UNCHECKED_BYTES // 32
+
+
 def _check_result(op_name, names, operands, dtype=None, copies=None):
     """check_allocation of the result of a broadcasting op, of the broadcast
     shape of `operands` (Tensors, named `names`) and `dtype` (by default the
@@ -94,6 +99,11 @@ def _check_result(op_name, names, operands, dtype=None, copies=None):
     size.  Shapes that do not broadcast are left to the op's own error.
     """
     arrays = [t._value for t in operands]
+    bound = 1           # the result has at most the product of the sizes
+    for a in arrays:
+        bound *= a.size
+    if bound < _SMALL_PRODUCT:
+        return
     widest = max(arrays, key=lambda a: a.ndim)
     if copies != "all" and widest.flags.c_contiguous and all(
             a.ndim == 0 or a.shape == widest.shape for a in arrays):
@@ -120,7 +130,9 @@ def _result_dtype(ufunc, x, y):
 
 
 def _apply2(ufunc, x, y, op_name):
-    _check_result(op_name, ("x", "y"), (x, y), lambda: _result_dtype(ufunc, x, y))
+    if x._value.size * y._value.size >= _SMALL_PRODUCT:  # else: a small result
+        _check_result(op_name, ("x", "y"), (x, y),
+                      lambda: _result_dtype(ufunc, x, y))
     # NumPy's ufunc, or CuPy's of the same name for GPU operands
     xp = backend.get_array_module(x._value, y._value)
     if xp is not np:

@@ -17,7 +17,7 @@ from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
 from ..framework import backend
 from ..framework import elementwise as _elementwise
-from ..framework.buffers import check_allocation
+from ..framework.buffers import UNCHECKED_BYTES, check_allocation
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, wrap
 from . import array_ops, math_ops
@@ -57,7 +57,7 @@ def _check_float(x, op_name):
 def _unary(x, op_name):
     if type(x) is not Tensor:
         x = as_tensor(x, name="x")
-    if not x._value.flags.c_contiguous:
+    if x._value.size * 16 >= UNCHECKED_BYTES and not x._value.flags.c_contiguous:
         # A broadcast view costs nothing; the result (and the contiguous
         # copy the compiled functions read) take its whole shape.
         buffer = (x.shape, x.dtype, f"{op_name}: x")
