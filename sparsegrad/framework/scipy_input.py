@@ -358,8 +358,8 @@ def _check_pointers(indptr, where, n_major, major_text, n_stored, what="indices"
 
 
 def _check_range(indices, bound, where, what):
-    if indices.size and (indices.min() < 0 or indices.max() >= bound):
-        k = int(np.flatnonzero((indices < 0) | (indices >= bound))[0])
+    k = sparse_rows.first_out_of_range(indices, bound)   # one compiled pass
+    if k is not None:
         raise InvalidArgumentError(
             f"{where}.{what}[{k}] = {int(indices[k])} is not in [0, {bound})"
         )

@@ -637,7 +637,8 @@ def _sparse_segment_sqrt_n_grad(op, grad):
 # -- embedding bags over row splits -------------------------------------------------
 
 
-def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None):
+def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None,
+                  ids_below=None):
     """Combine the rows of a table named by each bag of ids.
 
     Bag ``s`` holds the entries ``k`` in ``[splits[s], splits[s + 1])``;
@@ -663,6 +664,11 @@ def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None):
         denominator gives zeros (``div_no_nan``).
     name : str, optional
         Ignored.
+    ids_below : int, optional
+        A bound the caller has already checked every id against (the
+        number of columns of a ``scipy.sparse`` matrix whose structure it
+        checked); when it is at most ``n_rows``, the ids are not scanned
+        again.
 
     Returns
     -------
@@ -748,7 +754,8 @@ def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None):
         return _bag(t, idx.copy() if copy else idx,
                     spl.astype(np.int64, copy=copy),
                     None if w is None else w.astype(t.dtype, copy=copy), combiner)
-    sparse_rows.check_in_range(idx, t.shape[0], "ids")
+    if ids_below is None or ids_below > t.shape[0]:
+        sparse_rows.check_in_range(idx, t.shape[0], "ids")
     # A recorded op keeps its ids, splits and weights for the gradient: its
     # own copies then, so that the caller may reuse their arrays.
     keep = np.array if is_recording() else np.asarray

@@ -154,7 +154,10 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights=None, combiner="mean",
     ids, splits, weights = bag_ids(
         sp_ids, sp_weights, op, ("sp_ids", "sp_weights"),
         buffers=lambda n_out: output_buffers(params, n_out, op))
-    return combine(params, ids, splits, weights, combiner, max_norm)
+    # the structure check put a matrix's ids below its number of columns
+    ids_below = sp_ids.shape[1] if scipy_input.is_scipy_sparse(sp_ids) else None
+    return combine(params, ids, splits, weights, combiner, max_norm,
+                   ids_below=ids_below)
 
 
 def output_buffers(params, n_out, op):
@@ -169,15 +172,18 @@ def output_buffers(params, n_out, op):
              f"{op}: the output of {n_out} bags")]
 
 
-def combine(params, ids, splits, weights, combiner, max_norm, cast_to=None):
+def combine(params, ids, splits, weights, combiner, max_norm, cast_to=None,
+            ids_below=None):
     """The bags of checked ids, splits and weights (ndarrays): through
     embedding_bag, or for shards, `max_norm` or `cast_to` (a dtype the rows
-    are cast to first) over the looked-up rows."""
+    are cast to first) over the looked-up rows.  `ids_below`: a bound the
+    ids are already known to respect (see embedding_bag)."""
     first = params[0] if isinstance(params, (list, tuple)) and params else params
     ids, splits, weights = _ids_to_device_of(first, ids, splits, weights)
     sharded = isinstance(params, (list, tuple)) and len(params) != 1
     if max_norm is None and cast_to is None and not sharded:
-        return embedding_bag(first, ids, splits, weights, combiner)
+        return embedding_bag(first, ids, splits, weights, combiner,
+                             ids_below=ids_below)
     # The rows go through embedding_lookup (its shard layout), the cast and
     # the clipping, then one bag per row over those rows.
     rows = embedding_lookup(params, ids)
