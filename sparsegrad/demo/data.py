@@ -132,8 +132,8 @@ def _splitmix64(z):
 
 def _hash_buckets(field, values, n_buckets):
     """Bucket of each value of `field`: splitmix64 of ``(field << 32) | value``."""
-    z = (np.uint64(field) << np.uint64(32)) | values.astype(np.uint64)
-    return (_splitmix64(z) % np.uint64(n_buckets)).astype(np.int64)
+    return hash_ids((np.uint64(field) << np.uint64(32)) | values.astype(np.uint64),
+                    n_buckets)
 
 
 def _zipf_cdf(cardinality):
@@ -377,7 +377,9 @@ feature 3 is not a finite float32 number
         n_train = _split_sizes(n_rows, test_fraction)
     except ValueError as exc:
         raise DataFileError(f"{path}: {exc}") from None
-    n_ids = int(np.unique(ids).shape[0])
+    # (sorted and counted: NumPy 2's hashing np.unique takes seconds here)
+    ordered = np.sort(ids)
+    n_ids = int(np.count_nonzero(ordered[1:] != ordered[:-1])) + 1
     X = sp.csr_matrix((values, hash_ids(ids, n_buckets), indptr),
                       shape=(n_rows, n_buckets))
     X.sum_duplicates()
