@@ -17,7 +17,7 @@ import zlib
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from .buffers import check_allocation
+from .buffers import check_allocation, nbytes
 
 __all__ = ["NpzArchive", "read_npz"]
 
@@ -152,7 +152,7 @@ class NpzArchive:
                 f"entry {name!r} holds Python objects (dtype {dtype}); pickled "
                 "arrays are not read"
             )
-        declared = _nbytes(shape, dtype)
+        declared = nbytes(shape, dtype)
         if declared > info.file_size - offset:
             raise self.error(
                 f"entry {name!r} declares shape {shape} and dtype {dtype} "
@@ -291,13 +291,6 @@ class NpzArchive:
 
     def __exit__(self, *exc_info):
         self.close()
-
-
-def _nbytes(shape, dtype):
-    nbytes = dtype.itemsize
-    for n in shape:
-        nbytes *= n
-    return nbytes
 
 
 def read_npz(path, prefix, expect=None):

@@ -39,6 +39,7 @@ __all__ = [
     "copy_of",
     "empty",
     "memory_limit",
+    "nbytes",
 ]
 
 #: Results smaller than this are plain ``np.empty`` arrays.
@@ -211,11 +212,30 @@ def memory_limit():
     return limit, what
 
 
-def _nbytes(shape, dtype):
-    nbytes = np.dtype(dtype).itemsize
+def nbytes(shape, dtype):
+    """Bytes of an array of `shape` and `dtype`, in Python ints (no overflow);
+    a negative length counts as 0.
+
+    Parameters
+    ----------
+    shape : tuple of int
+    dtype : dtype
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsegrad.framework import buffers
+    >>> buffers.nbytes((2**40, 64), np.float32)
+    281474976710656
+    """
+    total = np.dtype(dtype).itemsize
     for n in shape:
-        nbytes *= max(int(n), 0)   # a negative length allocates nothing
-    return nbytes
+        total *= max(int(n), 0)   # a negative length allocates nothing
+    return total
 
 
 def check_allocation(*buffers):
@@ -258,7 +278,7 @@ a result of shape (4611686018427387904,) and dtype int64 (36893488147419103232 \
 bytes), more than ...
     """
     buffers = [b for b in buffers if b is not None]
-    sizes = [_nbytes(shape, dtype) for shape, dtype, _ in buffers]
+    sizes = [nbytes(shape, dtype) for shape, dtype, _ in buffers]
     total = sum(sizes)
     if total < UNCHECKED_BYTES:
         return
@@ -276,9 +296,10 @@ bytes), more than ...
     )
 
 
-def copy_of(array, what):
-    """The buffer a C-contiguous copy of `array` takes, for
-    :func:`check_allocation`; None when `array` is C-contiguous already.
+def copy_of(array, what, dtype=None):
+    """The buffer a C-contiguous copy of `array` (in `dtype`, by default its
+    own) takes, for :func:`check_allocation`; None when `array` is
+    C-contiguous already.
 
     A broadcast view (``np.broadcast_to(0, (2**31,))``) costs nothing,
     while its contiguous copy takes the whole shape: a call that makes one
@@ -289,6 +310,8 @@ def copy_of(array, what):
     array : ndarray or cupy array
     what : str
         The op and the argument, for the message.
+    dtype : dtype, optional
+        The copy's dtype, when it converts.
 
     Returns
     -------
@@ -305,7 +328,7 @@ def copy_of(array, what):
     """
     if array.flags.c_contiguous:
         return None
-    return (tuple(array.shape), array.dtype, what)
+    return (tuple(array.shape), array.dtype if dtype is None else dtype, what)
 
 
 def aligned_empty(shape, dtype):

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from . import backend
-from .buffers import check_allocation
+from .buffers import check_allocation, copy_of
 from .dtypes import check_numeric
 
 __all__ = ["Tensor", "convert_to_tensor", "constant", "install_operators", "wrap"]
@@ -328,11 +328,11 @@ def _to_array(value, dtype, name):
             array = array.astype(dtype)
         return array
     _reject_unconvertible(value, name)
-    if isinstance(value, np.ndarray) and not value.flags.c_contiguous:
+    if isinstance(value, np.ndarray):
         # a broadcast or strided view: its copy may be far larger than the
         # memory the view holds
-        check_allocation((value.shape, dtype or value.dtype,
-                          f"{name or 'value'} (a contiguous copy of a view)"))
+        check_allocation(copy_of(
+            value, f"{name or 'value'} (a contiguous copy of a view)", dtype))
     if backend.is_cupy_array(value):
         import cupy
 

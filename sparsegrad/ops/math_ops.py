@@ -20,7 +20,7 @@ from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
 from ..framework import backend
 from ..framework import elementwise as _elementwise
-from ..framework.buffers import UNCHECKED_BYTES, check_allocation
+from ..framework.buffers import UNCHECKED_BYTES, check_allocation, copy_of
 from ..framework.tensor import Tensor, wrap
 from . import array_ops, reduction_ops, unary_ops
 from ._helpers import as_tensor, binary_operands
@@ -541,8 +541,8 @@ def where(condition, x=None, y=None, name=None):
             raise InvalidArgumentError(
                 f"where: condition must be bool, got dtype {cond.dtype}"
             )
-        if not cond._value.flags.c_contiguous:      # e.g. a broadcast view
-            check_allocation((cond.shape, np.bool_, "where: condition"))
+        # a broadcast view's bool copy
+        check_allocation(copy_of(cond._value, "where: condition", np.bool_))
         cond = wrap(cond._value.astype(bool))
     if x is None and y is None:
         xp = backend.get_array_module(cond._value)
