@@ -46,7 +46,6 @@ __all__ = ["FORMATS", "CSR", "CheckedMatrix", "check", "is_scipy_sparse"]
 FORMATS = ("csr", "csc", "coo", "bsr", "dok", "lil", "dia")
 
 _INT32_MAX = 2**31 - 1
-_INT64_MAX = 2**63 - 1
 
 
 class CSR(NamedTuple):
@@ -187,7 +186,7 @@ def _from_entries(row, col, data, shape, idx):
     """CSR arrays of entries in any order: a stable sort by row (none when
     the rows are already in order), so each row keeps its stored order."""
     row = np.asarray(row, dtype=np.int64)
-    if row.shape[0] > 1 and (row[1:] < row[:-1]).any():
+    if sparse_rows.first_decrease(row) is not None:
         order = np.argsort(row, kind="stable")
         row, col, data = row[order], col[order], data[order]
     indptr = np.zeros(shape[0] + 1, dtype=idx)
@@ -302,7 +301,7 @@ def _check_shape(matrix, where):
         raise InvalidArgumentError(
             f"{where} has shape {shape}, which is not a pair of ints"
         ) from None
-    if min(dims) < 0 or max(dims) >= _INT64_MAX:
+    if min(dims) < 0 or max(dims) >= sparse_rows.INT64_MAX:
         raise InvalidArgumentError(
             f"{where} has shape {dims}; each dimension must lie in [0, 2**63 - 1)"
         )
