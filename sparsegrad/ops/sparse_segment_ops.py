@@ -773,14 +773,12 @@ def _check_splits(what, spl, nnz):
             f"{what}: splits must run from 0 to the number of ids ({nnz}), got "
             f"{spl[:1].tolist()} ... {spl[-1:].tolist()}"
         )
-    if spl.shape[0] > 1:
-        steps = np.diff(spl)
-        if steps.min() < 0:
-            k = int(np.flatnonzero(steps < 0)[0])
-            raise InvalidArgumentError(
-                f"{what}: splits must be non-decreasing, but splits[{k + 1}] = "
-                f"{spl[k + 1]} < splits[{k}] = {spl[k]}"
-            )
+    k = sparse_rows.first_decrease(spl)   # (a difference of extremes wraps)
+    if k is not None:
+        raise InvalidArgumentError(
+            f"{what}: splits must be non-decreasing, but splits[{k + 1}] = "
+            f"{spl[k + 1]} < splits[{k}] = {spl[k]}"
+        )
 
 
 def check_combiner(combiner):

@@ -270,6 +270,18 @@ def test_embedding_bag_checks_its_bags_before_allocating():
         embedding_bag(table[:, :2], [], splits[:4]).numpy(), np.zeros((3, 2)))
 
 
+def test_embedding_bag_splits_whose_difference_wraps_are_refused():
+    # 2**63 - 1 then -2: np.diff wraps the step to a positive one, and the
+    # kernel read past its ids (SIGSEGV before)
+    table = np.ones((4, 2))
+    splits = np.array([0, 2**63 - 1, -2, 8])
+    with pytest.raises(InvalidArgumentError, match=re.escape(
+            "embedding_bag: splits must be non-decreasing, but splits[2] = -2 < "
+            "splits[1] = 9223372036854775807")):
+        embedding_bag(table, np.zeros(8, np.int64), splits)
+    assert splits.tolist() == [0, 2**63 - 1, -2, 8]
+
+
 def test_a_broadcast_index_array_is_checked_before_its_copy():
     ids = np.broadcast_to(np.int64(0), (2**40,))
     _refused("indices asks for a result of shape (1099511627776,) and dtype int64",
