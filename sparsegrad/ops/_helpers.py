@@ -215,8 +215,10 @@ def convert_like(value, like, op_name, arg):
 
 
 def _device_key(array):
-    """The number of the GPU a cupy array is on."""
-    return getattr(getattr(array, "device", None), "id", 0)
+    """The array type and the number of the GPU a cupy array is on (the type
+    too: two array modules, CuPy and the tests' emulator, both call their
+    device 0)."""
+    return type(array), getattr(getattr(array, "device", None), "id", 0)
 
 
 def _on_device(array, on_gpu):

@@ -40,23 +40,47 @@ def _load_fake():
     return sys.modules[name].module, sys.modules[name].cupyx_modules
 
 
+# The real CuPy and its cupyx modules, imported once and kept: a package
+# imported a second time (after a test put the emulator in its place) gets a
+# new module object without the attributes its already-loaded submodules set
+# on the first one (``cupy._util``), and real CuPy then fails inside itself.
+_REAL = {}
+
+
 def _real_cupy():
-    """The real cupy module when it and a GPU are usable, else a skip reason."""
-    previous = sys.modules.get("cupy")
-    if previous is not None and getattr(previous, "EMULATED", False):
-        del sys.modules["cupy"]
+    """The real ``cupy`` and ``cupyx`` modules by name when CuPy and a GPU are
+    usable, else None and a skip reason."""
+    if _REAL:
+        return _REAL, None
+    saved = {name: sys.modules.pop(name, None) for name in ("cupy", *_CUPYX)}
     try:
         import cupy
+        import cupyx
+        import cupyx.scipy.sparse
     except Exception as exc:  # ImportError, or a broken CUDA install
-        if previous is not None:
-            sys.modules["cupy"] = previous
+        _restore(saved)
         return None, f"CuPy not importable: {exc}"
     try:
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            return None, "no GPU"
+        n_devices = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:
-        return None, f"no usable GPU: {exc}"
-    return cupy, None
+        n_devices, reason = 0, f"no usable GPU: {exc}"
+    else:
+        reason = "no GPU"
+    if n_devices < 1:
+        _restore(saved)
+        return None, reason
+    _restore(saved)
+    _REAL.update({"cupy": cupy, "cupyx": cupyx, "cupyx.scipy": cupyx.scipy,
+                  "cupyx.scipy.sparse": cupyx.scipy.sparse})
+    return _REAL, None
+
+
+def _restore(saved):
+    for name, module in saved.items():
+        if module is None:
+            sys.modules.pop(name, None)
+        else:
+            sys.modules[name] = module
 
 
 class Device:
@@ -83,10 +107,10 @@ def device(request):
     names = ("cupy", *_CUPYX)
     saved = {name: sys.modules.get(name) for name in names}
     if request.param == "cupy":
-        xp, reason = _real_cupy()
-        if xp is None:
+        modules, reason = _real_cupy()
+        if modules is None:
             pytest.skip(reason)
-        modules = {"cupy": xp}
+        xp = modules["cupy"]
     else:
         if shutil.which("g++") is None:
             pytest.skip("g++ not found: the CUDA emulator needs it")
@@ -98,11 +122,7 @@ def device(request):
         yield Device(request.param, xp)
     finally:
         _cuda.clear_cache()
-        for name, module in saved.items():
-            if module is None:
-                sys.modules.pop(name, None)
-            else:
-                sys.modules[name] = module
+        _restore(saved)
 
 
 @pytest.fixture

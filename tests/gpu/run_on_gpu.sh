@@ -6,6 +6,9 @@
 #   QUICK=1 bash tests/gpu/run_on_gpu.sh    # benchmark at small sizes
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+# the in-place build below is what the tests and the benchmark's worker
+# processes (started from benchmarks/) import
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 OUT=${OUT:-.}
 python -m pip install -q cython numpy scipy pytest hypothesis 2>&1 | tail -1
 python setup.py build_ext --inplace -q 2>&1 | tail -3
