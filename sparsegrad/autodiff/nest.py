@@ -59,23 +59,26 @@ def pack_as(structure, flat):
     >>> pack_as({"b": [0, 0], "a": (0,)}, [3, 1, 2])
     {'b': [1, 2], 'a': (3,)}
     """
-    it = iter(flat)
+    # a module-level recursion: a nested function that calls itself is a
+    # reference cycle (function -> closure cell -> function) that would keep
+    # the iterator, and with it every leaf, alive until the garbage collector
+    # runs: gradients of several MiB outlived their training step
+    return _build(structure, iter(flat))
 
-    def build(s):
-        if isinstance(s, (list, tuple)):
-            items = [build(x) for x in s]
-            if isinstance(s, list):
-                return items
-            if hasattr(s, "_fields"):  # namedtuple
-                return type(s)(*items)
-            return type(s)(items)
-        if isinstance(s, dict):
-            built = {k: build(s[k]) for k in sorted(s)}
-            return (
-                type(s)((k, built[k]) for k in s)
-                if type(s) is not dict
-                else {k: built[k] for k in s}
-            )
-        return next(it)
 
-    return build(structure)
+def _build(s, it):
+    if isinstance(s, (list, tuple)):
+        items = [_build(x, it) for x in s]
+        if isinstance(s, list):
+            return items
+        if hasattr(s, "_fields"):  # namedtuple
+            return type(s)(*items)
+        return type(s)(items)
+    if isinstance(s, dict):
+        built = {k: _build(s[k], it) for k in sorted(s)}
+        return (
+            type(s)((k, built[k]) for k in s)
+            if type(s) is not dict
+            else {k: built[k] for k in s}
+        )
+    return next(it)
