@@ -1,21 +1,35 @@
-"""Recycled memory for large op results.
+"""Recycled memory for large op results, and memory for tables that stays put.
 
 A new NumPy array of several MiB is mapped fresh from the system, and glibc
 hands it back when it is freed, so an op that returns such arrays on every
 training step pays a page fault per 4 KiB of output on every call: on a
 virtual machine that costs more than computing the result (40 MiB of clipped
-gradients: about 14 ms of faults for 2 ms of arithmetic).  TensorFlow and
-PyTorch keep freed blocks in a caching allocator for the same reason.
+gradients: about 14 ms of faults for 2 ms of arithmetic).  Whether glibc maps
+a block afresh depends on its dynamic thresholds (they move with the sizes
+freed before), so the cost came and went from one step to the next.
+TensorFlow and PyTorch keep freed blocks in a caching allocator for the
+same reason.
 
 :func:`empty` keeps the blocks of large results in a small pool and hands a
 block out again once nothing references it any more: every array that views
 a block holds a reference to it (NumPy collapses view chains onto the
-owner), so a block whose only references are the pool's is free.  The pool
-holds at most :data:`MAX_POOLED_BYTES`; blocks beyond that are plain
-allocations.
+owner), so a block whose only references are the pool's is free.  Blocks
+come in size classes (eight per doubling), so results whose size changes
+from batch to batch (the distinct rows of an ``IndexedSlices``) reuse the
+same blocks.  The pool holds at most :data:`MAX_POOLED_BYTES`; blocks beyond
+that are plain allocations.
+
+:func:`aligned_empty` is the storage of Variables and optimizer slots: for
+tables of :data:`HUGE_PAGE` bytes or more, an anonymous mapping aligned to a
+huge page and advised (``MADV_HUGEPAGE``, then ``MADV_COLLAPSE`` where the
+kernel has it) to be backed by 2 MiB pages from the start, so random row
+access does not wait for the kernel to collapse pages behind the process's
+back, nor run at 4 KiB speed until it has.
 """
 
+import contextlib
 import functools
+import mmap
 import os
 import sys
 import threading
@@ -33,6 +47,7 @@ __all__ = [
     "MAX_POOLED_BYTES",
     "MIN_POOLED_BYTES",
     "CACHE_LINE",
+    "HUGE_PAGE",
     "aligned_empty",
     "UNCHECKED_BYTES",
     "check_allocation",
@@ -42,8 +57,9 @@ __all__ = [
     "nbytes",
 ]
 
-#: Results smaller than this are plain ``np.empty`` arrays.
-MIN_POOLED_BYTES = 1 << 20
+#: Results smaller than this are plain ``np.empty`` arrays (glibc's heap serves
+#: them without mapping fresh pages once its threshold has adapted).
+MIN_POOLED_BYTES = 1 << 18
 #: The most memory the pool keeps, in use or free.
 MAX_POOLED_BYTES = 1 << 29
 
@@ -53,12 +69,46 @@ UNCHECKED_BYTES = 1 << 26
 #: Bytes of a cache line: the alignment of :func:`aligned_empty`.
 CACHE_LINE = 64
 
+#: Bytes of a transparent huge page on x86-64: the alignment of the tables of
+#: :func:`aligned_empty` that are at least this large.
+HUGE_PAGE = 1 << 21
+
+# madvise(2) advice that Python's mmap module may not name: MADV_COLLAPSE
+# (Linux 6.1) turns a range into huge pages now, synchronously.
+_MADV_HUGEPAGE = getattr(mmap, "MADV_HUGEPAGE", None)
+_MADV_COLLAPSE = getattr(mmap, "MADV_COLLAPSE", 25 if sys.platform == "linux" else None)
+
 _LOCK = threading.Lock()
 _POOL = {}  # nbytes -> list of 1-D uint8 blocks
 _HELD = [0]  # bytes in the pool
 # sys.getrefcount of a free block while a loop variable holds it: the pool's
 # list, the loop variable and getrefcount's own argument.
 _FREE_REFCOUNT = 3
+
+
+def size_class(nbytes):
+    """The bytes of the pooled block that serves a request of `nbytes`.
+
+    `nbytes` rounded up to a multiple of an eighth of the largest power of
+    two not above it: eight classes per doubling, at most 12.5 % unused.
+
+    Parameters
+    ----------
+    nbytes : int
+        At least 1.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from sparsegrad.framework.buffers import size_class
+    >>> size_class(1 << 20), size_class((1 << 20) + 1), size_class(3_000_000)
+    (1048576, 1179648, 3145728)
+    """
+    step = 1 << max(int(nbytes).bit_length() - 4, 0)
+    return -(-nbytes // step) * step
 
 
 def empty(shape, dtype):
@@ -73,7 +123,7 @@ def empty(shape, dtype):
     -------
     ndarray
         Writable; for ``MIN_POOLED_BYTES`` or more, a view of a pooled block
-        that nothing else references.
+        (of :func:`size_class` bytes) that nothing else references.
 
     Examples
     --------
@@ -89,16 +139,67 @@ def empty(shape, dtype):
         nbytes *= n
     if nbytes < MIN_POOLED_BYTES:
         return np.empty(shape, dtype)
+    size = size_class(nbytes)
     with _LOCK:
-        bucket = _POOL.setdefault(nbytes, [])
+        bucket = _POOL.setdefault(size, [])
         for block in bucket:
             if sys.getrefcount(block) == _FREE_REFCOUNT:
-                return block.view(dtype).reshape(shape)
-        block = np.empty(nbytes, np.uint8)
-        if _HELD[0] + nbytes <= MAX_POOLED_BYTES:
+                return block[:nbytes].view(dtype).reshape(shape)
+        block = np.empty(size, np.uint8)
+        if _HELD[0] + size <= MAX_POOLED_BYTES:
             bucket.append(block)
-            _HELD[0] += nbytes
-    return block.view(dtype).reshape(shape)
+            _HELD[0] += size
+    return block[:nbytes].view(dtype).reshape(shape)
+
+
+def empty_like(array, dtype=None):
+    """:func:`empty` of the shape of `array`.
+
+    Parameters
+    ----------
+    array : ndarray
+    dtype : dtype, optional
+        Default: the dtype of `array`.
+
+    Returns
+    -------
+    ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsegrad.framework import buffers
+    >>> buffers.empty_like(np.zeros((2, 3)), np.int32).shape
+    (2, 3)
+    """
+    return empty(array.shape, array.dtype if dtype is None else dtype)
+
+
+def copy(array, dtype=None):
+    """A C-contiguous copy of ndarray `array` in :func:`empty` memory.
+
+    The caller has checked the allocation (:func:`copy_of`).
+
+    Parameters
+    ----------
+    array : ndarray
+    dtype : dtype, optional
+        The copy's dtype (a cast as ``casting="unsafe"``); default `array`'s.
+
+    Returns
+    -------
+    ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsegrad.framework import buffers
+    >>> buffers.copy(np.arange(4)[::2], np.float32)
+    array([0., 2.], dtype=float32)
+    """
+    out = empty_like(array, dtype)
+    np.copyto(out, array, casting="unsafe")
+    return out
 
 
 def _physical_memory():
@@ -337,7 +438,12 @@ def aligned_empty(shape, dtype):
     NumPy's large arrays start 16 bytes into a 64-byte line, so a 256-byte
     table row spans five lines instead of four, and a kernel that reads
     scattered rows (an embedding lookup, a sparse optimizer update) moves a
-    quarter more memory.  Variables keep their values in such arrays.
+    quarter more memory.  Variables and optimizer slots keep their values in
+    such arrays.  From :data:`HUGE_PAGE` bytes on, the array starts a huge
+    page of a mapping of its own that the kernel is asked to back with huge
+    pages from the start (a 1,000,000 x 64 float32 table spans 128 of them
+    instead of 65,536 4 KiB pages: its random rows then rarely miss the TLB,
+    whatever khugepaged has done so far).
 
     Parameters
     ----------
@@ -347,7 +453,8 @@ def aligned_empty(shape, dtype):
     Returns
     -------
     ndarray
-        Writable, its data at a multiple of :data:`CACHE_LINE` bytes.
+        Writable, its data at a multiple of :data:`CACHE_LINE` bytes (of
+        :data:`HUGE_PAGE` bytes when it is that large).
 
     Examples
     --------
@@ -361,6 +468,28 @@ def aligned_empty(shape, dtype):
     nbytes = dtype.itemsize
     for n in shape:
         nbytes *= n
+    if nbytes >= HUGE_PAGE and _MADV_HUGEPAGE is not None:
+        try:
+            return _huge_page_array(nbytes).view(dtype).reshape(shape)
+        except OSError:  # no mapping that large: NumPy's MemoryError below
+            pass
     block = np.empty(nbytes + CACHE_LINE, np.uint8)
     offset = (-block.ctypes.data) % CACHE_LINE
     return block[offset : offset + nbytes].view(dtype).reshape(shape)
+
+
+def _huge_page_array(nbytes):
+    """`nbytes` of uint8 at a huge-page boundary of an anonymous mapping that
+    the kernel is asked to back with huge pages now (the mapping goes when
+    the last array viewing it does)."""
+    mapping = mmap.mmap(-1, nbytes + HUGE_PAGE,
+                        flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    block = np.frombuffer(mapping, np.uint8)
+    offset = (-block.ctypes.data) % HUGE_PAGE
+    start = offset & ~(mmap.PAGESIZE - 1)
+    length = (offset + nbytes + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE
+    length -= start
+    for advice in (_MADV_HUGEPAGE, _MADV_COLLAPSE):
+        with contextlib.suppress(OSError, ValueError):  # THP off, older kernel
+            mapping.madvise(advice, start, length)
+    return block[offset : offset + nbytes]

@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from . import backend
+from . import backend, buffers
 from .buffers import check_allocation, copy_of
 from .dtypes import check_numeric
 
@@ -318,6 +318,17 @@ _new_tensor = Tensor.__new__
 Tensor._wrap = staticmethod(wrap)
 
 
+def _pooled_copy(value, dtype):
+    """Whether the copy of `value` goes to recycled memory: a large
+    C-contiguous ndarray of numbers (converting an upstream gradient or a
+    batch each step then maps no fresh pages)."""
+    if not isinstance(value, np.ndarray) or not value.flags.c_contiguous:
+        return False
+    dtype = value.dtype if dtype is None else np.dtype(dtype)
+    return (dtype.kind in "biufc" and value.dtype.kind in "biufc"
+            and value.size * dtype.itemsize >= buffers.MIN_POOLED_BYTES)
+
+
 def _to_array(value, dtype, name):
     """A private array holding `value` (copied unless it is already frozen)."""
     if dtype is not None:
@@ -337,6 +348,8 @@ def _to_array(value, dtype, name):
         import cupy
 
         array = cupy.array(value, dtype=dtype, copy=True)
+    elif _pooled_copy(value, dtype):
+        array = buffers.copy(value, dtype)
     else:
         try:
             array = np.array(value, dtype=dtype, copy=True)

@@ -13,12 +13,14 @@ bits on every CPU), not from NumPy's ufunc.  The one-operand functions live in
 :mod:`.unary_ops`, the reductions in :mod:`.reduction_ops`.
 """
 
+import math
+
 import numpy as np
 
 from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
-from ..framework import backend
+from ..framework import backend, buffers
 from ..framework import elementwise as _elementwise
 from ..framework.buffers import UNCHECKED_BYTES, check_allocation, copy_of
 from ..framework.tensor import Tensor, wrap
@@ -129,6 +131,22 @@ def _result_dtype(ufunc, x, y):
         return np.result_type(x._value.dtype, y._value.dtype)
 
 
+def _pooled_result(ufunc, x, y):
+    """Recycled memory (:func:`buffers.empty`) for the host result of a
+    binary `ufunc` when it is large, else None (a plain NumPy result)."""
+    xv, yv = x._value, y._value
+    if max(xv.size, yv.size) * 8 < buffers.MIN_POOLED_BYTES:
+        return None
+    try:
+        shape = np.broadcast_shapes(xv.shape, yv.shape)
+    except ValueError:
+        return None   # the ufunc raises
+    dtype = _result_dtype(ufunc, x, y)
+    if math.prod(shape) * dtype.itemsize < buffers.MIN_POOLED_BYTES:
+        return None
+    return buffers.empty(shape, dtype)
+
+
 def _apply2(ufunc, x, y, op_name):
     if x._value.size * y._value.size >= _SMALL_PRODUCT:  # else: a small result
         _check_result(op_name, ("x", "y"), (x, y),
@@ -138,7 +156,10 @@ def _apply2(ufunc, x, y, op_name):
     if xp is not np:
         ufunc = getattr(xp, ufunc.__name__)
     try:
-        return ufunc(x._value, y._value)
+        out = _pooled_result(ufunc, x, y) if xp is np else None
+        if out is None:
+            return ufunc(x._value, y._value)
+        return ufunc(x._value, y._value, out=out)
     except ValueError as exc:
         raise InvalidArgumentError(
             f"{op_name}: shapes {x.shape} and {y.shape} do not broadcast ({exc})"
@@ -795,7 +816,12 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
         ) from None
     check_allocation((batch + (av.shape[-2], bv.shape[-1]),
                       np.result_type(av.dtype, bv.dtype), "matmul: a and b"))
-    out = xp.matmul(av, bv)
+    shape = batch + (av.shape[-2], bv.shape[-1])
+    dtype = np.result_type(av.dtype, bv.dtype)
+    if xp is np and math.prod(shape) * dtype.itemsize >= buffers.MIN_POOLED_BYTES:
+        out = np.matmul(av, bv, out=buffers.empty(shape, dtype))
+    else:
+        out = xp.matmul(av, bv)
     z = wrap(out)
     op_type = "MatMul" if a._value.ndim == 2 and b._value.ndim == 2 else "BatchMatMulV2"
     attrs = {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)}

@@ -16,7 +16,7 @@ import numpy as np
 from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
-from ..framework import backend
+from ..framework import backend, buffers
 from ..framework import elementwise as _elementwise
 from ..framework.tensor import wrap
 from . import array_ops, reduction_ops, unary_ops
@@ -125,7 +125,10 @@ def relu(features, name=None):
         raise InvalidArgumentError(
             f"relu: features must be of an integer or floating dtype, got {x.dtype}"
         )
-    y = wrap(_xp(x._value).maximum(x._value, x._value.dtype.type(0)))
+    xp = _xp(x._value)
+    zero = x._value.dtype.type(0)
+    y = wrap(xp.maximum(x._value, zero) if xp is not np else
+             np.maximum(x._value, zero, out=buffers.empty_like(x._value)))
     record_operation("Relu", (x,), (y,))
     return y
 
@@ -140,14 +143,20 @@ def _relu_backprop(grad, output):
     grad = as_tensor(grad, name="grad")
     g = grad._value
     xp = _xp(g)
-    mask = output._value > 0
+    on_host = xp is np
+    mask = (np.greater(output._value, 0, out=buffers.empty_like(output._value, bool))
+            if on_host else output._value > 0)
     if g.dtype.kind == "f" and g.dtype.itemsize in (2, 4, 8) and g.ndim \
             and mask.shape == g.shape:
         # The bits of g where the mask is set, else +0: an AND with an
         # all-ones or all-zeros word (np.where branches on each element, and
         # a relu mask is random: ten times slower).
         word = np.dtype(f"i{g.dtype.itemsize}")
-        keep = mask.view(np.int8).astype(word)
+        if on_host:
+            keep = buffers.empty_like(mask, word)
+            np.copyto(keep, mask.view(np.int8), casting="unsafe")
+        else:
+            keep = mask.view(np.int8).astype(word)
         xp.negative(keep, out=keep)
         result = xp.bitwise_and(xp.ascontiguousarray(g).view(word), keep,
                                 out=keep).view(g.dtype)

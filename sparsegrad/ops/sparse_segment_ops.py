@@ -758,7 +758,7 @@ def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None,
         sparse_rows.check_in_range(idx, t.shape[0], "ids")
     # A recorded op keeps its ids, splits and weights for the gradient: its
     # own copies then, so that the caller may reuse their arrays.
-    keep = np.array if is_recording() else np.asarray
+    keep = buffers.copy if is_recording() else np.asarray
     ids_kept = keep(idx)
     splits64 = keep(spl, dtype=np.int64)
     if w is not None:

@@ -58,6 +58,44 @@ def test_clip_results_survive_the_next_call(rng):
     assert not np.shares_memory(arr, third.numpy())
 
 
+def test_size_classes_cover_every_request_with_at_most_an_eighth_more():
+    for nbytes in (1, 7, 1 << 18, (1 << 18) + 1, 3_000_000, 6_815_744, 10**9 + 7):
+        size = buffers.size_class(nbytes)
+        assert nbytes <= size <= nbytes + nbytes // 8 + 1
+        assert buffers.size_class(size) == size           # a class is its own class
+    assert buffers.size_class(1 << 20) == 1 << 20
+    assert buffers.size_class((1 << 20) + 1) == (1 << 20) + (1 << 17)
+
+
+def test_results_of_varying_size_share_the_blocks_of_their_class():
+    # the distinct rows of an IndexedSlices change from batch to batch
+    a = buffers.empty((70_000, 16), np.float32)
+    address = a.__array_interface__["data"][0]
+    del a
+    b = buffers.empty((66_000, 16), np.float32)          # smaller, same class
+    assert b.__array_interface__["data"][0] == address
+    assert b.shape == (66_000, 16) and b.flags.c_contiguous and b.flags.writeable
+
+
+def test_pooled_copy_is_a_contiguous_cast():
+    x = np.arange(300_000, dtype=np.int64)[::3]
+    y = buffers.copy(x, np.float64)
+    assert y.flags.c_contiguous and y.dtype == np.float64
+    np.testing.assert_array_equal(y, x.astype(np.float64))
+    assert not np.shares_memory(x, y)
+
+
+def test_large_variables_start_a_huge_page_and_hold_their_values():
+    table = np.arange(1 << 20, dtype=np.float32).reshape(-1, 64)   # 4 MiB
+    var = sg.Variable(table)
+    assert var._value.ctypes.data % buffers.HUGE_PAGE == 0
+    np.testing.assert_array_equal(var.numpy(), table)
+    var.scatter_add(sg.IndexedSlices(np.ones((2, 64), np.float32), [3, 3]))
+    np.testing.assert_array_equal(var.numpy()[3], table[3] + 2)
+    small = buffers.aligned_empty((100, 64), np.float32)
+    assert small.ctypes.data % buffers.CACHE_LINE == 0
+
+
 # -- check_allocation and memory_limit -------------------------------------------
 
 

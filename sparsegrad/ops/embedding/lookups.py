@@ -14,7 +14,7 @@ import numpy as np
 from ...autodiff.recording import record_operation
 from ...autodiff.registry import register_gradient
 from ...errors import InvalidArgumentError
-from ...framework import sparse_rows
+from ...framework import buffers, sparse_rows
 from ...framework.backend import get_array_module, is_cupy_array
 from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import Tensor, wrap
@@ -42,7 +42,7 @@ def _index_tensor(indices, name="indices"):
         array = sparse_rows.index_array(indices._value, name)
         return indices if array is indices._value else wrap(array)
     array = sparse_rows.index_array(indices, name)
-    return wrap(array.copy() if is_cupy_array(array) else np.array(array, copy=True))
+    return wrap(array.copy() if is_cupy_array(array) else buffers.copy(array))
 
 
 def _int_argument(value, name):
