@@ -21,6 +21,10 @@
   ``EmbeddingBag(sparse=True)`` + ``torch.optim.Adagrad`` and a TensorFlow
   ``tf.function`` with ``tf.compat.v1.train.AdagradOptimizer``.
 
+``segment/embedding_bag_step`` and ``end_to_end/ctr_step`` are steady-state
+cases (``Case.steps``): each process times 100 consecutive steps, and the
+table shows how their blocks of 10 compare.
+
 Floors: segment sums read the values and the ids and write the output;
 ``ragged.range`` reads its three inputs and writes the splits and values; the
 bag forward reads every looked-up row and writes the output, and the step
@@ -399,9 +403,10 @@ CASES = [
     Case(
         "segment/embedding_bag_step",
         "the bag forward, its gradient and a sparse Adagrad step "
-        "(tf: in a tf.function)",
+        "(tf: in a tf.function); 100 steps per process",
         {"sparsegrad": _bag_sparsegrad(True), "tensorflow": _bag_tensorflow(True),
          "torch": _bag_torch(True)},
         _bag_bytes(True),
+        steps=100,
     ),
 ]
