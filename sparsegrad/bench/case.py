@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 # The libraries a case may be timed with, in the order the table shows them.
-LIBRARIES = ("sparsegrad", "tensorflow", "torch", "numpy")
+LIBRARIES = ("sparsegrad", "tensorflow", "torch", "fbgemm", "numpy")
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ examples:
   sparsegrad bench --list
   sparsegrad bench --filter clip/ --json clip.json
   sparsegrad bench --python tensorflow=/opt/tf/bin/python
+  sparsegrad bench --filter segment/embedding_bag --python fbgemm=/opt/fb/bin/python
 """
 
 import argparse
@@ -27,7 +28,8 @@ from . import sizes
 from .case import LIBRARIES
 from .sizes import QUICK_STEPS
 
-HELP = "time sparsegrad against TensorFlow, PyTorch, NumPy and the bandwidth floor"
+HELP = ("time sparsegrad against TensorFlow, PyTorch, FBGEMM, NumPy and the "
+        "bandwidth floor")
 
 
 def _python_option(text):

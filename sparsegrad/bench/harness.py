@@ -42,7 +42,7 @@ BANDWIDTH_BYTES = BANDWIDTH_MIB.full << 20
 
 # The module to import to find out whether a library is there, and its version.
 IMPORT_NAMES = {"sparsegrad": "sparsegrad", "tensorflow": "tensorflow",
-                "torch": "torch", "numpy": "numpy"}
+                "torch": "torch", "fbgemm": "fbgemm_gpu", "numpy": "numpy"}
 
 
 # ---------------------------------------------------------------------------
@@ -743,7 +743,7 @@ def _spread(res):
     return f"±{50 * (res['q3'] - res['q1']) / res['median']:.0f}%"
 
 
-_SHORT = {"tensorflow": "tf", "numpy": "np"}
+_SHORT = {"tensorflow": "tf", "fbgemm": "fb", "numpy": "np"}
 
 
 def _ratio(value):

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from sparsegrad.bench import cli, end_to_end, harness
+from sparsegrad.bench import cli, end_to_end, harness, segment
 from sparsegrad.bench.case import Case
 
 
@@ -58,7 +58,8 @@ def test_calls_per_process():
 
 def test_the_training_steps_are_steady_state_cases():
     suite = {case.name: case for _, case in harness.load_suite().entries}
-    for name in ("segment/embedding_bag_step", "end_to_end/ctr_step"):
+    for name in ("segment/embedding_bag_step", "segment/embedding_bag_step_rowwise",
+                 "segment/embedding_bag_step_rowwise_fp16", "end_to_end/ctr_step"):
         assert (suite[name].steps, suite[name].block) == (100, 10), name
     assert end_to_end.CASES[0].steps == 100
     assert suite["segment/embedding_bag_forward"].steps is None
@@ -143,7 +144,7 @@ def test_steps_option_overrides_the_case(steady_suite):
 def test_quick_run_of_the_bag_step_writes_block_medians(tmp_path, capsys):
     out = tmp_path / "bench.json"
     assert bench(["--quick", "--filter", "segment/embedding_bag_step$",
-                  "--libraries", "sparsegrad", "--json", str(out)]) == 0
+                  "--libraries", "sparsegrad,fbgemm", "--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert ("; steady-state cases: 20 steps per process, blocks of 10; quick "
             "sizes:") in text
@@ -159,6 +160,26 @@ def test_quick_run_of_the_bag_step_writes_block_medians(tmp_path, capsys):
                               statistics.median(times[10:])]]
     assert res["block_ratio"] == pytest.approx(max(res["blocks"][0])
                                                / min(res["blocks"][0]))
+    assert case["results"]["fbgemm"] == {"status": "n/a"}   # not a peer of Adagrad
     (line,) = [x for x in text.splitlines()
                if x.startswith("segment/embedding_bag_step ")]
     assert f"{res['block_ratio']:.2f}x" in line
+
+
+def test_bag_floors_count_rowwise_state_and_half_rows():
+    ids, indptr = segment._bag_ids(True)
+    width = 16
+    n_bags, distinct = indptr.size - 1, len(set(ids.tolist()))
+    lookup = ids.size * width * 4 + n_bags * width * 4
+    floors = {c.name: c.floor_bytes(True) for c in segment.CASES}
+    assert floors["segment/embedding_bag_forward"] == lookup
+    # + upstream read, table and accumulator rows read and written
+    assert floors["segment/embedding_bag_step"] == (
+        lookup + n_bags * width * 4 + 4 * distinct * width * 4)
+    # one float32 accumulator per row instead of a row of them
+    assert floors["segment/embedding_bag_step_rowwise"] == (
+        lookup + n_bags * width * 4 + 2 * distinct * (width * 4 + 4))
+    # float16 table rows; float32 output, upstream and accumulators
+    assert floors["segment/embedding_bag_step_rowwise_fp16"] == (
+        ids.size * width * 2 + 2 * n_bags * width * 4
+        + 2 * distinct * (width * 2 + 4))
