@@ -6,6 +6,10 @@ One module per area (:mod:`~sparsegrad.bench.slices`,
 :mod:`~sparsegrad.bench.end_to_end`) lists its :class:`~sparsegrad.bench.case.Case`
 objects in ``CASES``; :mod:`~sparsegrad.bench.harness` times them, each
 (case, library) pair in a process of its own (:mod:`~sparsegrad.bench.worker`),
-and :mod:`~sparsegrad.bench.cli` is the command line.  Nothing in the library
-imports this package.
+and :mod:`~sparsegrad.bench.cli` is the command line.  The peers are
+TensorFlow, PyTorch, FBGEMM (the embedding-bag cases) and NumPy, each
+optional.  Training steps are steady-state cases
+(:attr:`~sparsegrad.bench.case.Case.steps`): 100 consecutive steps per
+process, compared block by block.  Nothing in the library imports this
+package.
 """

@@ -4,13 +4,19 @@ Each area module of :mod:`sparsegrad.bench` (``slices``, ``training_ops``,
 ``clip``, ``segment``, ``autodiff``, ``end_to_end``) has a module-level list
 ``CASES`` of :class:`Case`.  The harness runs every (case, library) pair in a
 process of its own, so no two libraries (nor their OpenMP runtimes) share one.
+
+A case with ``steps`` is a steady-state case (a training step, say): each of
+its processes times ``steps`` consecutive calls after the warm-up instead of
+``--repeat``, and the harness reports the medians of its blocks of ``block``
+consecutive calls, so that a step that gets slower (or faster) as a run goes
+on shows in the table.
 """
 
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 # The libraries a case may be timed with, in the order the table shows them.
-LIBRARIES = ("sparsegrad", "tensorflow", "torch", "numpy")
+LIBRARIES = ("sparsegrad", "tensorflow", "torch", "fbgemm", "numpy")
 
 
 @dataclass(frozen=True)
@@ -33,9 +39,32 @@ class Case:
         ``floor_bytes(quick) -> int``: the bytes the operation must move at
         least (read plus written); the harness divides them by the measured
         bandwidth to give the floor.  None where no floor makes sense.
+    steps : int, optional
+        Timed calls per process for a steady-state case (each process makes
+        them one after the other, after the warm-up), instead of the
+        ``--repeat`` of the run.  None (the default) for an ordinary case.
+    block : int, optional
+        Consecutive calls per block of a steady-state case (default 10): the
+        harness takes the median of each block, and the table shows the
+        slowest block median over the fastest.  Ignored without `steps`.
+
+    Raises
+    ------
+    ValueError
+        If `steps` or `block` is given and below 1.
     """
 
     name: str
     description: str
     setups: dict[str, Callable] = field(default_factory=dict)
     floor_bytes: Optional[Callable] = None
+    steps: Optional[int] = None
+    block: int = 10
+
+    def __post_init__(self):
+        if self.steps is not None and self.steps < 1:
+            raise ValueError(f"case {self.name!r}: steps must be at least 1, "
+                             f"got {self.steps!r}")
+        if self.block < 1:
+            raise ValueError(f"case {self.name!r}: block must be at least 1, "
+                             f"got {self.block!r}")

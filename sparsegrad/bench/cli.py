@@ -4,7 +4,10 @@ memory-bandwidth floor.
 The suite ships with the package, one module per area (slices, training_ops,
 clip, segment, autodiff, end_to_end).  Every (case, library) pair runs in a
 fresh process of its own; for each case the libraries take turns for
-``--rounds`` rounds and the table quotes the median of all timings.  The floor
+``--rounds`` rounds and the table quotes the median of all timings.  A
+steady-state case (a training step) times --steps consecutive steps in each
+process instead of --repeat calls; its "blocks" column is sparsegrad's
+slowest median of 10 consecutive steps over its fastest.  The floor
 of a case is the bytes it must move divided by the better of a one-thread
 ``np.copyto`` and a copy on all cores, measured once per run.  A peer that is
 not installed (nor given an interpreter with --python) is not started; its
@@ -15,14 +18,18 @@ examples:
   sparsegrad bench --list
   sparsegrad bench --filter clip/ --json clip.json
   sparsegrad bench --python tensorflow=/opt/tf/bin/python
+  sparsegrad bench --filter segment/embedding_bag --python fbgemm=/opt/fb/bin/python
 """
 
 import argparse
 import sys
 
 from . import sizes
+from .case import LIBRARIES
+from .sizes import QUICK_STEPS
 
-HELP = "time sparsegrad against TensorFlow, PyTorch, NumPy and the bandwidth floor"
+HELP = ("time sparsegrad against TensorFlow, PyTorch, FBGEMM, NumPy and the "
+        "bandwidth floor")
 
 
 def _python_option(text):
@@ -63,20 +70,25 @@ def add_arguments(parser):
     parser.add_argument("--json", metavar="FILE",
                         help="also write every timing and ratio to FILE as JSON")
     parser.add_argument("--quick", action="store_true",
-                        help="a smoke run: one round of 3 calls at small sizes ("
-                             + sizes.describe(True) + ")")
+                        help="a smoke run: one round of 3 calls (at most "
+                             f"{QUICK_STEPS} steps for the steady-state cases) "
+                             "at small sizes (" + sizes.describe(True) + ")")
     parser.add_argument("--rounds", type=_positive, default=None,
                         help="turns each library takes per case (default 3, "
                              "1 with --quick)")
     parser.add_argument("--repeat", type=_positive, default=None,
                         help="timed calls per turn (default 9, 3 with --quick)")
+    parser.add_argument("--steps", type=_positive, default=None,
+                        help="timed steps per process of the steady-state cases "
+                             "(default: the case's, 100; at most "
+                             f"{QUICK_STEPS} with --quick)")
     parser.add_argument("--warmup", type=_non_negative, default=1,
                         help="untimed calls before the timed ones (default 1)")
     parser.add_argument("--threads", type=_positive, default=None,
                         help="threads each library uses (default: every processor)")
     parser.add_argument(
         "--libraries", default=None, metavar="LIST",
-        help="comma-separated subset of sparsegrad,tensorflow,torch,numpy")
+        help="comma-separated subset of " + ",".join(LIBRARIES))
     parser.add_argument(
         "--python", action="append", default=[], type=_python_option,
         metavar="LIBRARY=PATH",
@@ -137,13 +149,50 @@ def libraries_line(libraries, pythons):
     return line
 
 
+def steady_line(entries, settings):
+    """What the header says of the steady-state cases among `entries`.
+
+    Parameters
+    ----------
+    entries : list of (str, Case)
+        The cases run.
+    settings : harness.Settings
+
+    Returns
+    -------
+    str
+        ``"; steady-state cases: 100 steps per process, blocks of 10"`` (one
+        such clause per distinct setting), or ``""`` when none is run.
+
+    Examples
+    --------
+    >>> from sparsegrad.bench.case import Case
+    >>> from sparsegrad.bench.harness import Settings
+    >>> steady_line([("m", Case("a/step", "", steps=100))], Settings())
+    '; steady-state cases: 100 steps per process, blocks of 10'
+    >>> steady_line([("m", Case("a/op", ""))], Settings())
+    ''
+    """
+    from . import harness
+
+    seen = []
+    for _, case in entries:
+        if case.steps is not None:
+            kind = (harness.calls_per_process(case, settings), case.block)
+            if kind not in seen:
+                seen.append(kind)
+    if not seen:
+        return ""
+    return "; steady-state cases: " + ", ".join(
+        f"{n} steps per process, blocks of {block}" for n, block in seen)
+
+
 def run(args):
     """Run ``sparsegrad bench`` with parsed `args`; return the exit status."""
     import json
     import os
 
     from . import harness
-    from .case import LIBRARIES
 
     suite = harness.load_suite()
     try:
@@ -190,6 +239,7 @@ def run(args):
         quick=args.quick,
         threads=args.threads or os.cpu_count() or 1,
         pythons=pythons,
+        steps=args.steps,
     )
 
     progress = _Progress(sys.stderr)
@@ -222,6 +272,7 @@ def run(args):
 
     print(harness.machine_line(machine, bandwidth))
     print(f"medians of {settings.rounds} round(s) x {settings.repeat} calls"
+          f"{steady_line(entries, settings)}"
           f"{'; quick sizes: ' + sizes.describe(True) if args.quick else ''}")
     print(libraries_line(libraries, pythons))
     print()

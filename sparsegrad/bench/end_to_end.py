@@ -33,6 +33,10 @@ before it.  Labels are 0/1 with probability 1/4 of a click.
 
 Every library starts from the same float32 initial values (Glorot-uniform
 MLP weights, zero biases, a table uniform in [-0.05, 0.05]).
+
+The case is a steady-state case (``Case.steps``): each process times 100
+consecutive steps after the warm-up, and the table compares their blocks of
+10 (a step must cost the same from the first step to the last).
 """
 
 import numpy as np
@@ -257,5 +261,6 @@ CASES = [
         setups={"sparsegrad": setup_sparsegrad, "torch": setup_torch,
                 "tensorflow": setup_tensorflow},
         floor_bytes=floor_bytes,
+        steps=100,
     ),
 ]

@@ -6,6 +6,13 @@ runtimes, share a process.  The libraries take turns: for each case, each
 round runs every library once, and the figure quoted is the median over all
 the timings of all the rounds.  The memory-bandwidth floor is measured once
 per run, also in a worker process of its own.
+
+A steady-state case (:attr:`~sparsegrad.bench.case.Case.steps`) times many
+consecutive steps in each process instead of ``--repeat`` calls; the harness
+splits each process's timings into blocks of
+:attr:`~sparsegrad.bench.case.Case.block` steps (:func:`block_medians`) and
+reports the slowest block median over the fastest (:func:`block_ratio`), so
+that a step whose cost drifts or jumps over a run is seen, not averaged away.
 """
 
 import json
@@ -21,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .case import LIBRARIES
-from .sizes import BANDWIDTH_MIB
+from .sizes import BANDWIDTH_MIB, QUICK_STEPS
 from .sizes import describe as describe_sizes
 
 # The area modules of the suite, in the order the table shows them.
@@ -35,7 +42,7 @@ BANDWIDTH_BYTES = BANDWIDTH_MIB.full << 20
 
 # The module to import to find out whether a library is there, and its version.
 IMPORT_NAMES = {"sparsegrad": "sparsegrad", "tensorflow": "tensorflow",
-                "torch": "torch", "numpy": "numpy"}
+                "torch": "torch", "fbgemm": "fbgemm_gpu", "numpy": "numpy"}
 
 
 # ---------------------------------------------------------------------------
@@ -82,6 +89,68 @@ def time_calls(fn, repeat, warmup=1):
         fn()
         times.append(time.perf_counter() - start)
     return times
+
+
+def block_medians(times, block):
+    """The median of each run of `block` consecutive timings.
+
+    Only whole blocks count: the timings after the last whole block (fewer
+    than `block`) are left out, and fewer than `block` timings give no block.
+
+    Parameters
+    ----------
+    times : sequence of float
+        Timings in the order they were taken.
+    block : int
+        Timings per block (at least 1).
+
+    Returns
+    -------
+    list of float
+        One median per whole block, in order.
+
+    Raises
+    ------
+    ValueError
+        If `block` is below 1.
+
+    Examples
+    --------
+    >>> block_medians([1, 5, 2, 9, 9, 8, 4], block=3)
+    [2, 9]
+    >>> block_medians([1.0, 2.0], block=3)
+    []
+    """
+    if block < 1:
+        raise ValueError(f"block must be at least 1, got {block!r}")
+    return [statistics.median(times[i:i + block])
+            for i in range(0, len(times) - block + 1, block)]
+
+
+def block_ratio(blocks):
+    """The slowest block median over the fastest, over every block given.
+
+    Parameters
+    ----------
+    blocks : sequence of float
+        Block medians (:func:`block_medians`), of one process or of several.
+
+    Returns
+    -------
+    float or None
+        1.0 when every block took the same time; None for fewer than two
+        blocks, or when the fastest took no time.
+
+    Examples
+    --------
+    >>> block_ratio([2.0, 3.0, 2.5])
+    1.5
+    >>> block_ratio([2.0]) is None
+    True
+    """
+    if len(blocks) < 2 or min(blocks) <= 0:
+        return None
+    return max(blocks) / min(blocks)
 
 
 def cpu_model():
@@ -473,7 +542,12 @@ def absent_libraries(libraries, pythons=None):
 
 @dataclass
 class Settings:
-    """How a run times its cases (the command line's options)."""
+    """How a run times its cases (the command line's options).
+
+    ``steps``, when set, replaces the ``steps`` of every steady-state case;
+    left None, a case times its own ``steps`` (at most :data:`QUICK_STEPS`
+    with ``quick``).  Ordinary cases time ``repeat`` calls per process.
+    """
 
     libraries: tuple = LIBRARIES
     rounds: int = 3
@@ -482,6 +556,38 @@ class Settings:
     quick: bool = False
     threads: Optional[int] = None
     pythons: dict[str, str] = field(default_factory=dict)
+    steps: Optional[int] = None
+
+
+def calls_per_process(case, settings):
+    """The timed calls each worker process of `case` makes under `settings`.
+
+    Parameters
+    ----------
+    case : Case
+    settings : Settings
+
+    Returns
+    -------
+    int
+        ``settings.repeat`` for an ordinary case; for a steady-state case
+        ``settings.steps`` if set, else the case's ``steps`` (at most
+        :data:`QUICK_STEPS` in a quick run).
+
+    Examples
+    --------
+    >>> from sparsegrad.bench.case import Case
+    >>> steady = Case("a/step", "", steps=100)
+    >>> calls_per_process(steady, Settings(quick=True))
+    20
+    >>> calls_per_process(Case("a/op", ""), Settings(repeat=5))
+    5
+    """
+    if case.steps is None:
+        return settings.repeat
+    if settings.steps is not None:
+        return settings.steps
+    return min(case.steps, QUICK_STEPS) if settings.quick else case.steps
 
 
 def _summary(times):
@@ -489,6 +595,15 @@ def _summary(times):
     q1, _, q3 = statistics.quantiles(ordered, n=4) if len(ordered) > 1 else ordered * 3
     return {"median": statistics.median(ordered), "min": ordered[0],
             "max": ordered[-1], "q1": q1, "q3": q3}
+
+
+def _blocks(processes, block):
+    """The block medians of each process's timings and their ratios."""
+    blocks = [block_medians(times, block) for times in processes]
+    within = [r for r in map(block_ratio, blocks) if r is not None]
+    return {"blocks": blocks,
+            "block_ratio": block_ratio([m for b in blocks for m in b]),
+            "block_ratio_within": max(within) if within else None}
 
 
 def run_cases(entries, settings, bandwidth, progress=None):
@@ -512,7 +627,13 @@ def run_cases(entries, settings, bandwidth, progress=None):
         ``times``, ``median``, ``min``, ``max``, ``q1``, ``q3`` and
         ``version``; ``"missing"`` or ``"error"`` with ``reason``; or
         ``"n/a"`` where the case has no setup for the library), ``ratios``
-        (peer median / sparsegrad median) and ``x_floor``.
+        (peer median / sparsegrad median) and ``x_floor``; ``steps`` (the
+        calls each process timed, for a steady-state case, else None) and
+        ``block``.  For a steady-state case each ``"ok"`` result also has
+        ``blocks`` (per process, in the order the processes ran, the list
+        of its block medians), ``block_ratio`` (slowest over fastest block
+        median over all of them) and ``block_ratio_within`` (the largest
+        such ratio inside one process).
 
     Notes
     -----
@@ -525,7 +646,9 @@ def run_cases(entries, settings, bandwidth, progress=None):
     rows = []
     for index, (module, case) in enumerate(entries, 1):
         libraries = [lib for lib in settings.libraries if lib in case.setups]
+        n_calls = calls_per_process(case, settings)
         gathered = {lib: [] for lib in libraries}
+        per_process = {lib: [] for lib in libraries}
         failed = {lib: {"status": "missing", "reason": absent[lib]}
                   for lib in libraries if lib in absent}
         versions = {}
@@ -536,13 +659,14 @@ def run_cases(entries, settings, bandwidth, progress=None):
                 if progress:
                     progress(f"[{index}/{len(entries)}] {case.name} {lib} "
                              f"round {r + 1}/{settings.rounds}")
-                argv = [module, case.name, lib, "--repeat", str(settings.repeat),
+                argv = [module, case.name, lib, "--repeat", str(n_calls),
                         "--warmup", str(settings.warmup), "--threads", str(threads)]
                 if settings.quick:
                     argv.append("--quick")
                 out = run_worker(argv, settings.pythons.get(lib, sys.executable))
                 if out["status"] == "ok":
                     gathered[lib].extend(out["times"])
+                    per_process[lib].append(out["times"])
                     versions[lib] = out.get("version")
                 else:
                     failed[lib] = out
@@ -556,6 +680,8 @@ def run_cases(entries, settings, bandwidth, progress=None):
             else:
                 results[lib] = {"status": "ok", "version": versions.get(lib),
                                 "times": gathered[lib], **_summary(gathered[lib])}
+                if case.steps is not None:
+                    results[lib].update(_blocks(per_process[lib], case.block))
         ours = results.get("sparsegrad", {})
         ours_t = ours.get("median") if ours.get("status") == "ok" else None
         ratios = {
@@ -571,6 +697,8 @@ def run_cases(entries, settings, bandwidth, progress=None):
                             else None),
             "results": results,
             "ratios": ratios,
+            "steps": n_calls if case.steps is not None else None,
+            "block": case.block,
         })
     set_floors(rows, bandwidth)
     return rows
@@ -615,7 +743,7 @@ def _spread(res):
     return f"±{50 * (res['q3'] - res['q1']) / res['median']:.0f}%"
 
 
-_SHORT = {"tensorflow": "tf", "numpy": "np"}
+_SHORT = {"tensorflow": "tf", "fbgemm": "fb", "numpy": "np"}
 
 
 def _ratio(value):
@@ -625,13 +753,16 @@ def _ratio(value):
 def format_table(rows, libraries):
     """The results as one text table, with a footnote per skipped library.
 
-    Columns: the case, each library's median (a peer's followed by its time
+    Columns: the case, each library's median (sparsegrad's followed by its
+    spread and, when a steady-state case is among the rows, its ``blocks``:
+    the slowest block median over the fastest; a peer's followed by its time
     over sparsegrad's), the floor and sparsegrad's time over the floor.
     """
     peers = [lib for lib in libraries if lib != "sparsegrad"]
+    steady = any(row.get("steps") is not None for row in rows)
     header = ["case"]
     if "sparsegrad" in libraries:
-        header += ["sparsegrad", "spread"]
+        header += ["sparsegrad", "spread"] + (["blocks"] if steady else [])
     for lib in peers:
         header += [lib, f"{_SHORT.get(lib, lib)}/sg"]
     header += ["floor", "x floor"]
@@ -651,6 +782,8 @@ def format_table(rows, libraries):
             line.append(cell)
             if lib == "sparsegrad":
                 line.append(_spread(res) if res["status"] == "ok" else "—")
+                if steady:
+                    line.append(_ratio(res.get("block_ratio")))
             else:
                 line.append(_ratio(row["ratios"].get(lib)))
         line += [format_seconds(row["floor"]) if row["floor"] else "—",
@@ -662,13 +795,21 @@ def format_table(rows, libraries):
     lines.append("-" * len(lines[0]))
     for line in body:
         lines.append("  ".join(f.format(c) for f, c in zip(fmt, line)))
+    legend = []
     if peers:
-        lines.append("")
-        lines.append("spread: half the interquartile range of sparsegrad's "
-                     "timings over their median; peer/sg: the peer's median "
-                     "over sparsegrad's (above 1: sparsegrad is faster); x "
-                     "floor: sparsegrad's median over the bandwidth floor; —: "
-                     "not run")
+        legend.append("spread: half the interquartile range of sparsegrad's "
+                      "timings over their median; peer/sg: the peer's median "
+                      "over sparsegrad's (above 1: sparsegrad is faster); x "
+                      "floor: sparsegrad's median over the bandwidth floor; —: "
+                      "not run")
+    if steady and "sparsegrad" in libraries:
+        legend.append("blocks: steady-state cases only; sparsegrad's slowest "
+                      "median of a block of consecutive steps over its fastest, "
+                      "over the blocks of every process (1.00x: every block "
+                      "alike; the JSON has each process's block medians for "
+                      "every library)")
+    if legend:
+        lines += [""] + legend
     for i, note in enumerate(notes, 1):
         lines.append(f"[{i}] {note}")
     return "\n".join(lines)
@@ -680,7 +821,8 @@ def results_json(machine, bandwidth, settings, rows, notes):
         "machine": machine,
         "bandwidth": bandwidth,
         "settings": {"libraries": list(settings.libraries), "rounds": settings.rounds,
-                     "repeat": settings.repeat, "warmup": settings.warmup,
+                     "repeat": settings.repeat, "steps": settings.steps,
+                     "quick_steps": QUICK_STEPS, "warmup": settings.warmup,
                      "quick": settings.quick, "pythons": settings.pythons,
                      "sizes": describe_sizes(settings.quick)},
         "notes": notes,

@@ -14,19 +14,42 @@
   ``cumsum``.
 * ``segment/embedding_bag_forward``: ``sg.nn.embedding_lookup_sparse(combiner
   ="sum")`` of 16,384 bags of 20 Zipf(1.1) ids (a CSR matrix) on a 1,000,000
-  x 64 float32 table, against ``torch.nn.EmbeddingBag(mode="sum")`` and
-  ``tf.nn.embedding_lookup_sparse``.
+  x 64 float32 table, against ``torch.nn.EmbeddingBag(mode="sum")``,
+  ``tf.nn.embedding_lookup_sparse`` and FBGEMM's CPU table-batched embedding
+  (``SplitTableBatchedEmbeddingBagsCodegen``, one table on the host,
+  ``PoolingMode.SUM``).
 * ``segment/embedding_bag_step``: the same forward, the gradient for a fixed
   upstream gradient and a sparse Adagrad step (learning rate 0.1), against
   ``EmbeddingBag(sparse=True)`` + ``torch.optim.Adagrad`` and a TensorFlow
   ``tf.function`` with ``tf.compat.v1.train.AdagradOptimizer``.
+* ``segment/embedding_bag_step_rowwise``: the same forward and gradient and a
+  row-wise Adagrad step, ``sg.optimizers.RowwiseAdagrad(0.1)`` against
+  FBGEMM's ``OptimType.EXACT_ROWWISE_ADAGRAD`` (float32 weights), whose
+  backward applies the step itself (fused).  Both do the same math: per
+  distinct row, ``a += mean(g**2)`` over the row's summed gradient ``g``,
+  then ``w -= 0.1 * g / (sqrt(a) + 1e-7)``.  FBGEMM starts its accumulators
+  at 0, so the setup fills them with sparsegrad's 0.1, and passes
+  ``eps=1e-7`` (FBGEMM's default is 1e-8); after one step the two tables
+  agree to float32 rounding.
+* ``segment/embedding_bag_step_rowwise_fp16``: FBGEMM's step with float16
+  weights (``weights_precision=SparseType.FP16``; float32 output and
+  accumulators).  sparsegrad has no setup: a float16 ``Variable`` looks up
+  and differentiates, but its optimizers update float32 and float64
+  variables only (half-precision storage is a later issue).
+
+The bag steps and ``end_to_end/ctr_step`` are steady-state cases
+(``Case.steps``): each process times 100 consecutive steps, and the table
+shows how their blocks of 10 compare.
 
 Floors: segment sums read the values and the ids and write the output;
 ``ragged.range`` reads its three inputs and writes the splits and values; the
 bag forward reads every looked-up row and writes the output, and the step
 adds reading the upstream gradient and reading and writing the table and
 accumulator rows of every distinct id (random rows are bound by latency more
-than bandwidth, so this floor is optimistic).
+than bandwidth, so this floor is optimistic).  Row-wise Adagrad reads and
+writes one float32 accumulator per distinct row instead of a row of them,
+and float16 table rows are half the bytes (the output, the upstream gradient
+and the accumulators stay float32).
 """
 
 from . import inputs
@@ -224,6 +247,11 @@ def _range_numpy(quick):
 
 BAG = 20
 BAG_LEARNING_RATE = 0.1
+# sparsegrad's RowwiseAdagrad defaults, given to FBGEMM too.
+ROWWISE_INITIAL_ACCUMULATOR = 0.1
+ROWWISE_EPSILON = 1e-7
+# Timed steps per process of the bag steps (steady-state cases).
+BAG_STEPS = 100
 
 
 def _bag_ids(quick):
@@ -247,20 +275,26 @@ def _bag_inputs(quick):
     return table, ids, indptr, upstream
 
 
-def _bag_bytes(step):
+def _bag_bytes(step, rowwise=False, weight_bytes=4):
+    """The floor of a bag case: `step` adds the gradient and the update;
+    `rowwise` keeps one float32 accumulator per row; `weight_bytes` is the
+    size of one table element (the output and the gradient stay float32)."""
+
     def floor(quick):
         ids, indptr = _bag_ids(quick)
-        row = inputs.embedding_sizes(quick)[1] * 4
-        out_bytes = (indptr.size - 1) * row
+        width = inputs.embedding_sizes(quick)[1]
+        row = width * weight_bytes
+        out_bytes = (indptr.size - 1) * width * 4
         n_bytes = ids.size * row + out_bytes
         if step:
-            n_bytes += out_bytes + 4 * inputs.n_distinct(ids) * row
+            state = 4 if rowwise else width * 4
+            n_bytes += out_bytes + 2 * inputs.n_distinct(ids) * (row + state)
         return n_bytes
 
     return floor
 
 
-def _bag_sparsegrad(step):
+def _bag_sparsegrad(step, rowwise=False):
     def setup(quick):
         import numpy as np
         import scipy.sparse
@@ -274,7 +308,8 @@ def _bag_sparsegrad(step):
             shape=(indptr.size - 1, table.shape[0]))
         if not step:
             return lambda: sg.nn.embedding_lookup_sparse(var, csr, combiner="sum")
-        opt = sg.optimizers.Adagrad(BAG_LEARNING_RATE)
+        opt = (sg.optimizers.RowwiseAdagrad(BAG_LEARNING_RATE) if rowwise
+               else sg.optimizers.Adagrad(BAG_LEARNING_RATE))
 
         def run():
             with sg.GradientTape() as tape:
@@ -348,6 +383,83 @@ def _bag_tensorflow(step):
     return setup
 
 
+def fbgemm_bag(quick, half=False):
+    """FBGEMM's embedding bag of the bag cases, and its inputs as tensors.
+
+    One host table of the cases' initial values (float16 with `half`), run
+    by FBGEMM's CPU kernels (``SplitTableBatchedEmbeddingBagsCodegen``), sum
+    pooling, float32 output, and the fused ``EXACT_ROWWISE_ADAGRAD`` of the
+    bag steps: learning rate 0.1, ``eps`` 1e-7 and the accumulators filled
+    with 0.1 (sparsegrad's ``RowwiseAdagrad`` defaults; FBGEMM's own are
+    1e-8 and 0).
+
+    Parameters
+    ----------
+    quick : bool
+        The reduced size.
+    half : bool, optional
+        float16 weights (``SparseType.FP16``) instead of float32.
+
+    Returns
+    -------
+    tuple
+        ``(bag, ids, offsets, upstream)``: the module, the int64 ids, the
+        int64 offsets (one per bag and the end) and the upstream gradient of
+        the output.
+
+    Raises
+    ------
+    ImportError
+        If ``fbgemm_gpu`` is not installed.
+    """
+    import torch
+    from fbgemm_gpu.split_table_batched_embeddings_ops_training import (
+        ComputeDevice,
+        EmbeddingLocation,
+        OptimType,
+        PoolingMode,
+        SparseType,
+        SplitTableBatchedEmbeddingBagsCodegen,
+    )
+
+    table, ids, indptr, upstream = _bag_inputs(quick)
+    bag = SplitTableBatchedEmbeddingBagsCodegen(
+        [(*table.shape, EmbeddingLocation.HOST, ComputeDevice.CPU)],
+        optimizer=OptimType.EXACT_ROWWISE_ADAGRAD,
+        learning_rate=BAG_LEARNING_RATE, eps=ROWWISE_EPSILON,
+        pooling_mode=PoolingMode.SUM,
+        weights_precision=SparseType.FP16 if half else SparseType.FP32,
+        output_dtype=SparseType.FP32)
+    with torch.no_grad():
+        (weights,) = bag.split_embedding_weights()
+        weights.copy_(torch.from_numpy(table))
+        ((accumulator,),) = bag.split_optimizer_states()
+        accumulator.fill_(ROWWISE_INITIAL_ACCUMULATOR)
+    return (bag, torch.from_numpy(ids), torch.from_numpy(indptr),
+            torch.from_numpy(upstream))
+
+
+def _bag_fbgemm(step, half=False):
+    def setup(quick):
+        import torch
+
+        bag, ids, offsets, upstream = fbgemm_bag(quick, half)
+        if not step:
+            def forward():
+                with torch.no_grad():
+                    return bag(ids, offsets)
+
+            return forward
+
+        def run():
+            # The backward applies the row-wise Adagrad step (fused).
+            bag(ids, offsets).backward(upstream)
+
+        return run
+
+    return setup
+
+
 CASES = [
     Case(
         f"segment/segment_sum_{dtype}",
@@ -391,17 +503,38 @@ CASES = [
     Case(
         "segment/embedding_bag_forward",
         "sum of 16,384 bags of 20 Zipf(1.1) ids on a 1,000,000 x 64 float32 "
-        "table (torch: EmbeddingBag; tf: embedding_lookup_sparse)",
+        "table (torch: EmbeddingBag; tf: embedding_lookup_sparse; fbgemm: "
+        "SplitTableBatchedEmbeddingBagsCodegen on the CPU)",
         {"sparsegrad": _bag_sparsegrad(False), "tensorflow": _bag_tensorflow(False),
-         "torch": _bag_torch(False)},
+         "torch": _bag_torch(False), "fbgemm": _bag_fbgemm(False)},
         _bag_bytes(False),
     ),
     Case(
         "segment/embedding_bag_step",
         "the bag forward, its gradient and a sparse Adagrad step "
-        "(tf: in a tf.function)",
+        "(tf: in a tf.function); 100 steps per process",
         {"sparsegrad": _bag_sparsegrad(True), "tensorflow": _bag_tensorflow(True),
          "torch": _bag_torch(True)},
         _bag_bytes(True),
+        steps=BAG_STEPS,
+    ),
+    Case(
+        "segment/embedding_bag_step_rowwise",
+        "the bag forward, its gradient and a row-wise Adagrad step (lr 0.1, "
+        "eps 1e-7, accumulators from 0.1): RowwiseAdagrad against FBGEMM's "
+        "fused EXACT_ROWWISE_ADAGRAD, float32; 100 steps per process",
+        {"sparsegrad": _bag_sparsegrad(True, rowwise=True),
+         "fbgemm": _bag_fbgemm(True)},
+        _bag_bytes(True, rowwise=True),
+        steps=BAG_STEPS,
+    ),
+    Case(
+        "segment/embedding_bag_step_rowwise_fp16",
+        "the row-wise step with FBGEMM's float16 weights (float32 output and "
+        "accumulators); no sparsegrad setup: its optimizers update float32 "
+        "and float64 variables only; 100 steps per process",
+        {"fbgemm": _bag_fbgemm(True, half=True)},
+        _bag_bytes(True, rowwise=True, weight_bytes=2),
+        steps=BAG_STEPS,
     ),
 ]

@@ -69,6 +69,10 @@ END_TO_END = Size((4_096, 1_000_000), (256, 10_000),
 #: MiB of each copy that measures the bandwidth.
 BANDWIDTH_MIB = Size(256, 16, "bandwidth copy {0} MiB")
 
+#: The most timed steps per process of a steady-state case (one with
+#: ``Case.steps``) in a ``--quick`` run: two blocks of ten.
+QUICK_STEPS = 20
+
 #: Every size, in the order :func:`describe` names them.
 ALL = (EMBEDDING, DENSE_UPDATE, CLIP_SIDE, SEGMENT, RAGGED_ROWS, BAGS,
        END_TO_END, BANDWIDTH_MIB)

@@ -4,8 +4,13 @@
 [--quick] [--threads T]`` imports ``LIBRARY``, gives it ``T`` threads, calls the
 case's ``setup(quick)``, warms the returned callable up, times ``N`` calls and
 prints one line of JSON: ``{"status": "ok", "times": [...], "version": ...}``.
-A library that is not installed gives ``{"status": "missing", "reason": ...}``
-and exit status 3.  ``python -m sparsegrad.bench.worker --bandwidth`` measures
+For a steady-state case the harness passes the case's steps as ``N``: the
+``N`` calls are consecutive steps of one process, and the harness cuts their
+times into blocks.  A library that is not installed, or whose
+import fails while loading its native code (``ImportError``, ``OSError`` or
+``RuntimeError``: an FBGEMM built for another PyTorch, say), gives
+``{"status": "missing", "reason": ...}`` (one line) and exit status 3.
+``python -m sparsegrad.bench.worker --bandwidth`` measures
 the copy bandwidth instead.  :mod:`sparsegrad.bench.harness` starts these
 processes; nothing else should need to.
 """
@@ -31,9 +36,47 @@ def _set_threads(library, module, n_threads):
     """Give `library` (imported as `module`) `n_threads` threads."""
     if library in ("sparsegrad", "torch"):
         module.set_num_threads(n_threads)
+    elif library == "fbgemm":
+        # FBGEMM's CPU kernels run on PyTorch's intra-op thread pool.
+        importlib.import_module("torch").set_num_threads(n_threads)
     elif library == "tensorflow":
         module.config.threading.set_intra_op_parallelism_threads(n_threads)
         module.config.threading.set_inter_op_parallelism_threads(n_threads)
+
+
+def import_failure(library, name, exc):
+    """The one-line reason why importing `library` (module `name`) failed.
+
+    Parameters
+    ----------
+    library : str
+        The library's name in the table.
+    name : str
+        The module imported.
+    exc : Exception
+        What the import raised.
+
+    Returns
+    -------
+    str
+        ``"<library> not installed"`` when the module itself is not found;
+        otherwise ``"<library> cannot be loaded: <Error>: <first line>"``
+        (at most 200 characters of the message).
+
+    Examples
+    --------
+    >>> import_failure("fbgemm", "fbgemm_gpu",
+    ...                ModuleNotFoundError("no", name="fbgemm_gpu"))
+    'fbgemm not installed'
+    >>> import_failure("fbgemm", "fbgemm_gpu", OSError("x.so: undefined symbol\\nmore"))
+    'fbgemm cannot be loaded: OSError: x.so: undefined symbol'
+    """
+    if isinstance(exc, ModuleNotFoundError) and (
+            exc.name == name or name.startswith(f"{exc.name}.")):
+        return f"{library} not installed"
+    lines = str(exc).strip().splitlines()
+    first = lines[0][:200] if lines else "(no message)"
+    return f"{library} cannot be loaded: {type(exc).__name__}: {first}"
 
 
 def measure(module, case_name, library, repeat, warmup=1, quick=False,
@@ -50,7 +93,8 @@ def measure(module, case_name, library, repeat, warmup=1, quick=False,
     library : str
         A key of the case's ``setups``.
     repeat, warmup : int
-        Timed calls, and untimed calls made first.
+        Timed calls (consecutive, in this process: the steps of a
+        steady-state case), and untimed calls made first.
     quick : bool
         Passed to the setup (the reduced size).
     n_threads : int, optional
@@ -60,8 +104,9 @@ def measure(module, case_name, library, repeat, warmup=1, quick=False,
     -------
     dict
         ``status`` ``"ok"``, ``times`` (seconds per call) and ``version``;
-        or ``status`` ``"missing"`` and a ``reason`` when the library cannot
-        be imported.
+        or ``status`` ``"missing"`` and a one-line ``reason`` when the
+        library cannot be imported (:func:`import_failure`) or its setup
+        raises ``ImportError``.
 
     Raises
     ------
@@ -80,10 +125,11 @@ def measure(module, case_name, library, repeat, warmup=1, quick=False,
                        f"it has {sorted(case.setups)}")
     if library != "sparsegrad":
         own_environment(os.environ)   # before the peer loads its OpenMP runtime
+    name = IMPORT_NAMES.get(library, library)
     try:
-        lib = importlib.import_module(IMPORT_NAMES.get(library, library))
-    except ImportError:
-        return {"status": "missing", "reason": f"{library} not installed"}
+        lib = importlib.import_module(name)
+    except (ImportError, OSError, RuntimeError) as exc:
+        return {"status": "missing", "reason": import_failure(library, name, exc)}
     _set_threads(library, lib, n_threads)
     try:
         fn = case.setups[library](quick)

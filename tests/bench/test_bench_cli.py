@@ -285,8 +285,11 @@ def test_quick_help_states_the_sizes(capsys):
     with pytest.raises(SystemExit):
         parser.parse_args(["--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert ("--quick a smoke run: one round of 3 calls at small sizes ("
-            + sizes.describe(True) + ")") in text
+    assert ("--quick a smoke run: one round of 3 calls (at most 20 steps for the "
+            "steady-state cases) at small sizes (" + sizes.describe(True) + ")") in text
+    assert sizes.QUICK_STEPS == 20
+    assert ("--steps STEPS timed steps per process of the steady-state cases "
+            "(default: the case's, 100; at most 20 with --quick)") in text
     assert sizes.describe(True).startswith(
         "embedding table 10,000 x 16 float32, 512 Zipf ids; dense Adam 10,000 "
         "float32; clip 10 dense 64 x 64 float32; segment sums 10,000 values into "
