@@ -19,17 +19,14 @@ from batch to batch (the distinct rows of an ``IndexedSlices``) reuse the
 same blocks.  The pool holds at most :data:`MAX_POOLED_BYTES`; blocks beyond
 that are plain allocations.
 
-:func:`aligned_empty` is the storage of Variables and optimizer slots: for
-tables of :data:`HUGE_PAGE` bytes or more, an anonymous mapping aligned to a
-huge page and advised (``MADV_HUGEPAGE``, then ``MADV_COLLAPSE`` where the
-kernel has it) to be backed by 2 MiB pages from the start, so random row
-access does not wait for the kernel to collapse pages behind the process's
-back, nor run at 4 KiB speed until it has.
+:func:`aligned_empty` is the storage of Variables and optimizer slots: NumPy
+memory (which NumPy already advises the kernel to back with huge pages),
+started at a cache line.  A mapping of its own aligned to a huge page and
+collapsed into huge pages at creation (``MADV_COLLAPSE``) was tried for the
+tables and measured slower: see ``benchmarks/README.md``.
 """
 
-import contextlib
 import functools
-import mmap
 import os
 import sys
 import threading
@@ -47,7 +44,6 @@ __all__ = [
     "MAX_POOLED_BYTES",
     "MIN_POOLED_BYTES",
     "CACHE_LINE",
-    "HUGE_PAGE",
     "aligned_empty",
     "UNCHECKED_BYTES",
     "check_allocation",
@@ -68,15 +64,6 @@ UNCHECKED_BYTES = 1 << 26
 
 #: Bytes of a cache line: the alignment of :func:`aligned_empty`.
 CACHE_LINE = 64
-
-#: Bytes of a transparent huge page on x86-64: the alignment of the tables of
-#: :func:`aligned_empty` that are at least this large.
-HUGE_PAGE = 1 << 21
-
-# madvise(2) advice that Python's mmap module may not name: MADV_COLLAPSE
-# (Linux 6.1) turns a range into huge pages now, synchronously.
-_MADV_HUGEPAGE = getattr(mmap, "MADV_HUGEPAGE", None)
-_MADV_COLLAPSE = getattr(mmap, "MADV_COLLAPSE", 25 if sys.platform == "linux" else None)
 
 _LOCK = threading.Lock()
 _POOL = {}  # nbytes -> list of 1-D uint8 blocks
@@ -439,11 +426,7 @@ def aligned_empty(shape, dtype):
     table row spans five lines instead of four, and a kernel that reads
     scattered rows (an embedding lookup, a sparse optimizer update) moves a
     quarter more memory.  Variables and optimizer slots keep their values in
-    such arrays.  From :data:`HUGE_PAGE` bytes on, the array starts a huge
-    page of a mapping of its own that the kernel is asked to back with huge
-    pages from the start (a 1,000,000 x 64 float32 table spans 128 of them
-    instead of 65,536 4 KiB pages: its random rows then rarely miss the TLB,
-    whatever khugepaged has done so far).
+    such arrays.
 
     Parameters
     ----------
@@ -453,8 +436,7 @@ def aligned_empty(shape, dtype):
     Returns
     -------
     ndarray
-        Writable, its data at a multiple of :data:`CACHE_LINE` bytes (of
-        :data:`HUGE_PAGE` bytes when it is that large).
+        Writable, its data at a multiple of :data:`CACHE_LINE` bytes.
 
     Examples
     --------
@@ -468,28 +450,7 @@ def aligned_empty(shape, dtype):
     nbytes = dtype.itemsize
     for n in shape:
         nbytes *= n
-    if nbytes >= HUGE_PAGE and _MADV_HUGEPAGE is not None:
-        try:
-            return _huge_page_array(nbytes).view(dtype).reshape(shape)
-        except OSError:  # no mapping that large: NumPy's MemoryError below
-            pass
     block = np.empty(nbytes + CACHE_LINE, np.uint8)
     offset = (-block.ctypes.data) % CACHE_LINE
     return block[offset : offset + nbytes].view(dtype).reshape(shape)
 
-
-def _huge_page_array(nbytes):
-    """`nbytes` of uint8 at a huge-page boundary of an anonymous mapping that
-    the kernel is asked to back with huge pages now (the mapping goes when
-    the last array viewing it does)."""
-    mapping = mmap.mmap(-1, nbytes + HUGE_PAGE,
-                        flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    block = np.frombuffer(mapping, np.uint8)
-    offset = (-block.ctypes.data) % HUGE_PAGE
-    start = offset & ~(mmap.PAGESIZE - 1)
-    length = (offset + nbytes + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE
-    length -= start
-    for advice in (_MADV_HUGEPAGE, _MADV_COLLAPSE):
-        with contextlib.suppress(OSError, ValueError):  # THP off, older kernel
-            mapping.madvise(advice, start, length)
-    return block[offset : offset + nbytes]

@@ -85,17 +85,6 @@ def test_pooled_copy_is_a_contiguous_cast():
     assert not np.shares_memory(x, y)
 
 
-def test_large_variables_start_a_huge_page_and_hold_their_values():
-    table = np.arange(1 << 20, dtype=np.float32).reshape(-1, 64)   # 4 MiB
-    var = sg.Variable(table)
-    assert var._value.ctypes.data % buffers.HUGE_PAGE == 0
-    np.testing.assert_array_equal(var.numpy(), table)
-    var.scatter_add(sg.IndexedSlices(np.ones((2, 64), np.float32), [3, 3]))
-    np.testing.assert_array_equal(var.numpy()[3], table[3] + 2)
-    small = buffers.aligned_empty((100, 64), np.float32)
-    assert small.ctypes.data % buffers.CACHE_LINE == 0
-
-
 # -- check_allocation and memory_limit -------------------------------------------
 
 
