@@ -632,6 +632,49 @@ cdef inline void _power_sign_row(floating* v, floating* s1, floating* s2,
         v[j] = v[j] - (lr * e) * gj
 
 
+cdef inline double _rowwise_squares(const floating* g, Py_ssize_t n) noexcept nogil:
+    # sum_j g_j**2 in double, in order from zero: one chain of n dependent
+    # additions (each product is exact in double)
+    cdef double total = 0
+    cdef Py_ssize_t j
+    for j in range(n):
+        total = total + <double>g[j] * <double>g[j]
+    return total
+
+
+cdef inline void _rowwise_squares4(
+    const floating* g0, const floating* g1, const floating* g2, const floating* g3,
+    Py_ssize_t n, double* totals,
+) noexcept nogil:
+    # _rowwise_squares of four rows at once: four independent chains, each
+    # in its row's order (the same bits), so that the additions of one row
+    # overlap the latency of the others'
+    cdef double t0 = 0, t1 = 0, t2 = 0, t3 = 0
+    cdef Py_ssize_t j
+    for j in range(n):
+        t0 = t0 + <double>g0[j] * <double>g0[j]
+        t1 = t1 + <double>g1[j] * <double>g1[j]
+        t2 = t2 + <double>g2[j] * <double>g2[j]
+        t3 = t3 + <double>g3[j] * <double>g3[j]
+    totals[0] = t0
+    totals[1] = t1
+    totals[2] = t2
+    totals[3] = t3
+
+
+@cython.cdivision(True)
+cdef inline void _rowwise_adagrad_apply(floating* v, floating* s1, const floating* g,
+                                        Py_ssize_t n, const double* hp,
+                                        double total) noexcept nogil:
+    # the update of _rowwise_adagrad_row given its row's sum of squares
+    cdef floating lr = <floating>hp[0], epsilon = <floating>hp[1], mult
+    cdef Py_ssize_t j
+    s1[0] = s1[0] + <floating>(total / <double>n)
+    mult = lr / (_sqrt(s1[0]) + epsilon)
+    for j in range(n):
+        v[j] = v[j] - mult * g[j]
+
+
 @cython.cdivision(True)
 cdef inline void _rowwise_adagrad_row(floating* v, floating* s1, floating* s2,
                                       floating* s3, const floating* g, Py_ssize_t n,
@@ -639,12 +682,4 @@ cdef inline void _rowwise_adagrad_row(floating* v, floating* s1, floating* s2,
     # hp: lr, epsilon; s1 points at the row's single accumulator.
     # accum += T(sum_j g_j**2 (in double, in order) / n)
     # var_j -= (lr / (sqrt(accum) + epsilon)) * g_j
-    cdef floating lr = <floating>hp[0], epsilon = <floating>hp[1], mult
-    cdef double total = 0
-    cdef Py_ssize_t j
-    for j in range(n):
-        total = total + <double>g[j] * <double>g[j]
-    s1[0] = s1[0] + <floating>(total / <double>n)
-    mult = lr / (_sqrt(s1[0]) + epsilon)
-    for j in range(n):
-        v[j] = v[j] - mult * g[j]
+    _rowwise_adagrad_apply(v, s1, g, n, hp, _rowwise_squares(g, n))

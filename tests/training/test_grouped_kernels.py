@@ -66,7 +66,51 @@ def test_grouped_update_has_the_bits_of_the_by_row_update(op, dtype, n_threads,
                     np.testing.assert_array_equal(
                         _bits(a.numpy()), _bits(b.numpy()),
                         err_msg=f"{name}, width {width}, scale {scale}")
-    assert set(spy.called) == {spec.driver + "_grouped", spec.driver + "_by_row"}
+    # row-wise Adagrad groups by itself (its grouped driver takes four rows
+    # at a time): both runs are grouped, compared with by_row below
+    assert set(spy.called) == ({spec.driver + "_grouped"} if spec.rowwise else
+                               {spec.driver + "_grouped", spec.driver + "_by_row"})
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rowwise_grouped_four_at_a_time_has_the_bits_of_by_row(dtype, n_threads,
+                                                               module):
+    # The grouped row-wise driver sums the squares of four rows interleaved;
+    # each row's chain must stay in its order: bit for bit the by-row driver
+    # (one row at a time), for group counts that are no multiple of four.
+    kernels = MODULES[module]
+    rng = np.random.default_rng(23)
+    hp = np.array([0.05, 1e-7])
+    for width in WIDTHS:
+        for n_rows, n in ((500, 2000), (7, 30), (3, 3)):
+            indices = _zipf_indices(rng, n, n_rows, np.int64)
+            grad = (rng.normal(size=(n, width))
+                    * 10.0 ** rng.integers(-3, 3, size=(n, 1))).astype(dtype)
+            unique, order, starts = sparse_rows.group_rows(indices, n_rows - 1)
+            for scale in (1.0, float(np.asarray(0.3, dtype))):
+                states = []
+                for grouped in (True, False):
+                    var = np.random.default_rng(5).normal(size=(n_rows, width))
+                    var = var.astype(dtype)
+                    acc = np.full((n_rows, 1), 0.1, dtype)
+                    if grouped:
+                        kernels.sparse_rowwise_adagrad_grouped(
+                            var, acc, acc, acc, grad, unique.astype(np.int64),
+                            order, starts, hp, scale, n_threads)
+                    else:
+                        scratch = np.empty(
+                            kernels.by_row_scratch_size(n, width, n_threads),
+                            np.int32)
+                        kernels.sparse_rowwise_adagrad_by_row(
+                            var, acc, acc, acc, grad, indices, hp, scale, True,
+                            n_threads, scratch)
+                    states.append((var, acc))
+                for a, b in zip(*states):
+                    np.testing.assert_array_equal(
+                        _bits(a), _bits(b),
+                        err_msg=f"width {width}, {len(unique)} rows, scale {scale}")
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])

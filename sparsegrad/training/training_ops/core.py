@@ -158,8 +158,6 @@ class _Held:
             lock.release()
 
 
-
-
 # ---------------------------------------------------------------------------
 # Small helpers.
 
@@ -931,7 +929,8 @@ class Prepared:
         """Run ``sparse_<op>`` (each thread scans the indices for its own
         rows), or ``sparse_<op>_by_row``, which groups the occurrences by row
         first: to coalesce, and for narrow rows on several threads, where the
-        scans would cost as much as the updates.  On the GPU: ``_grouped`` on
+        scans would cost as much as the updates; ``_grouped`` on the groups
+        made by the caller (or here, row-wise).  On the GPU: ``_grouped`` on
         the caller's groups, else ``_by_row`` (see the comment below)."""
         indices = self.indices
         n = indices.shape[0]
@@ -940,6 +939,9 @@ class Prepared:
         if grad.ndim != 2:
             grad = grad.reshape(n, -1)
         width = grad.shape[1]
+        if (coalesce and self.groups is None and self.spec.rowwise
+                and k is not cuda_kernels):  # grouped: four rows' squares at once
+            self.groups = sparse_rows.group_rows(indices, rows[0].shape[0] - 1)
         if k is cuda_kernels and not (coalesce and self.groups is not None):
             # The GPU's by-row driver groups the indices on the device (a
             # stable sort) and needs no scratch; on the device it is the one
