@@ -4,7 +4,6 @@ import argparse
 import json
 import statistics
 import sys
-import textwrap
 
 import pytest
 
@@ -84,16 +83,10 @@ CASES = [
 
 
 @pytest.fixture
-def fake_suite(tmp_path, monkeypatch):
+def fake_suite(make_suite):
     """A package ``fakebench.cases`` of test cases, importable here and by
     the worker processes."""
-    package = tmp_path / "fakebench"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "cases.py").write_text(textwrap.dedent(FAKE_CASES))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    return harness.load_suite(["fakebench.cases"])
+    return make_suite("fakebench", FAKE_CASES)
 
 
 def test_missing_and_failing_libraries_are_reported(fake_suite):

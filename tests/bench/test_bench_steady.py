@@ -3,7 +3,6 @@
 import argparse
 import json
 import statistics
-import textwrap
 
 import pytest
 
@@ -88,14 +87,8 @@ CASES = [
 
 
 @pytest.fixture
-def steady_suite(tmp_path, monkeypatch):
-    package = tmp_path / "fakesteady"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "cases.py").write_text(textwrap.dedent(STEADY_CASES))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    return harness.load_suite(["fakesteady.cases"])
+def steady_suite(make_suite):
+    return make_suite("fakesteady", STEADY_CASES)
 
 
 def test_a_steady_case_times_its_steps_per_process_in_blocks(steady_suite):
