@@ -718,10 +718,10 @@ def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None,
         (spl_summary,) = _cuda_segment.read_summaries(_cuda_segment.summarize(spl))
         if (spl.shape[0] == 0 or spl_summary[3] != 0 or spl_summary[4] != nnz
                 or spl_summary[2] < spl.shape[0]):
-            _check_splits(what, host_copy(spl), nnz)
+            check_bag_splits(host_copy(spl), nnz, what)
             raise AssertionError("splits failed a check that found no error")
     else:
-        _check_splits(what, spl, nnz)
+        check_bag_splits(spl, nnz, what)
     w = None
     if weights is not None:
         w = as_tensor(weights, name="weights")._value
@@ -766,18 +766,51 @@ def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None,
     return _bag(t, ids_kept, splits64, w, combiner)
 
 
-def _check_splits(what, spl, nnz):
-    """The row splits of embedding_bag: from 0 to `nnz`, non-decreasing."""
-    if spl.shape[0] == 0 or spl[0] != 0 or spl[-1] != nnz:
+def check_bag_splits(spl, nnz, what, name="splits"):
+    """The row splits of bags of `nnz` ids: from 0 to `nnz`, non-decreasing.
+
+    Parameters
+    ----------
+    spl : ndarray of int32 or int64 (on the host)
+    nnz : int
+        The number of ids.
+    what : str
+        The op, which starts the message.
+    name : str, optional
+        The argument, as the message names it (``"sp_ids.row_splits"``).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    InvalidArgumentError
+        If `spl` is empty, does not run from 0 to `nnz`, or decreases.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsegrad.errors import InvalidArgumentError
+    >>> try:
+    ...     check_bag_splits(np.array([0, 2, 1, 3]), 3, "op")
+    ... except InvalidArgumentError as error:
+    ...     print(error)
+    op: splits must be non-decreasing, but splits[2] = 1 < splits[1] = 2
+    """
+    if spl.shape[0] == 0:
+        raise InvalidArgumentError(f"{what}: {name} is empty")
+    if spl[0] != 0 or spl[-1] != nnz:
         raise InvalidArgumentError(
-            f"{what}: splits must run from 0 to the number of ids ({nnz}), got "
-            f"{spl[:1].tolist()} ... {spl[-1:].tolist()}"
+            f"{what}: {name} must run from 0 to the number of ids ({nnz}), got "
+            f"{int(spl[0])} ... {int(spl[-1])}"
         )
     k = sparse_rows.first_decrease(spl)   # (a difference of extremes wraps)
     if k is not None:
+        label = name.rsplit(".", 1)[-1]
         raise InvalidArgumentError(
-            f"{what}: splits must be non-decreasing, but splits[{k + 1}] = "
-            f"{spl[k + 1]} < splits[{k}] = {spl[k]}"
+            f"{what}: {name} must be non-decreasing, but {label}[{k + 1}] = "
+            f"{int(spl[k + 1])} < {label}[{k}] = {int(spl[k])}"
         )
 
 

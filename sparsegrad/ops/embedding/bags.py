@@ -16,7 +16,7 @@ from ...framework.buffers import check_allocation
 from ...framework.tensor import Tensor
 from ...framework.variable import Variable
 from .. import array_ops
-from ..sparse_segment_ops import check_combiner, embedding_bag
+from ..sparse_segment_ops import check_bag_splits, check_combiner, embedding_bag
 from .clipping import check_max_norm, clip_rows
 from .lookups import embedding_lookup
 
@@ -241,7 +241,7 @@ def bag_ids(sp_ids, sp_weights, op, names, every_row=False, buffers=None):
                                         f"{ids_name}.row_splits")
     ids = _ragged_values(sp_ids.values, f"{ids_name}.values")
     ids = sparse_rows.as_index_array(ids, f"{ids_name}.values")
-    _check_splits(splits, ids.shape[0], op, ids_name)
+    check_bag_splits(splits, ids.shape[0], op, f"{ids_name}.row_splits")
     weights = None
     if sp_weights is not None:
         weights = _ragged_weights(sp_weights, splits, ids.shape[0], op, names)
@@ -252,24 +252,6 @@ def bag_ids(sp_ids, sp_weights, op, names, every_row=False, buffers=None):
         splits = splits[: n_out + 1]
     check_allocation(*buffers(splits.shape[0] - 1))
     return ids, splits, weights
-
-
-def _check_splits(splits, nnz, op, ids_name):
-    """Row splits of ragged ids: from 0 to the number of ids, non-decreasing."""
-    if splits.shape[0] == 0:
-        raise InvalidArgumentError(f"{op}: {ids_name}.row_splits is empty")
-    if splits[0] != 0 or splits[-1] != nnz:
-        raise InvalidArgumentError(
-            f"{op}: {ids_name}.row_splits must run from 0 to the number of ids "
-            f"({nnz}), got {int(splits[0])} ... {int(splits[-1])}"
-        )
-    k = sparse_rows.first_decrease(splits)
-    if k is not None:
-        raise InvalidArgumentError(
-            f"{op}: {ids_name}.row_splits must be non-decreasing, but "
-            f"row_splits[{k + 1}] = {int(splits[k + 1])} < row_splits[{k}] = "
-            f"{int(splits[k])}"
-        )
 
 
 def _ragged_weights(sp_weights, splits, nnz, op, names):
