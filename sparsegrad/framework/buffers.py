@@ -1,4 +1,4 @@
-"""Recycled memory for large op results, and memory for tables that stays put.
+"""Recycled memory for large op results, and the storage of Variables.
 
 A new NumPy array of several MiB is mapped fresh from the system, and glibc
 hands it back when it is freed, so an op that returns such arrays on every

@@ -13,8 +13,6 @@ bits on every CPU), not from NumPy's ufunc.  The one-operand functions live in
 :mod:`.unary_ops`, the reductions in :mod:`.reduction_ops`.
 """
 
-import math
-
 import numpy as np
 
 from ..autodiff.recording import record_operation
@@ -132,8 +130,9 @@ def _result_dtype(ufunc, x, y):
 
 
 def _pooled_result(ufunc, x, y):
-    """Recycled memory (:func:`buffers.empty`) for the host result of a
-    binary `ufunc` when it is large, else None (a plain NumPy result)."""
+    """Memory from :func:`buffers.empty` (recycled when large) for the host
+    result of a binary `ufunc`; None for operands too small for a result
+    that large (a plain NumPy result, without the shape's computation)."""
     xv, yv = x._value, y._value
     if max(xv.size, yv.size) * 8 < buffers.MIN_POOLED_BYTES:
         return None
@@ -141,10 +140,7 @@ def _pooled_result(ufunc, x, y):
         shape = np.broadcast_shapes(xv.shape, yv.shape)
     except ValueError:
         return None   # the ufunc raises
-    dtype = _result_dtype(ufunc, x, y)
-    if math.prod(shape) * dtype.itemsize < buffers.MIN_POOLED_BYTES:
-        return None
-    return buffers.empty(shape, dtype)
+    return buffers.empty(shape, _result_dtype(ufunc, x, y))
 
 
 def _apply2(ufunc, x, y, op_name):
@@ -814,11 +810,10 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
         raise InvalidArgumentError(
             f"matmul: batch shapes of {a.shape} and {b.shape} do not broadcast"
         ) from None
-    check_allocation((batch + (av.shape[-2], bv.shape[-1]),
-                      np.result_type(av.dtype, bv.dtype), "matmul: a and b"))
     shape = batch + (av.shape[-2], bv.shape[-1])
     dtype = np.result_type(av.dtype, bv.dtype)
-    if xp is np and math.prod(shape) * dtype.itemsize >= buffers.MIN_POOLED_BYTES:
+    check_allocation((shape, dtype, "matmul: a and b"))
+    if xp is np:   # a large product in recycled memory
         out = np.matmul(av, bv, out=buffers.empty(shape, dtype))
     else:
         out = xp.matmul(av, bv)
