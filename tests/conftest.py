@@ -1,5 +1,10 @@
 """Shared fixtures: every test is seeded, and the thread count is restored."""
 
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -27,3 +32,54 @@ def zipf_indices(rng, n, n_rows, a=1.1, dtype=np.int64):
 @pytest.fixture
 def zipf():
     return zipf_indices
+
+
+# The preamble of the scripts of run_limited: limit(extra) caps the address
+# space at what the interpreter holds plus `extra` bytes, so that a call that
+# allocated what a file or an argument claims ends in MemoryError (exit code
+# 3); expect_refusal(call, *fragments) requires an InvalidArgumentError whose
+# message holds every fragment, and prints "refused: " and the message.
+LIMITED = """
+import resource, sys
+import numpy as np
+import sparsegrad as sg
+
+def limit(extra):
+    with open("/proc/self/statm") as f:
+        size = int(f.read().split()[0]) * resource.getpagesize()
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    resource.setrlimit(resource.RLIMIT_AS, (size + extra, hard))
+
+def expect_refusal(call, *fragments):
+    try:
+        call()
+    except sg.errors.InvalidArgumentError as exc:
+        for fragment in fragments:
+            assert fragment in str(exc), (fragment, str(exc))
+        print("refused:", exc)
+        return
+    except MemoryError as exc:
+        print("MemoryError:", exc)
+        sys.exit(3)
+    sys.exit(4)
+"""
+
+
+@pytest.fixture
+def run_limited():
+    """``run_limited(body, *args)``: the script `body` after the LIMITED
+    preamble, in a one-thread interpreter started outside the source tree
+    (whose sparsegrad is unbuilt), with `args` as ``sys.argv[1:]``; it must
+    exit 0, and its stdout is returned."""
+
+    def run(body, *args):
+        code = LIMITED + textwrap.dedent(body)
+        env = {**os.environ, "SPARSEGRAD_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+               "OPENBLAS_NUM_THREADS": "1"}
+        done = subprocess.run([sys.executable, "-c", code, *map(str, args)],
+                              capture_output=True, text=True, env=env, timeout=120,
+                              cwd=os.path.expanduser("~"))
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    return run

@@ -2,12 +2,8 @@
 small file cannot make the reader allocate what its headers claim."""
 
 import io
-import os
 import re
 import struct
-import subprocess
-import sys
-import textwrap
 import zipfile
 
 import numpy as np
@@ -15,9 +11,6 @@ import pytest
 
 from sparsegrad.errors import InvalidArgumentError
 from sparsegrad.framework.archives import NpzArchive, read_npz
-
-# subprocesses start outside the source tree, whose sparsegrad is unbuilt
-OUTSIDE = os.path.expanduser("~")
 
 
 def _savez(**arrays):
@@ -204,46 +197,6 @@ def test_a_deflated_stream_that_ends_early_is_refused():
         read_npz(io.BytesIO(bytes(data)), "cannot read")
 
 
-# Run in a subprocess with the address space limited to what the
-# interpreter holds plus `extra` bytes: a call that allocated what a file or
-# an argument claims would end in MemoryError (exit code 3 below).
-LIMITED = """
-import resource, sys
-import numpy as np
-import sparsegrad as sg
-
-def limit(extra):
-    with open("/proc/self/statm") as f:
-        size = int(f.read().split()[0]) * resource.getpagesize()
-    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-    resource.setrlimit(resource.RLIMIT_AS, (size + extra, hard))
-
-def expect_refusal(call, *fragments):
-    try:
-        call()
-    except sg.errors.InvalidArgumentError as exc:
-        for fragment in fragments:
-            assert fragment in str(exc), (fragment, str(exc))
-        print("refused:", exc)
-        return
-    except MemoryError as exc:
-        print("MemoryError:", exc)
-        sys.exit(3)
-    sys.exit(4)
-"""
-
-
-def run_limited(body, *args):
-    code = LIMITED + textwrap.dedent(body)
-    env = {**os.environ, "SPARSEGRAD_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-           "OPENBLAS_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, "-c", code, *map(str, args)],
-                          capture_output=True, text=True, env=env, timeout=120,
-                          cwd=OUTSIDE)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
-
-
 def _deflated_zeros(path, name, shape, dtype):
     """A small .npz whose member `name` is a real, deflated array of zeros."""
     dtype = np.dtype(dtype)
@@ -257,7 +210,8 @@ def _deflated_zeros(path, name, shape, dtype):
             left -= min(left, len(chunk))
 
 
-def test_an_array_beyond_the_address_space_left_is_refused_before_reading(tmp_path):
+def test_an_array_beyond_the_address_space_left_is_refused_before_reading(
+        tmp_path, run_limited):
     # 1 GiB of real (deflated) zeros: an honest file, but more than the
     # process may map under its RLIMIT_AS
     path = tmp_path / "zeros.npz"
