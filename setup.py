@@ -57,6 +57,9 @@ from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_DIR = os.path.join("sparsegrad", "_kernels")
+# The shared kernel sources (C headers compiled for the CPU here and for the
+# GPU by sparsegrad._cuda): on every module's include path.
+INCLUDE_DIR = os.path.join(KERNEL_DIR, "include")
 PACKAGE_DIR = os.path.join(HERE, "sparsegrad")
 KERNEL_CACHE = os.path.join(HERE, "build", "kernel-cache")
 KERNEL_CACHE_KEEP = 3  # builds kept per module
@@ -242,11 +245,14 @@ def file_digests(paths, root=PACKAGE_DIR):
 
 
 def kernel_sources(ext):
-    """The files compiled into `ext`: its ``.pyx`` and every file Cython finds
-    it includes or cimports, at any depth."""
+    """The files compiled into `ext`: its ``.pyx``, every file Cython finds
+    it includes or cimports, at any depth, and every shared header (which
+    include one another behind Cython's back)."""
     from Cython.Build.Dependencies import create_dependency_tree
 
-    return create_dependency_tree().all_dependencies(ext.sources[0])
+    found = set(create_dependency_tree().all_dependencies(ext.sources[0]))
+    found.update(glob.glob(os.path.join(HERE, INCLUDE_DIR, "*.h")))
+    return sorted(os.path.abspath(p) for p in found)
 
 
 def compiler_version(command):
@@ -429,6 +435,7 @@ def kernel_extensions():
                 f"sparsegrad._kernels.{name}",
                 [source],
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+                include_dirs=[INCLUDE_DIR],
             )
         )
     return extensions

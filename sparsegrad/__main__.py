@@ -55,13 +55,9 @@ def _blas_line():
 
 
 def _cuda_sources():
-    import glob
-    import os
-
     from . import _cuda
 
-    return sorted(os.path.basename(p)[:-3]
-                  for p in glob.glob(os.path.join(_cuda.source_dir(), "*.cu")))
+    return _cuda.families()
 
 
 def info(out=None):

@@ -32,8 +32,9 @@ CuPy is imported on first use only, never at package import.
 import os
 import threading
 
-__all__ = ["BLOCK", "OPTIONS", "source_dir", "source", "function", "launch",
-           "blocks_for", "cupy", "clear_cache"]
+__all__ = ["BLOCK", "OPTIONS", "source_dir", "include_dir", "compile_options",
+           "families", "source", "function", "launch", "blocks_for", "cupy",
+           "clear_cache"]
 
 #: Threads per block of every launch (kernels size their shared arrays by it).
 BLOCK = 256
@@ -55,14 +56,40 @@ def cupy():
 
 
 def source_dir():
-    """The folder that holds the ``.cu`` sources and ``common.cuh``."""
+    """The folder that holds the ``.cu`` drivers and ``common.cuh``."""
     return os.path.dirname(os.path.abspath(__file__))
 
 
+def include_dir():
+    """The folder of the kernel bodies shared with the Cython kernels
+    (``sparsegrad/_kernels/include``: ``sg_<family>.h``)."""
+    return os.path.join(os.path.dirname(source_dir()), "_kernels", "include")
+
+
+def compile_options():
+    """Every NVRTC option of a module: :data:`OPTIONS` and the include path
+    (this folder's ``common.cuh``, the shared ``sg_*.h``)."""
+    return OPTIONS + ("-I" + source_dir(), "-I" + include_dir())
+
+
+def families():
+    """The names of the CUDA modules (``<family>.cu``), sorted."""
+    return sorted(name[:-3] for name in os.listdir(source_dir())
+                  if name.endswith(".cu"))
+
+
 def source(family):
-    """The CUDA source text of ``<family>.cu``."""
+    """The CUDA source text of module `family`: ``<family>.cu``, followed by
+    what the launcher module ``sparsegrad._cuda.<family>`` generates from
+    the kernels' table where it has one (its ``generated_source()``: the
+    training ops' kernels, from the OPS table of the Cython module)."""
+    import importlib
+
     with open(os.path.join(source_dir(), family + ".cu"), encoding="utf-8") as f:
-        return f.read()
+        text = f.read()
+    generate = getattr(importlib.import_module(f"{__name__}.{family}"),
+                       "generated_source", None)
+    return text if generate is None else text + generate()
 
 
 def clear_cache():
@@ -81,9 +108,8 @@ def function(family, name):
         with _lock:
             module = _modules.get(key)
             if module is None:
-                module = cp.RawModule(
-                    code=source(family),
-                    options=OPTIONS + ("-I" + source_dir(),))
+                module = cp.RawModule(code=source(family),
+                                      options=compile_options())
                 _modules[key] = module
     return module.get_function(name)
 

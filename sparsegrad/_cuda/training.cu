@@ -35,15 +35,13 @@
                      double h5, double h6
 #define SG_HP_LOAD const double hp[7] = {h0, h1, h2, h3, h4, h5, h6}
 
-template <typename T> __device__ __forceinline__ T sg_clamp(T x, T lo, T hi) {
-    return sg_max(sg_min(x, hi), lo);
-}
-
 // pow and exp out of line: libdevice computes them with FMA (its own
 // rounding, which may differ from glibc's in the last bits in any case);
 // called, not inlined, they keep every kernel's own arithmetic FMA-free.
-template <typename T> __device__ __noinline__ T tr_pow(T x, T y) { return sg_pow(x, y); }
-template <typename T> __device__ __noinline__ T tr_exp(T x) { return sg_exp(x); }
+template <typename T> __device__ __noinline__ T tr_pow(T x, T y) { return powf(x, y); }
+template <> __device__ __noinline__ double tr_pow(double x, double y) { return pow(x, y); }
+template <typename T> __device__ __noinline__ T tr_exp(T x) { return expf(x); }
+template <> __device__ __noinline__ double tr_exp(double x) { return exp(x); }
 
 // ---------------------------------------------------------------------------
 // Row functions (one element each).  v: var, s1..s3: slots, g: gradient.

@@ -40,8 +40,7 @@ extern "C" __global__ void count_f32(int* counter, i64 n) {
 
 
 def _module(device):
-    return device.xp.RawModule(code=SOURCE, options=_cuda.OPTIONS
-                               + ("-I" + _cuda.source_dir(),))
+    return device.xp.RawModule(code=SOURCE, options=_cuda.compile_options())
 
 
 def _tree_sum(block):

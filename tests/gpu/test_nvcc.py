@@ -19,16 +19,15 @@ import pytest
 
 from sparsegrad import _cuda
 
-SOURCES = sorted(glob.glob(os.path.join(_cuda.source_dir(), "*.cu")))
+FAMILIES = _cuda.families()
 ARCHS = ("sm_90", "sm_75")
 NVCC = shutil.which("nvcc")
 
 
 def test_every_family_has_a_source():
-    names = {os.path.basename(p)[:-3] for p in SOURCES}
     # one per Cython kernel module (parallel and elementwise have no twin:
     # thread control, and CuPy's own ufuncs)
-    assert {"training", "slices", "clip", "segment", "ragged"} <= names
+    assert {"training", "slices", "clip", "segment", "ragged"} <= set(FAMILIES)
 
 
 def _cache_dir():
@@ -42,13 +41,37 @@ def _nvcc_version():
     return subprocess.run([NVCC, "--version"], capture_output=True, text=True).stdout
 
 
-def _key(path, arch):
-    """A digest of everything a compile depends on."""
-    parts = [_nvcc_version(), arch, *_cuda.OPTIONS]
-    for name in (path, os.path.join(_cuda.source_dir(), "common.cuh")):
+def _headers():
+    """The text of every header a module may include."""
+    names = sorted(glob.glob(os.path.join(_cuda.source_dir(), "*.cuh"))
+                   + glob.glob(os.path.join(_cuda.include_dir(), "*.h")))
+    texts = []
+    for name in names:
         with open(name) as f:
-            parts.append(f.read())
+            texts.append(f.read())
+    return texts
+
+
+def _key(text, arch):
+    """A digest of everything a compile depends on."""
+    parts = [_nvcc_version(), arch, *_cuda.compile_options(), text, *_headers()]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
+
+
+def _source_files(cache):
+    """family -> a file holding its full source (``_cuda.source``: the
+    ``.cu`` file and what its launcher generates), named by content."""
+    paths = {}
+    for family in FAMILIES:
+        text = _cuda.source(family)
+        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+        path = os.path.join(cache, f"{family}.{digest}.cu")
+        if not os.path.exists(path):
+            with open(path + f".{os.getpid()}.tmp", "w") as f:
+                f.write(text)
+            os.replace(path + f".{os.getpid()}.tmp", path)
+        paths[family] = (path, text)
+    return paths
 
 
 def _run_all(commands):
@@ -77,22 +100,21 @@ def test_sources_compile():
     # which would otherwise fail only when CuPy loads the module on a GPU.
     # Results are cached by content (a second run, e.g. CI's, is instant).
     cache = _cache_dir()
+    sources = _source_files(cache)
     ptx = {}
     commands = {}
-    for path in SOURCES:
-        name = os.path.basename(path)
+    for name, (path, text) in sources.items():
         for arch in ARCHS:
-            out = os.path.join(cache, f"{name}.{_key(path, arch)}.{arch}.ptx")
+            out = os.path.join(cache, f"{name}.{_key(text, arch)}.{arch}.ptx")
             ptx[(name, arch)] = out
             if not os.path.exists(out):
                 commands[f"{name} ({arch})"] = (
-                    [NVCC, "--ptx", f"-arch={arch}", *_cuda.OPTIONS,
-                     "-I" + _cuda.source_dir(), path], out)
+                    [NVCC, "--ptx", f"-arch={arch}", *_cuda.compile_options(),
+                     path], out)
     failures = _run_all(commands)
     assert not failures, "\n".join(failures)
     commands = {}
-    for path in SOURCES:
-        name = os.path.basename(path)
+    for name in sources:
         out = ptx[(name, "sm_90")][:-len(".ptx")] + ".cubin"
         if not os.path.exists(out):
             commands[f"{name} (ptxas sm_90)"] = (
@@ -103,14 +125,14 @@ def test_sources_compile():
     # CPU kernels round every product and every sum on its own).  CUDA's own
     # pow and exp use FMA inside; the kernels call them through functions
     # that are never inlined, so that those FMAs stay in their own bodies.
-    for path in SOURCES:
-        with open(ptx[(os.path.basename(path), "sm_90")]) as f:
+    for name in sources:
+        with open(ptx[(name, "sm_90")]) as f:
             text = f.read()
         bodies = re.split(r"^(?=(?:\.visible |\.weak )?\.(?:entry|func)\b)", text,
                           flags=re.M)
         fused = [b.split("(")[0].split()[-1] for b in bodies
                  if ".entry" in b.split("\n")[0] and "fma." in b]
-        assert not fused, (os.path.basename(path), fused)
+        assert not fused, (name, fused)
 
 
 def _find_nvrtc():
@@ -144,16 +166,14 @@ def test_sources_compile_with_nvrtc():
     if lib is None:
         pytest.skip("libnvrtc not found (pip install nvidia-cuda-nvrtc)")
     failures = []
-    for path in SOURCES:
+    for name in FAMILIES:
         for arch in ("compute_90",):   # the architectures: test_sources_compile
             prog = ctypes.c_void_p()
-            with open(path, "rb") as f:
-                code = f.read()
+            code = _cuda.source(name).encode()
             assert lib.nvrtcCreateProgram(ctypes.byref(prog), code,
-                                          os.path.basename(path).encode(),
-                                          0, None, None) == 0
-            options = [*_cuda.OPTIONS, "-I" + _cuda.source_dir(),
-                       f"--gpu-architecture={arch}"]
+                                          f"{name}.cu".encode(), 0, None,
+                                          None) == 0
+            options = [*_cuda.compile_options(), f"--gpu-architecture={arch}"]
             argv = (ctypes.c_char_p * len(options))(*[o.encode() for o in options])
             rc = lib.nvrtcCompileProgram(prog, len(options), argv)
             if rc:
@@ -161,7 +181,7 @@ def test_sources_compile_with_nvrtc():
                 lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
                 log = ctypes.create_string_buffer(size.value)
                 lib.nvrtcGetProgramLog(prog, log)
-                failures.append(f"{os.path.basename(path)} ({arch}):\n"
+                failures.append(f"{name}.cu ({arch}):\n"
                                 f"{log.value.decode(errors='replace')}")
             lib.nvrtcDestroyProgram(ctypes.byref(prog))
     assert not failures, "\n".join(failures)

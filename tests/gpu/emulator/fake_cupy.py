@@ -26,6 +26,7 @@ the CPU, for testing the GPU path on a machine without a GPU.
 
 import ctypes
 import functools
+import glob
 import hashlib
 import json
 import os
@@ -313,6 +314,12 @@ def _compile(code, options):
         raise RuntimeError("CUDA source includes a system header: NVRTC has none")
     flags = [o for o in options if o.startswith(("-I", "-D"))]
     parts = [code, *flags]
+    # the headers the code may include (the shared kernel bodies among them)
+    for folder in sorted(o[2:] for o in flags if o.startswith("-I")):
+        for name in sorted(glob.glob(os.path.join(folder, "*.h"))
+                           + glob.glob(os.path.join(folder, "*.cuh"))):
+            with open(name) as f:
+                parts.append(f.read())
     for name in ("cuda_emu.h", "cuda_emu_runtime.cpp"):
         with open(os.path.join(HERE, name)) as f:
             parts.append(f.read())
