@@ -14,7 +14,8 @@
  *   SG_S  the storage type (what arrays hold),
  *   SG_M  the math type (what the arithmetic is done in),
  * and instantiated once per type pair by including the section again after
- * sg_f32.h, sg_f64.h, ... (see the end of this file: a header includes itself
+ * sg_f32.h, sg_f64.h (or sg_i32.h, sg_i64.h for integer kernels), ... (see
+ * the end of this file: a header includes itself
  * with SG_S defined).  A function of a templated section is named SG_F(name):
  * `name_f32`, `name_f64` in C (which has no overloading), plain `name`,
  * overloaded on its argument types, in C++ (NVRTC; the CUDA drivers are
@@ -79,7 +80,14 @@ SG_FN SG_M SG_F(sg_clamp)(SG_M x, SG_M lo, SG_M hi) {
 #define SG_F(name) SG_CAT(name, SG_SFX)
 #endif
 
+/* The index type: int64_t of the Cython kernels, long long of the CUDA ones
+ * (C++: NVRTC, which has no system header, and the emulator). */
+#ifdef __cplusplus
 typedef long long sg_i64;
+#else
+#include <stdint.h>
+typedef int64_t sg_i64;
+#endif
 
 #ifdef __cplusplus
 /* -1, 0 or +1; NaN stays NaN.  Branch-free, so that CPU loops vectorise. */
