@@ -1,13 +1,16 @@
-// CUDA twin of sparsegrad/_kernels/training.pyx (_training.pxi.tp and
-// _training_rows.pxi): the apply kernels of the training ops.
+// The CUDA drivers of the training ops (sparsegrad/_kernels/training.pyx's
+// twins, from _training.pxi.tp and _training_rows.pxi).  The arithmetic is
+// not here: each optimizer's update of one element is an element function
+// of sparsegrad/_kernels/include/sg_training.h, which the Cython kernels
+// compile too; this file keeps threads, blocks, grouping and loads.
 //
-// a) One *row function* per formula of _training_rows.pxi, here a struct whose
-//    static `f` updates ONE element of var and of up to three slots (s1..s3,
-//    TensorFlow's input order) from one gradient value g.  Each statement is
-//    the Cython one, with its parenthesisation and its roundings to T; the
-//    hyper-parameters are read from `hp` (float64) into T exactly as there.
-//    Unused slots alias var (as on the CPU): a row function touches only the
-//    slots its formula names.
+// a) An element function is wrapped by SG_ROW(fn, slots): a struct whose
+//    static `f` applies sg_<fn> to one element of var and of up to three
+//    slots (s1..s3, TensorFlow's input order) held in registers.  Unused
+//    slots alias var (as on the CPU): a function touches only the slots its
+//    formula names.  The SG_ROW, SG_DENSE and SG_SPARSE lines of the ops are
+//    generated from the OPS table (sparsegrad._cuda.training.generated_source,
+//    appended to this file when it is compiled).
 // b) dense_<op>: a grid-stride loop over the elements.
 // c) sparse_<op>: the occurrences are grouped by row beforehand
 //    (sparsegrad._cuda.sort.group_rows: distinct rows, the positions of each
@@ -29,382 +32,33 @@
 //    adds the squares sequentially (the CPU's order, hence its bits), the
 //    block then updates the columns.
 #include "common.cuh"
+#include "sg_training.h"
 
-// The hyper-parameters arrive as seven double scalars (the most an op has).
+// The hyper-parameters arrive as SG_N_HP (seven) double scalars, the most
+// an op has, and are loaded once per thread into the struct that the
+// element functions read (hp, of type sg_hp_<sfx>).
 #define SG_HP_PARAMS double h0, double h1, double h2, double h3, double h4,    \
                      double h5, double h6
-#define SG_HP_LOAD const double hp[7] = {h0, h1, h2, h3, h4, h5, h6}
-
-// pow and exp out of line: libdevice computes them with FMA (its own
-// rounding, which may differ from glibc's in the last bits in any case);
-// called, not inlined, they keep every kernel's own arithmetic FMA-free.
-template <typename T> __device__ __noinline__ T tr_pow(T x, T y) { return powf(x, y); }
-template <> __device__ __noinline__ double tr_pow(double x, double y) { return pow(x, y); }
-template <typename T> __device__ __noinline__ T tr_exp(T x) { return expf(x); }
-template <> __device__ __noinline__ double tr_exp(double x) { return exp(x); }
+#define SG_HP_LOAD(sfx)                                                       \
+    const double hp_given[SG_N_HP] = {h0, h1, h2, h3, h4, h5, h6};            \
+    sg_hp_##sfx hp_loaded;                                                    \
+    sg_hp_load(&hp_loaded, hp_given, SG_N_HP);                                \
+    const sg_hp_##sfx* hp = &hp_loaded
+// The hyper-parameter struct of value type T.
+#define SG_HP(T) typename sg_hp_of<T>::type
 
 // ---------------------------------------------------------------------------
-// Row functions (one element each).  v: var, s1..s3: slots, g: gradient.
-
-#define SG_ROW(name, n_slots)                                                 \
-    struct name {                                                             \
+// The element function sg_<fn> of sg_training.h as a row type of the
+// drivers: `slots` says which of s1..s3 it reads and writes.
+#define SG_ROW(fn, n_slots)                                                   \
+    struct fn {                                                               \
         static const int slots = n_slots;                                     \
         template <typename T>                                                 \
         __device__ static __forceinline__ void f(T* v, T* s1, T* s2, T* s3,   \
-                                                 T g, const double* hp)
-
-#define SG_END_ROW };
-
-SG_ROW(gd_row, 0) {
-    T alpha = (T)hp[0];
-    v[0] = v[0] - g * alpha;
-}
-SG_END_ROW
-
-SG_ROW(proximal_gd_row, 0) {
-    T alpha = (T)hp[0], l1 = (T)hp[1], l2 = (T)hp[2];
-    T den = (T)1 + l2 * alpha, shrink = alpha * l1;
-    T p = v[0] - g * alpha;
-    if (l1 > 0)
-        v[0] = (sg_sign(p) * sg_max(sg_abs(p) - shrink, (T)0)) / den;
-    else
-        v[0] = p / den;
-}
-SG_END_ROW
-
-SG_ROW(proximal_gd_scalar, 0) {
-    // R == 1: the denominator and the division in double.
-    T alpha = (T)hp[0], l1 = (T)hp[1], l2 = (T)hp[2];
-    T l2_alpha = l2 * alpha, num;
-    double den = 1.0 + (double)l2_alpha;
-    T p = v[0] - alpha * g;
-    if (l1 > 0)
-        num = sg_sign(p) * sg_max(sg_abs(p) - alpha * l1, (T)0);
-    else
-        num = p;
-    v[0] = (T)((double)num / den);
-}
-SG_END_ROW
-
-SG_ROW(adadelta_row, 2) {
-    T lr = (T)hp[0], rho = (T)hp[1], epsilon = (T)hp[2];
-    T c = (T)1 - rho;
-    s1[0] = s1[0] * rho + (g * g) * c;
-    T u = (sg_sqrt(s2[0] + epsilon) * sg_rsqrt(s1[0] + epsilon)) * g;
-    v[0] = v[0] - u * lr;
-    s2[0] = s2[0] * rho + (u * u) * c;
-}
-SG_END_ROW
-
-SG_ROW(adagrad_dense_row, 1) {
-    T lr = (T)hp[0];
-    bool update_slots = hp[1] != 0;
-    if (update_slots) s1[0] = s1[0] + g * g;
-    v[0] = v[0] - (g * lr) * sg_rsqrt(s1[0]);
-}
-SG_END_ROW
-
-SG_ROW(adagrad_scalar, 1) {
-    // R == 1: an exact division instead of rsqrt.
-    T lr = (T)hp[0];
-    bool update_slots = hp[1] != 0;
-    if (update_slots) s1[0] = s1[0] + g * g;
-    v[0] = v[0] - (lr * g) / sg_sqrt(s1[0]);
-}
-SG_END_ROW
-
-SG_ROW(adagrad_v2_row, 1) {
-    T lr = (T)hp[0], epsilon = (T)hp[1];
-    bool update_slots = hp[2] != 0;
-    if (update_slots) s1[0] = s1[0] + g * g;
-    v[0] = v[0] - (g * lr) / (sg_sqrt(s1[0]) + epsilon);
-}
-SG_END_ROW
-
-SG_ROW(proximal_adagrad_row, 1) {
-    T lr = (T)hp[0], l1 = (T)hp[1], l2 = (T)hp[2];
-    s1[0] = s1[0] + g * g;
-    T eta = lr * sg_rsqrt(s1[0]);
-    T p = v[0] - g * eta;
-    T den = (T)1 + l2 * eta;
-    if (l1 > 0)
-        v[0] = (sg_sign(p) * sg_max(sg_abs(p) - eta * l1, (T)0)) / den;
-    else
-        v[0] = p / den;
-}
-SG_END_ROW
-
-SG_ROW(proximal_adagrad_scalar, 1) {
-    // R == 1: exact division for eta; the final division in double.
-    T lr = (T)hp[0], l1 = (T)hp[1], l2 = (T)hp[2];
-    T num;
-    s1[0] = s1[0] + g * g;
-    T eta = lr / sg_sqrt(s1[0]);
-    T p = v[0] - eta * g;
-    if (l1 > 0)
-        num = sg_sign(p) * sg_max(sg_abs(p) - eta * l1, (T)0);
-    else
-        num = p;
-    T l2_eta = l2 * eta;
-    v[0] = (T)((double)num / (1.0 + (double)l2_eta));
-}
-SG_END_ROW
-
-SG_ROW(adagrad_da_dense_row, 2) {
-    T lr = (T)hp[0], l1 = (T)hp[1], l2 = (T)hp[2];
-    float global_step = (float)hp[3];       // always a 32-bit float, as TF does
-    T gs_t = (T)global_step;
-    T gs_lr = gs_t * lr;
-    T gs_l1 = gs_t * l1;
-    T neg_lr = lr * (T)(-1);
-    s1[0] = s1[0] + g;
-    s2[0] = s2[0] + g * g;
-    T den = l2 * gs_lr + sg_sqrt(s2[0]);
-    if (l1 > 0)
-        v[0] = ((neg_lr * sg_sign(s1[0])) * sg_max(sg_abs(s1[0]) - gs_l1, (T)0)) / den;
-    else
-        v[0] = ((lr * s1[0]) * (T)(-1)) / den;
-}
-SG_END_ROW
-
-SG_ROW(adagrad_da_sparse_row, 2) {
-    T lr = (T)hp[0], l1 = (T)hp[1], l2 = (T)hp[2];
-    T global_step = (T)hp[3];
-    T gs_lr = global_step * lr;
-    s1[0] = s1[0] + g;
-    s2[0] = s2[0] + g * g;
-    if (l1 > 0)
-        v[0] = ((-sg_sign(s1[0])) * sg_max(sg_abs(s1[0]) / global_step - l1, (T)0)) /
-               (l2 + sg_sqrt(s2[0]) / gs_lr);
-    else
-        v[0] = (-(s1[0] / global_step)) / (l2 + sg_sqrt(s2[0]) / gs_lr);
-}
-SG_END_ROW
-
-SG_ROW(adagrad_da_scalar, 2) {
-    // R == 1: computed in double, rounded to T where TF rounds.
-    double gd = (double)g;
-    double lr = (double)(T)hp[0], l1 = (double)(T)hp[1];
-    double l2 = (double)(T)hp[2], global_step = hp[3];
-    s1[0] = (T)((double)s1[0] + gd);
-    s2[0] = (T)((double)s2[0] + gd * gd);
-    double s = (double)sg_sqrt(s2[0]);
-    double gs_l1 = global_step * l1;
-    double gs_l2_lr = (global_step * l2) * lr;
-    if (l1 > 0)
-        v[0] = (T)((((double)sg_sign(-s1[0]) * lr) *
-                    sg_max((double)sg_abs(s1[0]) - gs_l1, 0.0)) / (gs_l2_lr + s));
-    else
-        v[0] = (T)(((double)(-s1[0]) * lr) / (gs_l2_lr + s));
-}
-SG_END_ROW
-
-// FTRL: s1 accum, s2 linear.  The CPU's _ftrl_rows: square roots for
-// lr_power == -0.5, pow otherwise; `dense` picks TF's dense select or its
-// sparse clamp.
-template <bool dense, typename T>
-__device__ __forceinline__ void sg_ftrl(T* v, T* s1, T* s2, T g, const double* hp) {
-    T lr = (T)hp[0], l1 = (T)hp[1], l2 = (T)hp[2], l2_shrinkage = (T)hp[3];
-    T lr_power = (T)hp[4];
-    bool mlr = hp[5] != 0, v2 = hp[6] != 0;
-    T two_l2 = (T)2 * l2, two_shrink = (T)2 * l2_shrinkage;
-    T l1_lr = l1 * lr;
-    T two_l2_lr = two_l2 * lr;
-    T vj = v[0], gs, pna, pa, lin, l1e, y;
-    gs = v2 ? g + two_shrink * vj : g;
-    T na = s1[0] + g * g;
-    if (lr_power != -0.5) {
-        pna = tr_pow(na, -lr_power);
-        pa = tr_pow(s1[0], -lr_power);
-    } else {
-        pna = sg_sqrt(na);
-        pa = sg_sqrt(s1[0]);
-    }
-    if (mlr) {
-        lin = s2[0] + (gs * lr - (pna - pa) * vj);
-        l1e = l1_lr;
-        y = pna + two_l2_lr;
-    } else {
-        lin = s2[0] + (gs - ((pna - pa) / lr) * vj);
-        l1e = l1;
-        y = pna / lr + two_l2;
-    }
-    if (dense) {
-        // TF's dense kernel: a select; sparse: clamp (NaN when y == 0).
-        T q = (l1e * sg_sign(lin) - lin) / y;
-        v[0] = sg_abs(lin) > l1e ? q : (T)0;
-    } else {
-        v[0] = (sg_clamp(lin, -l1e, l1e) - lin) / y;
-    }
-    s2[0] = lin;
-    s1[0] = na;
-}
-
-SG_ROW(ftrl_dense_row, 2) { sg_ftrl<true>(v, s1, s2, g, hp); }
-SG_END_ROW
-
-SG_ROW(ftrl_sparse_row, 2) { sg_ftrl<false>(v, s1, s2, g, hp); }
-SG_END_ROW
-
-SG_ROW(ftrl_scalar, 2) {
-    // R == 1: pow even for lr_power == -0.5 in sigma, (linear + g_s) first.
-    T lr = (T)hp[0], l1 = (T)hp[1], l2 = (T)hp[2], l2_shrinkage = (T)hp[3];
-    T lr_power = (T)hp[4];
-    bool mlr = hp[5] != 0, is_v2 = hp[6] != 0;
-    T gs, lin, q, l1e;
-    gs = is_v2 ? g + ((T)2 * l2_shrinkage) * v[0] : g;
-    T na = s1[0] + g * g;
-    T sig = tr_pow(na, -lr_power) - tr_pow(s1[0], -lr_power);
-    if (mlr) {
-        lin = (s2[0] + gs * lr) - sig * v[0];
-    } else {
-        sig = sig / lr;
-        lin = (s2[0] + gs) - sig * v[0];
-    }
-    q = lr_power == -0.5 ? sg_sqrt(na) : tr_pow(na, -lr_power);
-    if (mlr) {
-        q = q + ((T)2 * l2) * lr;
-        l1e = l1 * lr;
-    } else {
-        q = q / lr + (T)2 * l2;
-        l1e = l1;
-    }
-    v[0] = (sg_clamp(lin, -l1e, l1e) - lin) / q;
-    s1[0] = na;
-    s2[0] = lin;
-}
-SG_END_ROW
-
-SG_ROW(momentum_dense_row, 1) {
-    T lr = (T)hp[0], momentum = (T)hp[1];
-    bool use_nesterov = hp[2] != 0;
-    s1[0] = s1[0] * momentum + g;
-    if (use_nesterov)
-        v[0] = v[0] - (g * lr + (s1[0] * momentum) * lr);
-    else
-        v[0] = v[0] - s1[0] * lr;
-}
-SG_END_ROW
-
-SG_ROW(momentum_sparse_row, 1) {
-    T lr = (T)hp[0], momentum = (T)hp[1];
-    bool use_nesterov = hp[2] != 0;
-    T lr_mom = lr * momentum;
-    s1[0] = s1[0] * momentum + g;
-    if (use_nesterov)
-        v[0] = v[0] - (lr * g + lr_mom * s1[0]);
-    else
-        v[0] = v[0] - lr * s1[0];
-}
-SG_END_ROW
-
-SG_ROW(keras_momentum_row, 1) {
-    T lr = (T)hp[0], momentum = (T)hp[1];
-    bool use_nesterov = hp[2] != 0;
-    s1[0] = s1[0] * momentum - g * lr;
-    if (use_nesterov)
-        v[0] = v[0] + (s1[0] * momentum - g * lr);
-    else
-        v[0] = v[0] + s1[0];
-}
-SG_END_ROW
-
-SG_ROW(adam_row, 2) {
-    // alpha = (lr * sqrt(1 - beta2_power)) / (1 - beta1_power), from Python.
-    T alpha = (T)hp[0], beta1 = (T)hp[1], beta2 = (T)hp[2], epsilon = (T)hp[3];
-    bool use_nesterov = hp[4] != 0;
-    T c1 = (T)1 - beta1, c2 = (T)1 - beta2;
-    s1[0] = s1[0] + (g - s1[0]) * c1;
-    s2[0] = s2[0] + (g * g - s2[0]) * c2;
-    if (use_nesterov)
-        v[0] = v[0] - ((g * c1 + beta1 * s1[0]) * alpha) / (sg_sqrt(s2[0]) + epsilon);
-    else
-        v[0] = v[0] - (s1[0] * alpha) / (sg_sqrt(s2[0]) + epsilon);
-}
-SG_END_ROW
-
-SG_ROW(amsgrad_row, 3) {
-    T alpha = (T)hp[0], beta1 = (T)hp[1], beta2 = (T)hp[2], epsilon = (T)hp[3];
-    T c1 = (T)1 - beta1, c2 = (T)1 - beta2;
-    s1[0] = s1[0] + (g - s1[0]) * c1;
-    s2[0] = s2[0] + (g * g - s2[0]) * c2;
-    s3[0] = sg_max(s3[0], s2[0]);
-    v[0] = v[0] - (s1[0] * alpha) / (sg_sqrt(s3[0]) + epsilon);
-}
-SG_END_ROW
-
-SG_ROW(ada_max_row, 2) {
-    // alpha = lr / (1 - beta1_power), from Python.
-    T alpha = (T)hp[0], beta1 = (T)hp[1], beta2 = (T)hp[2], epsilon = (T)hp[3];
-    T c1 = (T)1 - beta1;
-    s1[0] = s1[0] + (g - s1[0]) * c1;
-    s2[0] = sg_max(beta2 * s2[0], sg_abs(g));
-    v[0] = v[0] - alpha * (s1[0] / (s2[0] + epsilon));
-}
-SG_END_ROW
-
-SG_ROW(rms_prop_dense_row, 2) {
-    T lr = (T)hp[0], rho = (T)hp[1], momentum = (T)hp[2], epsilon = (T)hp[3];
-    T c = (T)1 - rho;
-    s1[0] = s1[0] + (g * g - s1[0]) * c;
-    s2[0] = s2[0] * momentum + (g * lr) / sg_sqrt(s1[0] + epsilon);
-    v[0] = v[0] - s2[0];
-}
-SG_END_ROW
-
-SG_ROW(rms_prop_sparse_row, 2) {
-    T lr = (T)hp[0], rho = (T)hp[1], momentum = (T)hp[2], epsilon = (T)hp[3];
-    T c = (T)1 - rho;
-    s1[0] = s1[0] * rho + (g * g) * c;
-    s2[0] = s2[0] * momentum + (sg_rsqrt(s1[0] + epsilon) * lr) * g;
-    v[0] = v[0] - s2[0];
-}
-SG_END_ROW
-
-SG_ROW(centered_rms_prop_dense_row, 3) {
-    // s1 mg, s2 ms, s3 mom
-    T lr = (T)hp[0], rho = (T)hp[1], momentum = (T)hp[2], epsilon = (T)hp[3];
-    T c = (T)1 - rho;
-    s2[0] = s2[0] + (g * g - s2[0]) * c;
-    s1[0] = s1[0] + (g - s1[0]) * c;
-    T den = (s2[0] - s1[0] * s1[0]) + epsilon;
-    s3[0] = s3[0] * momentum + (g * lr) / sg_sqrt(den);
-    v[0] = v[0] - s3[0];
-}
-SG_END_ROW
-
-SG_ROW(centered_rms_prop_sparse_row, 3) {
-    T lr = (T)hp[0], rho = (T)hp[1], momentum = (T)hp[2], epsilon = (T)hp[3];
-    T c = (T)1 - rho;
-    s2[0] = s2[0] * rho + (g * g) * c;
-    s1[0] = s1[0] * rho + g * c;
-    T den = (s2[0] + epsilon) - s1[0] * s1[0];
-    s3[0] = s3[0] * momentum + (sg_rsqrt(den) * lr) * g;
-    v[0] = v[0] - s3[0];
-}
-SG_END_ROW
-
-SG_ROW(add_sign_row, 1) {
-    T lr = (T)hp[0], alpha = (T)hp[1], sign_decay = (T)hp[2], beta = (T)hp[3];
-    T c = (T)1 - beta;
-    s1[0] = s1[0] * beta + g * c;
-    T s = sg_sign(g) * sg_sign(s1[0]);
-    v[0] = v[0] - (lr * (alpha + sign_decay * s)) * g;
-}
-SG_END_ROW
-
-SG_ROW(power_sign_row, 1) {
-    T lr = (T)hp[0], logbase = (T)hp[1], sign_decay = (T)hp[2], beta = (T)hp[3];
-    T c = (T)1 - beta, log_decay = logbase * sign_decay;
-    // The three values of exp(log_decay * s), with the CPU's arguments.
-    T e_pos = tr_exp(log_decay * (T)1), e_neg = tr_exp(log_decay * (T)(-1));
-    T e_zero = tr_exp(log_decay * (T)0);
-    s1[0] = s1[0] * beta + g * c;
-    T s = sg_sign(g) * sg_sign(s1[0]);
-    T e = s > 0 ? e_pos : (s < 0 ? e_neg : (s == 0 ? e_zero : s));
-    v[0] = v[0] - (lr * e) * g;
-}
-SG_END_ROW
+                                                 T g, const SG_HP(T)* hp) {   \
+            sg_##fn(hp, v, s1, s2, s3, g);                                    \
+        }                                                                     \
+    };
 
 // ---------------------------------------------------------------------------
 // Drivers.
@@ -417,7 +71,7 @@ __device__ __forceinline__ T sg_grad(const T* grad, i64 e, T s, int scaled) {
 
 template <typename T, typename Row>
 __device__ void sg_dense(T* var, T* s1, T* s2, T* s3, const T* grad, i64 size,
-                         const double* hp, T s, int scaled) {
+                         const SG_HP(T)* hp, T s, int scaled) {
     SG_GRID_LOOP(i, size) {
         Row::f(var + i, s1 + i, s2 + i, s3 + i, sg_grad(grad, i, s, scaled), hp);
     }
@@ -471,7 +125,7 @@ __device__ T sg_ordered_sum(const T* grad, const i64* order, i64 q0, i64 q1,
 template <typename T, typename Row>
 __device__ void sg_sparse(T* var, T* s1, T* s2, T* s3, const T* grad,
                           const i64* unique, const i64* order, const i64* starts,
-                          i64 n_groups, i64 R, const double* hp, T s, int scaled,
+                          i64 n_groups, i64 R, const SG_HP(T)* hp, T s, int scaled,
                           int coalesce, i64 heavy_min) {
     const i64 block = blockDim.x;
     const i64 per_block = R < block ? block / R : 1;
@@ -626,7 +280,7 @@ template <typename T, typename Row>
 __device__ void sg_sparse_heavy(T* var, T* s1, T* s2, T* s3, const T* grad,
                                 const i64* unique, const i64* order,
                                 const i64* starts, const i64* heavy,
-                                const i64* n_heavy, i64 R, const double* hp, T s,
+                                const i64* n_heavy, i64 R, const SG_HP(T)* hp, T s,
                                 int scaled, int coalesce, double* tiles) {
     const int t = threadIdx.x;
     const i64 cols = R < SG_CHUNK_COLS ? R : SG_CHUNK_COLS;
@@ -679,7 +333,7 @@ extern "C" __global__ void heavy_groups(const i64* starts, i64 n_groups, i64 hea
     extern "C" __global__ void dense_##op##_##sfx(                            \
         T* var, T* s1, T* s2, T* s3, const T* grad, i64 size, SG_HP_PARAMS,    \
         T s, int scaled) {                                                    \
-        SG_HP_LOAD;                                                           \
+        SG_HP_LOAD(sfx);                                                      \
         sg_dense<T, Row>(var, s1, s2, s3, grad, size, hp, s, scaled);         \
     }
 
@@ -688,7 +342,7 @@ extern "C" __global__ void heavy_groups(const i64* starts, i64 n_groups, i64 hea
         T* var, T* s1, T* s2, T* s3, const T* grad, const i64* unique,        \
         const i64* order, const i64* starts, i64 n_groups, i64 R,             \
         SG_HP_PARAMS, T s, int scaled, int coalesce, i64 heavy_min) {         \
-        SG_HP_LOAD;                                                           \
+        SG_HP_LOAD(sfx);                                                      \
         if (R == 1)                                                           \
             sg_sparse<T, Scalar>(var, s1, s2, s3, grad, unique, order,        \
                                  starts, n_groups, R, hp, s, scaled,          \
@@ -704,7 +358,7 @@ extern "C" __global__ void heavy_groups(const i64* starts, i64 n_groups, i64 hea
         const i64* order, const i64* starts, const i64* heavy,                \
         const i64* n_heavy, i64 R, SG_HP_PARAMS, T s, int scaled,             \
         int coalesce) {                                                       \
-        SG_HP_LOAD;                                                           \
+        SG_HP_LOAD(sfx);                                                      \
         SG_TILES;                                                             \
         if (R == 1)                                                           \
             sg_sparse_heavy<T, Scalar>(var, s1, s2, s3, grad, unique, order,  \
@@ -724,40 +378,8 @@ extern "C" __global__ void heavy_groups(const i64* starts, i64 n_groups, i64 hea
     SG_SPARSE_T(op, Row, Scalar, float, f32)                                  \
     SG_SPARSE_T(op, Row, Scalar, double, f64)
 
-// The ops: the OPS table of _training.pxi.tp (an op without a separate R == 1
-// function passes its row function twice).
-SG_DENSE(gradient_descent, gd_row)
-SG_SPARSE(gradient_descent, gd_row, gd_row)
-SG_DENSE(proximal_gradient_descent, proximal_gd_row)
-SG_SPARSE(proximal_gradient_descent, proximal_gd_row, proximal_gd_scalar)
-SG_DENSE(adadelta, adadelta_row)
-SG_SPARSE(adadelta, adadelta_row, adadelta_row)
-SG_DENSE(adagrad, adagrad_dense_row)
-SG_SPARSE(adagrad, adagrad_dense_row, adagrad_scalar)
-SG_DENSE(adagrad_v2, adagrad_v2_row)
-SG_SPARSE(adagrad_v2, adagrad_v2_row, adagrad_v2_row)
-SG_DENSE(proximal_adagrad, proximal_adagrad_row)
-SG_SPARSE(proximal_adagrad, proximal_adagrad_row, proximal_adagrad_scalar)
-SG_DENSE(adagrad_da, adagrad_da_dense_row)
-SG_SPARSE(adagrad_da, adagrad_da_sparse_row, adagrad_da_scalar)
-SG_DENSE(ftrl, ftrl_dense_row)
-SG_SPARSE(ftrl, ftrl_sparse_row, ftrl_scalar)
-SG_DENSE(momentum, momentum_dense_row)
-SG_SPARSE(momentum, momentum_sparse_row, momentum_sparse_row)
-SG_DENSE(keras_momentum, keras_momentum_row)
-SG_SPARSE(keras_momentum, keras_momentum_row, keras_momentum_row)
-SG_DENSE(adam, adam_row)
-SG_SPARSE(adam, adam_row, adam_row)
-SG_DENSE(adam_with_amsgrad, amsgrad_row)
-SG_DENSE(ada_max, ada_max_row)
-SG_SPARSE(ada_max, ada_max_row, ada_max_row)
-SG_DENSE(rms_prop, rms_prop_dense_row)
-SG_SPARSE(rms_prop, rms_prop_sparse_row, rms_prop_sparse_row)
-SG_DENSE(centered_rms_prop, centered_rms_prop_dense_row)
-SG_SPARSE(centered_rms_prop, centered_rms_prop_sparse_row,
-          centered_rms_prop_sparse_row)
-SG_DENSE(add_sign, add_sign_row)
-SG_DENSE(power_sign, power_sign_row)
+// The ops' SG_ROW, SG_DENSE and SG_SPARSE lines follow this file (generated
+// from the OPS table: sparsegrad._cuda.training.generated_source).
 
 // ---------------------------------------------------------------------------
 // Row-wise Adagrad: one accumulator per row of R elements (hp: lr, epsilon).
@@ -809,11 +431,10 @@ __device__ T sg_block_column_sum(const T* grad, const i64* order, i64 q0, i64 q1
 template <typename T>
 __device__ void sg_rowwise(T* var, T* accum, const T* grad, const i64* unique,
                            const i64* order, const i64* starts, i64 n_groups, i64 R,
-                           const double* hp, T s, int scaled, int coalesce,
+                           const SG_HP(T)* hp, T s, int scaled, int coalesce,
                            double* tiles) {
     __shared__ double sq[SPARSEGRAD_BLOCK];
     __shared__ double mult_shared;
-    const T lr = (T)hp[0], epsilon = (T)hp[1];
     const i64 t = threadIdx.x, block = blockDim.x;
     for (i64 grp = blockIdx.x; grp < n_groups; grp += gridDim.x) {
         const i64 row = unique ? unique[grp] : grp;
@@ -839,7 +460,7 @@ __device__ void sg_rowwise(T* var, T* accum, const T* grad, const i64* unique,
                                      : sg_rowwise_grad(grad, order, q, q0, q1, R, j,
                                                        s, scaled, coalesce);
                     if (c0 == 0) g_first = gj;
-                    sq[t] = (double)gj * (double)gj;
+                    sq[t] = sg_rowwise_square(gj);
                 }
                 __syncthreads();
                 if (t == 0) {
@@ -849,8 +470,7 @@ __device__ void sg_rowwise(T* var, T* accum, const T* grad, const i64* unique,
                 __syncthreads();            // sq is written again next round
             }
             if (t == 0) {
-                accum[row] = accum[row] + (T)(total / (double)R);
-                const T mult = lr / (sg_sqrt(accum[row]) + epsilon);
+                const T mult = sg_rowwise_adagrad_mult(hp, accum + row, total, R);
                 mult_shared = (double)mult;     // exact: T fits in double
             }
             __syncthreads();
@@ -859,7 +479,7 @@ __device__ void sg_rowwise(T* var, T* accum, const T* grad, const i64* unique,
                 const T gj = j == t ? g_first
                                     : sg_rowwise_grad(grad, order, q, q0, q1, R, j,
                                                       s, scaled, coalesce);
-                var[row * R + j] = var[row * R + j] - mult * gj;
+                sg_rowwise_adagrad_step(var + row * R + j, mult, gj);
             }
             // mult_shared is written again by the next application.
             __syncthreads();
@@ -871,7 +491,7 @@ __device__ void sg_rowwise(T* var, T* accum, const T* grad, const i64* unique,
     extern "C" __global__ void dense_rowwise_adagrad_##sfx(                   \
         T* var, T* accum, const T* grad, i64 n_rows, i64 R, SG_HP_PARAMS, T s, \
         int scaled) {                                                         \
-        SG_HP_LOAD;                                                           \
+        SG_HP_LOAD(sfx);                                                      \
         sg_rowwise<T>(var, accum, grad, (const i64*)0, (const i64*)0,         \
                       (const i64*)0, n_rows, R, hp, s, scaled, 0,             \
                       (double*)0);                                            \
@@ -880,7 +500,7 @@ __device__ void sg_rowwise(T* var, T* accum, const T* grad, const i64* unique,
         T* var, T* accum, const T* grad, const i64* unique, const i64* order, \
         const i64* starts, i64 n_groups, i64 R, SG_HP_PARAMS, T s, int scaled, \
         int coalesce) {                                                       \
-        SG_HP_LOAD;                                                           \
+        SG_HP_LOAD(sfx);                                                      \
         SG_TILES;                                                             \
         sg_rowwise<T>(var, accum, grad, unique, order, starts, n_groups, R,   \
                       hp, s, scaled, coalesce, tiles);                        \
