@@ -1,9 +1,12 @@
-"""CUDA twins of the Cython kernels, compiled at run time by CuPy.
+"""The CUDA kernels, compiled at run time by CuPy.
 
 Each ``<family>.cu`` here holds the raw kernels of one Cython module of
 ``sparsegrad._kernels`` and ``<family>.py`` their launchers, with the same
 function names and the same Python-side signatures (``n_threads`` is accepted
-and ignored: a GPU launch takes its own shape).  The framework routes by array
+and ignored: a GPU launch takes its own shape).  The arithmetic of both is
+written once, in ``sparsegrad/_kernels/include/sg_<family>.h``, which the
+``.cu`` includes and the Cython module declares ``cdef extern``: a ``.cu``
+file holds only the GPU's drivers (threads, blocks, grouping, loads).  The framework routes by array
 type (:mod:`sparsegrad.framework.backend`): a cupy array runs these, a numpy
 array the Cython ones.
 
@@ -14,8 +17,8 @@ Rules every kernel follows
   The launchers pass every scalar argument as a NumPy scalar of the exact
   C type (``np.int64`` for ``long long``, ``np.float32`` for ``float``, ...).
 * Arithmetic rounds as on the CPU: modules compile with ``--fmad=false`` (no
-  contraction into FMA), IEEE division and square root, and each expression
-  keeps the parenthesisation of the Cython kernel it mirrors.  Add, multiply,
+  contraction into FMA), IEEE division and square root, and the expressions
+  are the shared header's, which the CPU compiles too.  Add, multiply,
   divide and ``sqrt`` then give the CPU's bits; ``exp``, ``log`` and ``pow``
   (CUDA's libdevice against glibc) may differ in the last bits.
 * No warp intrinsics and no dynamic shared memory: blocks cooperate through
