@@ -43,3 +43,18 @@ def test_every_public_op_has_a_spec_on_an_existing_kernel():
         assert hasattr(K, spec.driver), key
         assert spec.hyper == K.HYPERPARAMETERS[spec.kernel], key
         assert {step.hyper for step in spec.hyper_steps} >= set(spec.hyper), key
+
+
+def test_the_kernel_table_agrees_with_the_specs():
+    # KERNELS (from the OPS table) drives the CUDA kernels: its slot count
+    # decides which slots a GPU thread loads and stores, so it must be the
+    # number of slots each spec passes.
+    table = {entry[0]: entry for entry in K.KERNELS}
+    assert set(table) == set(K.HYPERPARAMETERS) - {"rowwise_adagrad"}
+    for key, spec in _specs().items():
+        if spec.kernel in table:
+            assert table[spec.kernel][4] == len(spec.slots), key
+    for name, dense, sparse, scalar, _ in K.KERNELS:
+        assert (dense is not None) == hasattr(K, f"dense_{name}"), name
+        assert (sparse is not None) == hasattr(K, f"sparse_{name}"), name
+        assert scalar is None or sparse is not None, name
