@@ -1,6 +1,11 @@
-// CUDA twins of sparsegrad/_kernels/clip.pyx: the sum of squares of a list
-// of tensors, scaling, clipping by value; plus the few scalar steps of the
-// clip ops (norm, scale factor, divisor) so that a norm never leaves the GPU.
+// CUDA drivers of the clip kernels of sparsegrad/_kernels/clip.pyx: the sum
+// of squares of a list of tensors, scaling, clipping by value; plus the few
+// scalar steps of the clip ops (norm, scale factor, divisor) so that a norm
+// never leaves the GPU.  Their arithmetic (each square and accumulator step,
+// the combine of eight accumulators, the scale, NumPy's clip, the norm and
+// the factors) lives in sparsegrad/_kernels/include/sg_clip.h, shared with
+// the Cython kernels; here are the threads, blocks, loads and the order of
+// every sum.
 //
 // The sum of squares reproduces the CPU's order exactly, so its bits are the
 // CPU's: the CPU cuts each tensor into blocks that depend only on the sizes
@@ -13,15 +18,16 @@
 // a repeated group's columns side by side), the partials go to one array in
 // table order and one block adds them in that order.
 #include "common.cuh"
+#include "sg_clip.h"
 
 #define SG_CHUNK 4096
 #define SG_LANES 8
 // CPU blocks per GPU block in squares_dense: one per eight threads.
 #define SG_DENSE_PER_BLOCK (SPARSEGRAD_BLOCK / SG_LANES)
 
-// The CPU's _squares combine of the eight accumulators.
-__device__ __forceinline__ double sg_combine8(const double* a) {
-    return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+// The CPU's _squares combine of the eight accumulators a[0..8).
+__device__ __forceinline__ double sg_combine_lanes(const double* a) {
+    return sg_combine8(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
 }
 
 // Accumulator `lane` of _squares over x[0:n]: elements lane, lane + 8, ...
@@ -33,9 +39,9 @@ __device__ double sg_lane_squares(const T* __restrict__ x, i64 n, int lane) {
     // Unrolled: the loads of eight steps go out together (a is still added
     // to in order; one chain per thread, as the CPU's accumulator).
 #pragma unroll 8
-    for (i64 k = lane; k < full; k += SG_LANES) a += (double)x[k] * x[k];
+    for (i64 k = lane; k < full; k += SG_LANES) a = sg_square_add(a, x[k]);
     if (lane == 0)
-        for (i64 k = full; k < n; ++k) a += (double)x[k] * x[k];
+        for (i64 k = full; k < n; ++k) a = sg_square_add(a, x[k]);
     return a;
 }
 
@@ -58,7 +64,7 @@ __device__ void squares_dense(const T* __restrict__ x, i64 n,
         acc[threadIdx.x] = a;
         __syncthreads();
         if (lane == 0 && b < n_cpu_blocks)
-            partials[offset + b] = sg_combine8(acc + threadIdx.x);
+            partials[offset + b] = sg_combine_lanes(acc + threadIdx.x);
         __syncthreads();
     }
 }
@@ -188,7 +194,7 @@ __device__ void squares_grouped(const T* __restrict__ values,
             }
             __syncthreads();
             if (t < nb && starts[g0 + t + 1] - starts[g0 + t] == 1)
-                gval[t] = sg_combine8(sq + t * SG_LANES);
+                gval[t] = sg_combine_lanes(sq + t * SG_LANES);
             __syncthreads();                // sq is reused below
             // repeated rows: each column summed in order from zero in T, its
             // square added to the group's total in column order
@@ -209,7 +215,7 @@ __device__ void squares_grouped(const T* __restrict__ values,
                         const T s = tiled ? ts
                                           : sg_column_sum<T>(values, order, first,
                                                              stop, width, j);
-                        sq[t] = (double)s * s;
+                        sq[t] = sg_square(s);
                     }
                     __syncthreads();
                     if (t == 0) {
@@ -256,48 +262,26 @@ __device__ void finish_norm(const double* __restrict__ partials, i64 n,
     }
     if (t == 0) {
         total[0] = sum;
-        norm[0] = (T)sqrt(sum);
+        sg_norm(norm, sum);
     }
 }
 
-// NumPy's minimum and maximum of two floats: a NaN operand gives NaN.
-template <typename T> __device__ __forceinline__ T sg_np_minimum(T a, T b) {
-    return (a <= b || a != a) ? a : b;
-}
-template <typename T> __device__ __forceinline__ T sg_np_maximum(T a, T b) {
-    return (a >= b || a != a) ? a : b;
-}
-
-// clip_by_global_norm: cd = (c * minimum(1 / norm, 1 / c) + (norm - norm), 1)
-// (TensorFlow's formula, each step rounded to T as NumPy's 0-d arithmetic).
+// clip_by_global_norm: cd = (sg_global_scale(norm, c), 1).
 template <typename T>
 __device__ void global_scale(const T* __restrict__ norm, T c, T* __restrict__ cd) {
     if (blockIdx.x == 0 && threadIdx.x == 0) {
-        const T n = norm[0], one = 1;
-        const T m = sg_np_minimum<T>(one / n, one / c);
-        const T lhs = c * m;
-        const T rhs = n - n;
-        cd[0] = lhs + rhs;
-        cd[1] = one;
+        cd[0] = sg_global_scale(norm[0], c);
+        cd[1] = (T)1;
     }
 }
 
-// clip_by_norm: cd = (c, maximum(norm, c), or 1 where that is 0), c >= 0.
+// clip_by_norm: cd = (c, sg_norm_divisor(norm, c)), c >= 0.
 template <typename T>
 __device__ void norm_divisor(const T* __restrict__ norm, T c, T* __restrict__ cd) {
     if (blockIdx.x == 0 && threadIdx.x == 0) {
-        T d = sg_np_maximum<T>(norm[0], c);
-        if (d == (T)0) d = (T)1;
         cd[0] = c;
-        cd[1] = d;
+        cd[1] = sg_norm_divisor(norm[0], c);
     }
-}
-
-// out = (x * c) / d, or x * c when d is 1 (Cython scale).
-template <typename T>
-__device__ __forceinline__ T sg_scaled(T x, T c, T d) {
-    const T p = x * c;
-    return d != (T)1 ? p / d : p;
 }
 
 #define SG_CLIP_KERNELS(T, SUF)                                               \
@@ -323,26 +307,22 @@ __device__ __forceinline__ T sg_scaled(T x, T c, T d) {
     }                                                                          \
     extern "C" __global__ void scale_##SUF(const T* x, i64 n, T c, T d,        \
                                            T* out) {                           \
-        SG_GRID_LOOP(k, n) out[k] = sg_scaled<T>(x[k], c, d);                  \
+        const int divide = sg_scale_divides(d);                                \
+        SG_GRID_LOOP(k, n) out[k] = sg_scale(x[k], c, d, divide);              \
     }                                                                          \
     /* c and d read on the device (cd[0], cd[1]): no host round trip */        \
     extern "C" __global__ void scale_dev_##SUF(const T* x, i64 n, const T* cd, \
                                                T* out) {                       \
         const T c = cd[0], d = cd[1];                                          \
-        SG_GRID_LOOP(k, n) out[k] = sg_scaled<T>(x[k], c, d);                  \
+        const int divide = sg_scale_divides(d);                                \
+        SG_GRID_LOOP(k, n) out[k] = sg_scale(x[k], c, d, divide);              \
     }                                                                          \
     /* maximum(minimum(x, hi), lo), NumPy's NaN rule (Cython clip_values) */   \
     extern "C" __global__ void clip_values_##SUF(                              \
         const T* x, i64 n, const T* lo, i64 lo_step, const T* hi, i64 hi_step,  \
         T* out) {                                                              \
-        SG_GRID_LOOP(k, n) {                                                   \
-            T v = x[k];                                                        \
-            const T h = hi[k * hi_step];                                       \
-            if (!(v <= h || v != v)) v = h;                                    \
-            const T m = lo[k * lo_step];                                       \
-            if (!(v >= m || v != v)) v = m;                                    \
-            out[k] = v;                                                        \
-        }                                                                      \
+        SG_GRID_LOOP(k, n)                                                     \
+            out[k] = sg_np_clip(x[k], lo[k * lo_step], hi[k * hi_step]);       \
     }
 SG_CLIP_KERNELS(float, f32)
 SG_CLIP_KERNELS(double, f64)

@@ -23,6 +23,12 @@ on data or checks it.
   would not change a bit), in fixed chunks.
 * ``clip_values`` computes ``max(min(x, hi), lo)`` with NumPy's NaN rule (a
   NaN operand gives NaN), bounds of length 1 or of x's length.
+
+The arithmetic (each square and accumulator step, the combine of the eight
+accumulators, the scale, NumPy's clip) lives in
+``sparsegrad/_kernels/include/sg_clip.h``, shared with the CUDA kernels of
+``sparsegrad/_cuda/clip.cu``; here are the blocks, the threads, the loads and
+the order of every sum.
 """
 
 from cython cimport floating
@@ -32,6 +38,21 @@ from libc.stdlib cimport free, malloc
 
 from ._openmp cimport threads_for
 from ._prefetch cimport sparsegrad_prefetch_read
+
+
+cdef extern from "sg_clip.h":
+    double sg_square_f32(float x) noexcept nogil
+    double sg_square_f64(double x) noexcept nogil
+    double sg_square_add_f32(double a, float x) noexcept nogil
+    double sg_square_add_f64(double a, double x) noexcept nogil
+    double sg_combine8(double a0, double a1, double a2, double a3, double a4,
+                       double a5, double a6, double a7) noexcept nogil
+    float sg_scale_f32(float x, float c, float d, int divide) noexcept nogil
+    double sg_scale_f64(double x, double c, double d, int divide) noexcept nogil
+    int sg_scale_divides_f32(float d) noexcept nogil
+    int sg_scale_divides_f64(double d) noexcept nogil
+    float sg_np_clip_f32(float x, float lo, float hi) noexcept nogil
+    double sg_np_clip_f64(double x, double lo, double hi) noexcept nogil
 
 # Elements per block of a sum of squares, and per chunk of the elementwise
 # kernels: fixed, so that no result depends on the thread count.
@@ -58,6 +79,43 @@ cdef struct Block:
     int kind                # F32 or F64
 
 
+# The header's functions of each type, picked by the fused type (inlined).
+cdef inline double _square(floating x) noexcept nogil:
+    if floating is float:
+        return sg_square_f32(x)
+    else:
+        return sg_square_f64(x)
+
+
+cdef inline double _square_add(double a, floating x) noexcept nogil:
+    if floating is float:
+        return sg_square_add_f32(a, x)
+    else:
+        return sg_square_add_f64(a, x)
+
+
+cdef inline floating _scale(floating x, floating c, floating d,
+                            int divide) noexcept nogil:
+    if floating is float:
+        return sg_scale_f32(x, c, d, divide)
+    else:
+        return sg_scale_f64(x, c, d, divide)
+
+
+cdef inline bint _scale_divides(floating d) noexcept nogil:
+    if floating is float:
+        return sg_scale_divides_f32(d)
+    else:
+        return sg_scale_divides_f64(d)
+
+
+cdef inline floating _np_clip(floating x, floating lo, floating hi) noexcept nogil:
+    if floating is float:
+        return sg_np_clip_f32(x, lo, hi)
+    else:
+        return sg_np_clip_f64(x, lo, hi)
+
+
 cdef inline double _squares(const floating *x, Py_ssize_t n) noexcept nogil:
     # Eight interleaved accumulators in a fixed pattern: deterministic, and
     # not bound by the latency of a chain of additions (the compiler turns
@@ -65,19 +123,19 @@ cdef inline double _squares(const floating *x, Py_ssize_t n) noexcept nogil:
     cdef double a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0
     cdef Py_ssize_t k = 0
     while k + 8 <= n:
-        a0 += <double> x[k] * x[k]
-        a1 += <double> x[k + 1] * x[k + 1]
-        a2 += <double> x[k + 2] * x[k + 2]
-        a3 += <double> x[k + 3] * x[k + 3]
-        a4 += <double> x[k + 4] * x[k + 4]
-        a5 += <double> x[k + 5] * x[k + 5]
-        a6 += <double> x[k + 6] * x[k + 6]
-        a7 += <double> x[k + 7] * x[k + 7]
+        a0 = _square_add(a0, x[k])
+        a1 = _square_add(a1, x[k + 1])
+        a2 = _square_add(a2, x[k + 2])
+        a3 = _square_add(a3, x[k + 3])
+        a4 = _square_add(a4, x[k + 4])
+        a5 = _square_add(a5, x[k + 5])
+        a6 = _square_add(a6, x[k + 6])
+        a7 = _square_add(a7, x[k + 7])
         k = k + 8
     while k < n:
-        a0 += <double> x[k] * x[k]
+        a0 = _square_add(a0, x[k])
         k = k + 1
-    return ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
+    return sg_combine8(a0, a1, a2, a3, a4, a5, a6, a7)
 
 
 cdef inline double _group_squares(
@@ -111,7 +169,7 @@ cdef inline double _group_squares(
             for j in range(m):
                 sums[j] = sums[j] + row[j]
         for j in range(m):
-            total += <double> sums[j] * sums[j]
+            total += _square(sums[j])
         j0 = j0 + m
     return total
 
@@ -248,16 +306,16 @@ def scale(
     cdef Py_ssize_t n = x.shape[0], n_chunks = (n + CHUNK - 1) // CHUNK
     cdef Py_ssize_t ch, k, stop
     cdef floating fc = <floating> c, fd = <floating> d
-    cdef bint divide = d != 1.0
+    cdef bint divide = _scale_divides(fd)
     cdef int threads = threads_for(n, n_threads)
     for ch in prange(n_chunks, nogil=True, schedule="static", num_threads=threads):
         stop = min((ch + 1) * CHUNK, n)
         if divide:
             for k in range(ch * CHUNK, stop):
-                out[k] = (x[k] * fc) / fd
+                out[k] = _scale(x[k], fc, fd, 1)
         else:
             for k in range(ch * CHUNK, stop):
-                out[k] = x[k] * fc
+                out[k] = _scale(x[k], fc, fd, 0)
 
 
 def clip_values(
@@ -273,16 +331,8 @@ def clip_values(
     cdef Py_ssize_t ch, k, stop
     cdef Py_ssize_t lo_step = 1 if lo.shape[0] == n else 0
     cdef Py_ssize_t hi_step = 1 if hi.shape[0] == n else 0
-    cdef floating v, h, m
     cdef int threads = threads_for(n, n_threads)
     for ch in prange(n_chunks, nogil=True, schedule="static", num_threads=threads):
         stop = min((ch + 1) * CHUNK, n)
         for k in range(ch * CHUNK, stop):
-            v = x[k]
-            h = hi[k * hi_step]
-            if not (v <= h or v != v):
-                v = h
-            m = lo[k * lo_step]
-            if not (v >= m or v != v):
-                v = m
-            out[k] = v
+            out[k] = _np_clip(x[k], lo[k * lo_step], hi[k * hi_step])

@@ -123,3 +123,49 @@ def test_clip_values_follows_numpy_minimum_then_maximum(dtype, rng):
             out = np.empty_like(x)
             K.clip_values(x, readonly(lo), readonly(hi), out, t)
             np.testing.assert_array_equal(out, expected)
+
+
+def _nan(dtype, payload):
+    """A quiet NaN of `dtype` whose payload is `payload` (told apart by bits)."""
+    if dtype == np.float32:
+        return np.array([0x7FC00000 | payload], np.uint32).view(np.float32)[0]
+    return np.array([0x7FF8000000000000 | payload], np.uint64).view(np.float64)[0]
+
+
+def clip_edge_cases(dtype):
+    """(x, lo, hi, expected) of clip_values' rule on ties of signed zeros and
+    NaNs of two payloads: minimum(x, hi) then maximum(., lo), each keeping
+    its first operand on a tie and a NaN first operand, taking a NaN second
+    one."""
+    a, b = _nan(dtype, 1), _nan(dtype, 2)
+    rows = [  # x, lo, hi, expected
+        (-0.0, -1.0, 0.0, -0.0),
+        (0.0, -1.0, -0.0, 0.0),
+        (-0.0, 0.0, 1.0, -0.0),
+        (0.0, -0.0, 1.0, 0.0),
+        (3.0, 0.0, -0.0, -0.0),
+        (-3.0, 0.0, -0.0, 0.0),
+        (a, 0.0, 1.0, a),
+        (1.0, 0.0, b, b),
+        (1.0, b, 2.0, b),
+        (a, b, b, a),
+        (np.inf, -np.inf, np.inf, np.inf),
+        (-np.inf, 5.0, -np.inf, 5.0),
+    ]
+    x, lo, hi, expected = (np.array(col, dtype) for col in zip(*rows))
+    return readonly(x), readonly(lo), readonly(hi), expected
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_clip_values_signed_zeros_and_nan_payloads_bit_for_bit(dtype):
+    x, lo, hi, expected = clip_edge_cases(dtype)
+    for t in THREADS:
+        out = np.empty_like(x)
+        K.clip_values(x, lo, hi, out, t)
+        assert out.tobytes() == expected.tobytes()
+    # bounds of length 1: a NaN lower bound is taken for every element but a
+    # NaN x, which is kept
+    out = np.empty_like(x)
+    K.clip_values(x, readonly(lo[8:9]), readonly(np.array([np.inf], dtype)), out, 2)
+    want = np.where(np.isnan(x), x, lo[8])
+    assert out.tobytes() == want.tobytes()

@@ -6,6 +6,8 @@ same eight-accumulator pattern, partials added in table order), and every
 other step is an add, multiply, divide, sqrt or compare in the CPU's order:
 all results are compared bit for bit (assert_array_equal)."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -14,7 +16,7 @@ from sparsegrad._cuda import clip as cuda_clip
 from sparsegrad._kernels import clip as cpu_clip
 from sparsegrad.errors import InvalidArgumentError
 from sparsegrad.framework import backend, sparse_rows
-from sparsegrad.ops.clip_ops import sum_of_squares
+from sparsegrad.ops.clip_ops import global_norm_scale, sum_of_squares
 
 FLOATS = (np.float32, np.float64)
 
@@ -243,3 +245,72 @@ def test_errors_as_on_the_cpu_and_inputs_unchanged(device):
     with pytest.raises(ValueError, match="mix numpy"):
         sg.clip_by_global_norm([dx, x], 1.0)
     np.testing.assert_array_equal(device.asnumpy(dx), x)
+
+
+def _same_bits(got, want):
+    """Equal bits, or NaN on both sides (a GPU's arithmetic gives its own
+    NaN's bits; a compare or select passes the bits of its operand)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    u = np.dtype(f"u{got.dtype.itemsize}")
+    same = (got.view(u) == want.view(u)) | (np.isnan(got) & np.isnan(want))
+    assert same.all(), (got, want)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_clip_values_twin_on_signed_zeros_and_nan_payloads(device, dtype):
+    # no arithmetic: a NaN's payload passes through on both sides
+    a, b = (np.array([0x7FC00000 | p], np.uint32).view(np.float32)[0]
+            if dtype == np.float32 else
+            np.array([0x7FF8000000000000 | p], np.uint64).view(np.float64)[0]
+            for p in (1, 2))
+    x = np.array([-0.0, 0.0, -0.0, 0.0, 3.0, -3.0, a, 1.0, 1.0, a], dtype)
+    lo = np.array([-1.0, -1.0, 0.0, -0.0, 0.0, 0.0, 0.0, 0.0, b, b], dtype)
+    hi = np.array([0.0, -0.0, 1.0, 1.0, -0.0, -0.0, 1.0, b, 2.0, b], dtype)
+    want = np.empty_like(x)
+    cpu_clip.clip_values(x, lo, hi, want, 1)
+    got = device.xp.empty(x.shape, dtype)
+    cuda_clip.clip_values(device.asarray(x), device.asarray(lo), device.asarray(hi),
+                          got, 1)
+    assert device.asnumpy(got).tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_scale_twin_on_signed_zeros_and_subnormals(device, dtype):
+    tiny = np.finfo(dtype).tiny
+    x = np.array([-0.0, 0.0, tiny, -tiny / 4, 3.0, -np.inf, np.nan], dtype)
+    for c, d in [(0.5, 3.0), (-2.0, 1.0), (0.0, 7.0), (1.5, 0.25)]:
+        want = np.empty_like(x)
+        cpu_clip.scale(x, c, d, want, 1)
+        got = device.xp.empty(x.shape, dtype)
+        cuda_clip.scale(device.asarray(x), c, d, got, 1)
+        _same_bits(device.asnumpy(got), want)
+        cd = device.asarray(np.array([c, d], dtype))
+        got = device.xp.empty(x.shape, dtype)
+        cuda_clip.scale_dev(device.asarray(x), cd, got)
+        _same_bits(device.asnumpy(got), want)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_device_scalar_steps_match_the_host_formulas(device, dtype):
+    # finish_norm's sqrt rounded once, the clip_by_global_norm factor and the
+    # clip_by_norm divisor, on the norms where their formulas branch or give NaN
+    norms = [0.0, 1e-30, 0.75, 5.0, 1e30, np.inf, np.nan]
+    for v in (0.0, 0.1, 3.0, 1e-160, 1e39, 1e200):
+        norm, total = cuda_clip.norm_of_list([(device.asarray(np.array([v])),)],
+                                             np.dtype(dtype))
+        assert float(total) == v * v
+        with np.errstate(over="ignore"):
+            want = np.asarray(math.sqrt(v * v), dtype)
+        _same_bits(device.asnumpy(norm), want)
+    for n in norms:
+        dn = device.asarray(np.array(n, dtype))
+        for c in (0.0, 1.0, 4.0, np.inf):
+            want = global_norm_scale(np.asarray(n, dtype), np.asarray(c, dtype))
+            cd = device.asnumpy(cuda_clip.global_scale(dn, c))
+            _same_bits(cd, np.array([want, 1], dtype))
+            divisor = np.maximum(np.asarray(n, dtype), np.asarray(c, dtype))
+            if divisor == 0:
+                divisor = np.asarray(1, dtype)
+            cd = device.asnumpy(cuda_clip.norm_divisor(dn, c))
+            _same_bits(cd, np.array([c, divisor], dtype))
