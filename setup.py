@@ -64,12 +64,14 @@ PACKAGE_DIR = os.path.join(HERE, "sparsegrad")
 KERNEL_CACHE = os.path.join(HERE, "build", "kernel-cache")
 KERNEL_CACHE_KEEP = 3  # builds kept per module
 
-# Modules whose floating-point code must round every operation on its own:
+# Modules whose floating-point code must round every operation on its own
+# (every module that compiles a shared kernel body of include/, as NVRTC
+# compiles it with --fmad=false, and elementwise):
 # -ffp-contract=off forbids FMA contraction (GCC would contract on targets
 # with FMA); -fno-math-errno (sqrt need not set errno) and -fno-trapping-math
 # (a select may compute both of its values) change no result and let loops
 # vectorise.  The AVX2 build of a module (``<name>_avx2``) gets its flags.
-STRICT_FP_MODULES = ("training", "elementwise", "segment")
+STRICT_FP_MODULES = ("training", "elementwise", "segment", "clip", "ragged", "slices")
 STRICT_FP_FLAGS = ["-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math"]
 
 

@@ -4,6 +4,7 @@ the same sources and the same settings (issue 23)."""
 import importlib.util
 import os
 import pathlib
+import re
 import sys
 import types
 
@@ -156,3 +157,26 @@ def test_prune_keeps_the_most_recently_used(setup_module, tmp_path):
     s.prune_cache(module, keep=3, cache=str(tmp_path))
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         f"{module}-a.so", f"{module}-b.so", f"{module}-c.so", other.name]
+
+
+def test_every_module_of_a_shared_kernel_body_keeps_contraction_off(setup_module):
+    # NVRTC compiles the shared headers with --fmad=false; the C compiler
+    # must not contract them either, in every module that includes one
+    kernels = SETUP_PY.parent / "sparsegrad" / "_kernels"
+
+    def text(path):
+        # a source with the .pxi files it includes (a template for a rendered
+        # one), at any depth
+        body = path.read_text(encoding="utf-8")
+        for name in re.findall(r'^include "([^"]+)"', body, flags=re.M):
+            included = kernels / name
+            if not included.exists():
+                included = kernels / (name + ".tp")
+            body += text(included)
+        return body
+
+    includers = {source.stem for source in kernels.glob("*.pyx")
+                 if 'cdef extern from "sg_' in text(source)}
+    assert {"training", "training_avx2", "clip"} <= includers
+    for name in includers:
+        assert "-ffp-contract=off" in setup_module.compile_args(name, "unix", []), name

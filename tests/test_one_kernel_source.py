@@ -11,7 +11,8 @@ or its template) whose value has the shape of a header formula writes that
 formula a second time, under whatever names, and fails the test.  Shapes too
 small to tell a formula from addressing (a running sum ``acc + x``, an index
 ``i * R + j``, ``v - g * alpha``) are not compared: a formula counts when it
-calls an elementary function, or has three operators, or two and a quotient.
+calls an elementary function on more than one plain value, or has three
+operators, or two and a quotient.
 """
 
 import glob
@@ -83,6 +84,8 @@ def _closing(text, i):
 def significant(form):
     """Whether a shape is large enough to count (module docstring)."""
     ops = len(re.findall(r"(?<=[\w)#])\s*[-+*/]", form))
+    if re.fullmatch(r"[A-Z]+\(x\)", form):
+        return False        # one elementary function of one value: sg_base's
     return (any(token in form for token in FUNCTIONS) or ops >= 3
             or (ops >= 2 and "/" in form))
 
@@ -149,7 +152,8 @@ def statements(text, cython):
 _INTEGER_DECLARATION = re.compile(
     r"^\s*(?:cdef\s+)?(?:const\s+)?(?:i64|sg_i64|int|unsigned|long long|size_t|"
     r"int64_t|int32_t|Py_ssize_t)\s+\w+\s*=")
-_COORDINATE = re.compile(r"\b(?:threadIdx|blockIdx|blockDim|gridDim|SPARSEGRAD_BLOCK)\b")
+_COORDINATE = re.compile(
+    r"\b(?:threadIdx|blockIdx|blockDim|gridDim|SPARSEGRAD_BLOCK)\b")
 
 
 def formulas(text, cython=False):
@@ -215,6 +219,16 @@ def test_no_kernel_body_is_written_twice():
     assert not found, "\n".join(found)
 
 
+def test_no_formula_is_in_two_headers():
+    # a formula two families share belongs to sg_base.h (or to one of them)
+    where = {}
+    for path in sorted(glob.glob(os.path.join(INCLUDE, "*.h"))):
+        for form, expr in formulas(_read(path)).items():
+            where.setdefault(form, []).append(f"{os.path.basename(path)}: {expr!r}")
+    doubled = [" and ".join(places) for places in where.values() if len(places) > 1]
+    assert not doubled, "\n".join(doubled)
+
+
 # What main's sources held before the kernel bodies moved into the headers:
 # each of these lines wrote a formula that a header now holds.
 _OLD_TWINS = [
@@ -251,7 +265,8 @@ def test_shapes():
     assert not significant(shape("v[0] - g * alpha"))
     assert significant(shape("(x * c) / d"))
     assert significant(shape("s1[0] * rho + (g * g) * c"))
-    assert significant(shape("sg_sqrt(a)"))
+    assert significant(shape("sg_sqrt(a) + b"))
+    assert not significant(shape("sg_sqrt(a)"))
 
 
 def _defined(text):
@@ -274,6 +289,12 @@ _ONE_SIDED = {
     "sg_ftrl_dense_row": "the GPU's FTRL entry; the CPU's loops call sg_ftrl "
                          "with literal flags",
     "sg_ftrl_sparse_row": "as sg_ftrl_dense_row",
+    # the clip ops' scalar steps on the device, so that a norm never leaves
+    # the GPU; on the CPU, clip_ops computes them in NumPy's 0-d arithmetic
+    # with the same bits (tests/gpu/test_clip.py checks the two agree)
+    "sg_norm": "the device's norm of a sum of squares",
+    "sg_global_scale": "the device's clip_by_global_norm factor",
+    "sg_norm_divisor": "the device's clip_by_norm divisor",
 }
 
 
