@@ -23,7 +23,8 @@ __device__ __forceinline__ void range_sizes_body(
     i64 *sizes_out, i64 n_rows, i64 max_size) {
     u64 max_u = (u64)max_size;
     SG_GRID_LOOP(i, n_rows) {
-        sizes_out[i] = sg_range_size(starts[i * ss], limits[i * ls], deltas[i * ds], max_u);
+        sizes_out[i] =
+            sg_range_size(starts[i * ss], limits[i * ls], deltas[i * ds], max_u);
     }
 }
 
@@ -283,7 +284,8 @@ __device__ __forceinline__ void chunked_fill_body(
                     if ((i64)splits[r + 1] <= k) r = sg_row_of(splits, r + 1, r_end, k);
                     if (!ROWIDS) {
                         d = (U)deltas[r * ds];
-                        v = sg_range_at(starts[r * ss], deltas[r * ds], k - (i64)splits[r]);
+                        v = sg_range_at(starts[r * ss], deltas[r * ds],
+                                        k - (i64)splits[r]);
                     }
                 }
                 const i64 i = k - base;

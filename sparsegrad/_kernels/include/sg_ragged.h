@@ -73,7 +73,8 @@ SG_FN sg_i64 SG_F(sg_range_size)(SG_S start, SG_S limit, SG_S delta, sg_u64 max_
      * 2**31, lets it pass and then overflows the cast); 2**63 - 1 rounds to
      * 2**63, hence the second test. */
     size_d = (double)size;
-    if (!(size_d <= (double)max_size) || size_d >= SG_RANGE_TWO_63) return SG_RANGE_TOO_LARGE;
+    if (!(size_d <= (double)max_size) || size_d >= SG_RANGE_TWO_63)
+        return SG_RANGE_TOO_LARGE;
     return (sg_i64)size;
 }
 
