@@ -1,58 +1,21 @@
 // CUDA twins of sparsegrad/_kernels/ragged.pyx: RaggedRange (sizes, splits,
-// fill) and row splits to value row ids.  Launchers: ragged.py.
+// fill) and row splits to value row ids.  Launchers: ragged.py.  The
+// arithmetic (a row's size and its codes, the next value of a row, value j
+// of an integer row, the splits' overflow test and saturating sum) lives in
+// sg_ragged.h, shared with the Cython kernels; this file keeps the threads,
+// blocks, tiles and chunks, and the loads and stores.
 //
 // Kernel names carry the value type (i32/i64/f32/f64) and, where splits are
 // an argument, the splits type after it (range_fill_f32_i64).  Every output
 // element is computed from its own row's inputs, in the CPU kernel's
 // arithmetic, so the bits do not depend on the launch shape.
 #include "common.cuh"
+#include "sg_ragged.h"
 
-typedef unsigned long long u64;
-typedef unsigned int u32;
-
-#define SG_ZERO_DELTA (-1LL)
-#define SG_TOO_LARGE (-2LL)
-// 2**63: the smallest float size that does not fit in i64.
-#define SG_TWO_63 9.223372036854775808e18
+typedef sg_u64 u64;
+typedef sg_u32 u32;
 
 // -- range_sizes -------------------------------------------------------------
-
-template <typename T>
-__device__ __forceinline__ i64 sg_int_row_size(T start, T limit, T delta, u64 max_size) {
-    // |limit - start| and |delta| exactly, in unsigned 64-bit arithmetic.
-    u64 span, step, size;
-    if (limit >= start)
-        span = (u64)(i64)limit - (u64)(i64)start;
-    else
-        span = (u64)(i64)start - (u64)(i64)limit;
-    if (delta > 0)
-        step = (u64)(i64)delta;
-    else
-        step = (u64)0 - (u64)(i64)delta;
-    size = span / step;
-    if (span % step != 0) size = size + 1;
-    if (size > max_size) return SG_TOO_LARGE;
-    return (i64)size;
-}
-
-__device__ __forceinline__ i64 sg_row_size(int start, int limit, int delta, u64 max_size) {
-    return sg_int_row_size<int>(start, limit, delta, max_size);
-}
-__device__ __forceinline__ i64 sg_row_size(i64 start, i64 limit, i64 delta, u64 max_size) {
-    return sg_int_row_size<i64>(start, limit, delta, max_size);
-}
-__device__ __forceinline__ i64 sg_row_size(float start, float limit, float delta, u64 max_size) {
-    float size_f = ceilf(fabsf((limit - start) / delta));
-    // compared in double, as on the CPU (see ragged.pyx)
-    double size_d = (double)size_f;
-    if (!(size_d <= (double)max_size) || size_d >= SG_TWO_63) return SG_TOO_LARGE;
-    return (i64)size_f;
-}
-__device__ __forceinline__ i64 sg_row_size(double start, double limit, double delta, u64 max_size) {
-    double size_d = ceil(fabs((limit - start) / delta));
-    if (!(size_d <= (double)max_size) || size_d >= SG_TWO_63) return SG_TOO_LARGE;
-    return (i64)size_d;
-}
 
 template <typename T>
 __device__ __forceinline__ void range_sizes_body(
@@ -60,15 +23,8 @@ __device__ __forceinline__ void range_sizes_body(
     i64 *sizes_out, i64 n_rows, i64 max_size) {
     u64 max_u = (u64)max_size;
     SG_GRID_LOOP(i, n_rows) {
-        T start = starts[i * ss], limit = limits[i * ls], delta = deltas[i * ds];
-        i64 size;
-        if (delta == 0)
-            size = SG_ZERO_DELTA;
-        else if ((delta > 0 && limit < start) || (delta < 0 && limit > start))
-            size = 0;
-        else
-            size = sg_row_size(start, limit, delta, max_u);
-        sizes_out[i] = size;
+        sizes_out[i] =
+            sg_range_size(starts[i * ss], limits[i * ls], deltas[i * ds], max_u);
     }
 }
 
@@ -102,11 +58,7 @@ SG_RANGE_SIZES(f64, double)
 // launcher reads result = (first negative row or -1, its code, first
 // overflowing row or -1, total) back and decides.
 
-__device__ __forceinline__ i64 sg_sat_add(i64 a, i64 b, i64 max_total) {
-    return (a < 0 || b < 0 || b > max_total - a) ? -1 : a + b;
-}
-
-// Inclusive scan of v over the block's threads with sg_sat_add (Hillis-Steele).
+// Inclusive scan of v over the block's threads with sg_range_sat_add (Hillis-Steele).
 // Every thread of the block must call it; sh is the block's scratch array,
 // free again when it returns.
 __device__ __forceinline__ i64 sg_block_sat_scan(i64 v, i64 max_total, i64 *sh) {
@@ -116,7 +68,7 @@ __device__ __forceinline__ i64 sg_block_sat_scan(i64 v, i64 max_total, i64 *sh) 
     for (int off = 1; off < SPARSEGRAD_BLOCK; off *= 2) {
         i64 left = t >= off ? sh[t - off] : 0;
         __syncthreads();   // every read of this round before any write
-        if (t >= off) sh[t] = sg_sat_add(left, sh[t], max_total);
+        if (t >= off) sh[t] = sg_range_sat_add(left, sh[t], max_total);
         __syncthreads();
     }
     i64 r = sh[t];
@@ -172,7 +124,7 @@ extern "C" __global__ void range_splits_tiles(const i64 *sizes, i64 n_rows,
             if (s < 0) {
                 if (i < neg) neg = i;
             } else {
-                sum = sg_sat_add(sum, s, max_total);
+                sum = sg_range_sat_add(sum, s, max_total);
             }
         }
         i64 total = sg_block_last(sg_block_sat_scan(sum, max_total, sh), sh);
@@ -201,8 +153,8 @@ extern "C" __global__ void range_splits_prefix(const i64 *sizes, const i64 *tile
         if (b < n_tiles && tile_neg[b] < neg) neg = tile_neg[b];
         i64 incl = sg_block_sat_scan(v, max_total, sh);
         i64 excl = sg_block_exclusive(incl, sh);
-        if (b < n_tiles) tile_prefix[b] = sg_sat_add(carry, excl, max_total);
-        carry = sg_sat_add(carry, sg_block_last(incl, sh), max_total);
+        if (b < n_tiles) tile_prefix[b] = sg_range_sat_add(carry, excl, max_total);
+        carry = sg_range_sat_add(carry, sg_block_last(incl, sh), max_total);
     }
     i64 first_neg = sg_block_min(neg, sh);
     if (t == 0) {
@@ -232,15 +184,15 @@ __device__ __forceinline__ void range_splits_write_body(
         i64 sum = 0;
         for (i64 i = lo; i < hi; i++) {
             i64 s = sizes[i];
-            if (s >= 0) sum = sg_sat_add(sum, s, max_total);
+            if (s >= 0) sum = sg_range_sat_add(sum, s, max_total);
         }
         i64 excl = sg_block_exclusive(sg_block_sat_scan(sum, max_total, sh), sh);
-        i64 run = sg_sat_add(tile_prefix[b], excl, max_total);
+        i64 run = sg_range_sat_add(tile_prefix[b], excl, max_total);
         if (run < 0) continue;   // an earlier row overflowed (no barrier follows)
         for (i64 i = lo; i < hi; i++) {
             i64 s = sizes[i];
             if (s < 0) continue;   // an error row: the launcher reports it
-            if (s > max_total - run) {
+            if (sg_range_total_overflows(run, s, max_total)) {
                 result[2] = i;
                 break;
             }
@@ -324,7 +276,7 @@ __device__ __forceinline__ void chunked_fill_body(
             U v = 0, d = 0;
             if (!ROWIDS) {
                 d = (U)deltas[r * ds];
-                v = (U)starts[r * ss] + (U)(k - (i64)splits[r]) * d;
+                v = sg_range_at(starts[r * ss], deltas[r * ds], k - (i64)splits[r]);
             }
             for (int m = 0; m < items && k < total; m++, k++) {
                 if ((i64)splits[r + 1] <= k) {   // k starts a later row
@@ -332,12 +284,13 @@ __device__ __forceinline__ void chunked_fill_body(
                     if ((i64)splits[r + 1] <= k) r = sg_row_of(splits, r + 1, r_end, k);
                     if (!ROWIDS) {
                         d = (U)deltas[r * ds];
-                        v = (U)starts[r * ss] + (U)(k - (i64)splits[r]) * d;
+                        v = sg_range_at(starts[r * ss], deltas[r * ds],
+                                        k - (i64)splits[r]);
                     }
                 }
                 const i64 i = k - base;
                 staged[SG_FILL_PAD(i)] = ROWIDS ? (V)r : (V)v;
-                v = v + d;
+                v = sg_range_next(v, d);
             }
         }
         __syncthreads();
@@ -368,7 +321,7 @@ __device__ __forceinline__ void range_fill_float_body(
         T v = starts[r * ss], d = deltas[r * ds];
         for (i64 k = lo; k < hi; k++) {
             values_out[k] = v;
-            v = v + d;
+            v = sg_range_next(v, d);
         }
     }
 }
@@ -407,18 +360,19 @@ SG_RANGE_FILL_FLOAT(f64, i64, double, i64)
 
 // -- row_splits_to_rowids ----------------------------------------------------
 
-template <typename S>
+// U: the unsigned type of S's width (the values, which row ids never use).
+template <typename S, typename U>
 __device__ __forceinline__ void rowids_body(const S *splits, const i64 *first_row,
                                             S *rowids_out, i64 total, int items) {
-    chunked_fill_body<S, S, S, true>((const S *)0, (const S *)0, 0, 0, splits,
+    chunked_fill_body<S, U, S, true>((const S *)0, (const S *)0, 0, 0, splits,
                                      first_row, rowids_out, total, items);
 }
 
-#define SG_ROWIDS(SUF, S)                                                       \
+#define SG_ROWIDS(SUF, S, U)                                                    \
     extern "C" __global__ void row_splits_to_rowids_##SUF(                      \
         const S *splits, const i64 *first_row, S *rowids_out, i64 total,        \
         int items) {                                                            \
-        rowids_body<S>(splits, first_row, rowids_out, total, items);            \
+        rowids_body<S, U>(splits, first_row, rowids_out, total, items);         \
     }
-SG_ROWIDS(i32, int)
-SG_ROWIDS(i64, i64)
+SG_ROWIDS(i32, int, u32)
+SG_ROWIDS(i64, i64, u64)

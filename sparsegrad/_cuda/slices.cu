@@ -7,22 +7,30 @@
 // duplicates in their original order; each output element is therefore
 // accumulated by one thread, in the order of the CPU kernel, and has its
 // bits.
+//
+// The arithmetic (the index range test, the addition of one contribution to
+// an output element) lives in sg_slices.h, shared with the Cython kernels;
+// this file keeps the threads, blocks, grouping and the loads and stores.
 #include "common.cuh"
+#include "sg_slices.h"
 
 // ---- index range ------------------------------------------------------------
 
 // bad[0] = 1 when an index lies outside [0, n_rows).  Every thread that sees
 // one stores the same value, so the result does not depend on which did.
-#define SG_RANGE_FLAG(NAME, IDX)                                              \
+// U: the unsigned type of the index width (sg_slices.h's test).
+#define SG_RANGE_FLAG(NAME, IDX, U)                                           \
     extern "C" __global__ void NAME(const IDX* __restrict__ indices, i64 n,    \
                                     i64 n_rows, int* __restrict__ bad) {       \
+        U last;                                                                \
+        sg_index_last(&last, n_rows);                                          \
         SG_GRID_LOOP(k, n) {                                                   \
-            i64 x = (i64)indices[k];                                           \
-            if (x < 0 || x >= n_rows) bad[0] = 1;                              \
+            U bits = sg_index_bits(indices[k], last);                          \
+            if (!sg_index_bits_ok(bits)) bad[0] = 1;                           \
         }                                                                      \
     }
-SG_RANGE_FLAG(range_flag_i32, int)
-SG_RANGE_FLAG(range_flag_i64, i64)
+SG_RANGE_FLAG(range_flag_i32, int, sg_u32)
+SG_RANGE_FLAG(range_flag_i64, i64, sg_u64)
 
 // ---- rows of a block ----------------------------------------------------------
 // Rows of `width` elements: rows narrower than a block share one, BLOCK /
@@ -67,7 +75,7 @@ __device__ void scatter_add_sorted(const T* __restrict__ values,
             T* dst = out + row * width;
             T acc = dst[j];
             for (i64 k = p; k < n && sorted[k] == row; ++k)
-                acc = acc + values[order[k] * width + j];
+                acc = sg_slices_acc(acc, values[order[k] * width + j]);
             dst[j] = acc;
         }
     })
@@ -96,7 +104,8 @@ __device__ void gather_group_sum(const T* __restrict__ values,
     SG_ROWS_LOOP(g, j, n_groups, width, {
         const i64 lo = starts[g], hi = starts[g + 1];
         T acc = out[g * width + j];
-        for (i64 k = lo; k < hi; ++k) acc = acc + values[order[k] * width + j];
+        for (i64 k = lo; k < hi; ++k)
+            acc = sg_slices_acc(acc, values[order[k] * width + j]);
         out[g * width + j] = acc;
     })
 }

@@ -29,16 +29,41 @@ values are allocated:
 
 ``row_splits_to_rowids`` writes each value's row (parallel over rows),
 never outside its output whatever the splits.
+
+The arithmetic (a row's size and its codes, the next value of a row, the
+splits' overflow test) lives in ``include/sg_ragged.h``, shared with the CUDA
+kernels (``sparsegrad/_cuda/ragged.cu``); these functions keep the threads,
+the chunks and the loads and stores.
 Results are the same bits for any thread count: every output element is
 written by the one thread that owns its row, from that row's inputs only.
 """
 
 from cython.parallel cimport prange
-from libc.math cimport ceil, ceilf, fabs, fabsf
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
 from ._openmp cimport threads_for
 from ._typedefs cimport index_t
+
+
+cdef extern from "sg_ragged.h" nogil:
+    const int64_t SG_RANGE_ZERO_DELTA
+    const int64_t SG_RANGE_TOO_LARGE
+    int64_t sg_range_size_i32(int32_t start, int32_t limit, int32_t delta,
+                              uint64_t max_size) noexcept
+    int64_t sg_range_size_i64(int64_t start, int64_t limit, int64_t delta,
+                              uint64_t max_size) noexcept
+    int64_t sg_range_size_f32(float start, float limit, float delta,
+                              uint64_t max_size) noexcept
+    int64_t sg_range_size_f64(double start, double limit, double delta,
+                              uint64_t max_size) noexcept
+    uint32_t sg_range_at_i32(int32_t start, int32_t delta, int64_t j) noexcept
+    uint64_t sg_range_at_i64(int64_t start, int64_t delta, int64_t j) noexcept
+    uint32_t sg_range_next_i32(uint32_t v, uint32_t d) noexcept
+    uint64_t sg_range_next_i64(uint64_t v, uint64_t d) noexcept
+    float sg_range_next_f32(float v, float d) noexcept
+    double sg_range_next_f64(double v, double d) noexcept
+    bint sg_range_total_overflows(int64_t total, int64_t size,
+                                  int64_t max_total) noexcept
 
 ctypedef fused range_t:
     int32_t
@@ -46,13 +71,9 @@ ctypedef fused range_t:
     float
     double
 
-# Codes written by range_sizes in place of a size.
-SIZE_ZERO_DELTA = -1
-SIZE_TOO_LARGE = -2
-cdef int64_t _ZERO_DELTA = -1
-cdef int64_t _TOO_LARGE = -2
-# 2**63: the smallest float size that does not fit in int64.
-cdef double TWO_63 = 9.223372036854775808e18
+# Codes written by range_sizes in place of a size (sg_ragged.h's).
+SIZE_ZERO_DELTA = SG_RANGE_ZERO_DELTA
+SIZE_TOO_LARGE = SG_RANGE_TOO_LARGE
 # Rows per chunk of the fill and size loops.  Each row is written by one
 # thread from its own inputs, so the schedule changes no bit; a dynamic one
 # keeps a thread that was descheduled on a busy machine from holding up the
@@ -64,44 +85,14 @@ cdef enum:
 
 cdef inline int64_t _row_size(range_t start, range_t limit, range_t delta,
                               uint64_t max_size) noexcept nogil:
-    cdef uint64_t span, step, size
-    cdef float size_f
-    cdef double size_d
-    if delta == 0:
-        return _ZERO_DELTA
-    if (delta > 0 and limit < start) or (delta < 0 and limit > start):
-        return 0
-    if range_t is int32_t or range_t is int64_t:
-        # |limit - start| and |delta| exactly, in unsigned 64-bit arithmetic.
-        if limit >= start:
-            span = <uint64_t> <int64_t> limit - <uint64_t> <int64_t> start
-        else:
-            span = <uint64_t> <int64_t> start - <uint64_t> <int64_t> limit
-        if delta > 0:
-            step = <uint64_t> <int64_t> delta
-        else:
-            step = <uint64_t> 0 - <uint64_t> <int64_t> delta
-        size = span // step
-        if span % step != 0:
-            size = size + 1
-        if size > max_size:
-            return _TOO_LARGE
-        return <int64_t> size
+    if range_t is int32_t:
+        return sg_range_size_i32(start, limit, delta, max_size)
+    elif range_t is int64_t:
+        return sg_range_size_i64(start, limit, delta, max_size)
     elif range_t is float:
-        size_f = ceilf(fabsf((limit - start) / delta))
-        # Compared in double: 2**31 - 1 is exact there, so a float32 size of
-        # 2**31 fails (TensorFlow compares in float32, where the bound rounds
-        # to 2**31, lets it pass and then overflows the cast); 2**63 - 1
-        # rounds to 2**63, hence the second test.
-        size_d = <double> size_f
-        if not (size_d <= <double> max_size) or size_d >= TWO_63:
-            return _TOO_LARGE
-        return <int64_t> size_f
+        return sg_range_size_f32(start, limit, delta, max_size)
     else:
-        size_d = ceil(fabs((limit - start) / delta))
-        if not (size_d <= <double> max_size) or size_d >= TWO_63:
-            return _TOO_LARGE
-        return <int64_t> size_d
+        return sg_range_size_f64(start, limit, delta, max_size)
 
 
 def range_sizes(
@@ -150,7 +141,7 @@ def range_splits(
                 bad = i
                 cause = size
                 break
-            if size > max_total - total:
+            if sg_range_total_overflows(total, size, max_total):
                 bad = i
                 break
             total = total + size
@@ -239,13 +230,13 @@ cdef inline void _fill_rows_interleaved(
         m = min(min(e0 - p0, e1 - p1), min(e2 - p2, e3 - p3))
         for k in range(m):
             out[p0 + k] = v0
-            v0 = v0 + d0
+            v0 = _next(v0, d0)
             out[p1 + k] = v1
-            v1 = v1 + d1
+            v1 = _next(v1, d1)
             out[p2 + k] = v2
-            v2 = v2 + d2
+            v2 = _next(v2, d2)
             out[p3 + k] = v3
-            v3 = v3 + d3
+            v3 = _next(v3, d3)
         p0 = p0 + m
         p1 = p1 + m
         p2 = p2 + m
@@ -256,6 +247,18 @@ cdef inline void _fill_rows_interleaved(
     _fill_row(out, p3, e3, v3, d3)
 
 
+cdef inline range_t _next(range_t v, range_t d) noexcept nogil:
+    # The value after v in a row of step d (sg_range_next; an integer wraps).
+    if range_t is int32_t:
+        return <int32_t> sg_range_next_i32(<uint32_t> v, <uint32_t> d)
+    elif range_t is int64_t:
+        return <int64_t> sg_range_next_i64(<uint64_t> v, <uint64_t> d)
+    elif range_t is float:
+        return sg_range_next_f32(v, d)
+    else:
+        return sg_range_next_f64(v, d)
+
+
 cdef inline void _fill_row(range_t *out, Py_ssize_t lo, Py_ssize_t hi,
                            range_t start, range_t delta) noexcept nogil:
     cdef Py_ssize_t k
@@ -263,22 +266,22 @@ cdef inline void _fill_row(range_t *out, Py_ssize_t lo, Py_ssize_t hi,
     cdef uint64_t u64, d64
     cdef range_t v
     if range_t is int32_t:
-        u32 = <uint32_t> start
+        u32 = sg_range_at_i32(start, delta, 0)
         d32 = <uint32_t> delta
         for k in range(lo, hi):
             out[k] = <int32_t> u32
-            u32 = u32 + d32
+            u32 = sg_range_next_i32(u32, d32)
     elif range_t is int64_t:
-        u64 = <uint64_t> start
+        u64 = sg_range_at_i64(start, delta, 0)
         d64 = <uint64_t> delta
         for k in range(lo, hi):
             out[k] = <int64_t> u64
-            u64 = u64 + d64
+            u64 = sg_range_next_i64(u64, d64)
     else:
         v = start
         for k in range(lo, hi):
             out[k] = v
-            v = v + delta
+            v = _next(v, delta)
 
 
 def row_splits_to_rowids(

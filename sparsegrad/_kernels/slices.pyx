@@ -17,6 +17,11 @@ count.
   order), then each group is summed by one thread.
 * gather_rows: a copy, row by row (any dtype, as bytes); each output row is
   written by one thread.
+
+The arithmetic (the index range test, the addition of a contribution to an
+output element) lives in ``include/sg_slices.h``, shared with the CUDA kernels
+(``sparsegrad/_cuda/slices.cu``); these functions keep the threads, the
+grouping, the prefetches and the loads and stores.
 """
 
 from cython cimport floating
@@ -29,6 +34,17 @@ from ._openmp cimport threads_for
 from ._prefetch cimport sparsegrad_prefetch_read
 from ._typedefs cimport index_t
 
+
+cdef extern from "sg_slices.h" nogil:
+    void sg_index_last_i32(uint32_t *last, int64_t n_rows) noexcept
+    void sg_index_last_i64(uint64_t *last, int64_t n_rows) noexcept
+    uint32_t sg_index_bits_i32(int32_t x, uint32_t last) noexcept
+    uint64_t sg_index_bits_i64(int64_t x, uint64_t last) noexcept
+    bint sg_index_bits_ok_i32(uint32_t bits) noexcept
+    bint sg_index_bits_ok_i64(uint64_t bits) noexcept
+    float sg_slices_acc_f32(float acc, float x) noexcept
+    double sg_slices_acc_f64(double acc, double x) noexcept
+
 # Radix digit width of the argsort.
 cdef int RADIX_BITS = 11
 # Rows per prange chunk of gather_rows, and how many rows ahead it prefetches
@@ -36,6 +52,13 @@ cdef int RADIX_BITS = 11
 # not on bandwidth, unless later rows are asked for early).
 cdef Py_ssize_t GATHER_CHUNK = 1 << 10
 cdef Py_ssize_t GATHER_PREFETCH = 16
+
+
+cdef inline floating _acc(floating acc, floating x) noexcept nogil:
+    if floating is float:
+        return sg_slices_acc_f32(acc, x)
+    else:
+        return sg_slices_acc_f64(acc, x)
 
 
 def all_in_range(
@@ -48,8 +71,9 @@ def all_in_range(
     With ``last = n_rows - 1``, an index x is in range exactly when neither x
     nor ``last - x`` is negative, so the sign bit of the OR of ``x | (last -
     x)`` over all indices answers (wrapping unsigned arithmetic: no overflow,
-    no branch; the loop vectorises with plain SSE2).  An OR does not depend
-    on the order, so the threads' parts combine to the same answer.
+    no branch; the loop vectorises with plain SSE2; the formulas are
+    ``sg_slices.h``'s).  An OR does not depend on the order, so the threads'
+    parts combine to the same answer.
     """
     cdef Py_ssize_t k, n = indices.shape[0]
     cdef uint32_t acc32 = 0, last32
@@ -57,16 +81,15 @@ def all_in_range(
     # memory-bound: a second thread pays off only on a long array
     cdef int threads = threads_for(n, n_threads, 1 << 18)
     if index_t is int32_t:
-        # Every non-negative int32 is below n_rows when n_rows > 2**31 - 1.
-        last32 = <uint32_t>(n_rows - 1 if n_rows <= 2147483647 else 2147483647)
+        sg_index_last_i32(&last32, n_rows)
         for k in prange(n, nogil=True, schedule="static", num_threads=threads):
-            acc32 |= <uint32_t>indices[k] | (last32 - <uint32_t>indices[k])
-        return (acc32 >> 31) == 0
+            acc32 |= sg_index_bits_i32(indices[k], last32)
+        return sg_index_bits_ok_i32(acc32)
     else:
-        last64 = <uint64_t>(n_rows - 1)
+        sg_index_last_i64(&last64, n_rows)
         for k in prange(n, nogil=True, schedule="static", num_threads=threads):
-            acc64 |= <uint64_t>indices[k] | (last64 - <uint64_t>indices[k])
-        return (acc64 >> 63) == 0
+            acc64 |= sg_index_bits_i64(indices[k], last64)
+        return sg_index_bits_ok_i64(acc64)
 
 
 def scatter_add(
@@ -85,7 +108,7 @@ def scatter_add(
             if i % n_parts != p:
                 continue
             for j in range(row_width):
-                out[i, j] += values[k, j]
+                out[i, j] = _acc(out[i, j], values[k, j])
 
 
 def scatter_update(
@@ -204,7 +227,7 @@ def gather_group_sum(
         for k in range(starts[g], starts[g + 1]):
             row = order[k]
             for j in range(row_width):
-                out[g, j] += values[row, j]
+                out[g, j] = _acc(out[g, j], values[row, j])
 
 
 def gather_rows(

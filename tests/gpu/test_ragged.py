@@ -270,3 +270,51 @@ def test_ragged_tensor_bad_splits_on_device(device):
             sg.RaggedTensor.from_row_splits(values, device.asarray(np.array(splits)))
     with pytest.raises(ValueError, match="mix numpy"):
         sg.RaggedTensor.from_row_splits(values, np.array([0, 4]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_sizes_at_the_bounds_match_cpu(device, dtype):
+    # sg_ragged.h's float sizes and codes: NaN, infinities, a zero delta, sizes
+    # at and beyond the splits' maximum (compared in double) and at 2**63
+    limits = np.array([2**31, 2**31 - 256, 2**63, 2.0**64, np.inf, np.nan, 7, -7,
+                       3], dtype)
+    starts = np.zeros_like(limits)
+    deltas = np.array([1, 1, 1, 1, 1, 1, 0, 2, -1], dtype)
+    for max_size in (2**31 - 1, 2**63 - 1):
+        cpu = np.empty(limits.shape, np.int64)
+        cpu_ragged.range_sizes(starts, limits, deltas, cpu, max_size, 1)
+        dev = device.xp.empty(limits.shape, np.int64)
+        cuda_ragged.range_sizes(device.asarray(starts), device.asarray(limits),
+                                device.asarray(deltas), dev, max_size, 1)
+        np.testing.assert_array_equal(device.asnumpy(dev), cpu)
+        too_large, zero = cpu_ragged.SIZE_TOO_LARGE, cpu_ragged.SIZE_ZERO_DELTA
+        assert cpu[2:].tolist() == [too_large] * 4 + [zero, 0, 0]
+        assert cpu[0] == (2**31 if max_size > 2**31 else too_large)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_int_sizes_and_values_at_the_extremes_match_cpu(device, dtype, tiles):
+    # exact unsigned sizes at the type's extremes, and rows the device enters
+    # in the middle (value j = start + j * delta modulo 2**width)
+    info = np.iinfo(dtype)
+    big = int(info.max) // 500
+    starts = np.array([info.min, info.max, 0, info.max, -1, 5], dtype)
+    limits = np.array([info.max, info.min, info.max, info.min, info.max, 5], dtype)
+    deltas = np.array([1, info.min, 3, -big, 2 * big, -1], dtype)
+    for max_size in (2**31 - 1, 2**63 - 1):
+        cpu = np.empty(6, np.int64)
+        cpu_ragged.range_sizes(starts, limits, deltas, cpu, max_size, 1)
+        dev = device.xp.empty(6, np.int64)
+        cuda_ragged.range_sizes(device.asarray(starts), device.asarray(limits),
+                                device.asarray(deltas), dev, max_size, 1)
+        np.testing.assert_array_equal(device.asnumpy(dev), cpu)
+    want = -(-(int(info.max) - int(info.min)) // big)
+    assert cpu[3] == want and cpu[1] == 2 and cpu[5] == 0
+    rows = [1, 3, 4]
+    (cs, cv), (ds, dv) = _both(device, sg.ragged.ragged_range, starts[rows],
+                               limits[rows], deltas[rows], Tsplits=np.int64)
+    np.testing.assert_array_equal(ds, cs)
+    np.testing.assert_array_equal(dv, cv)
+    k = np.arange(want, dtype=object)
+    expect = (int(info.max) - k * big - int(info.min)) % 2**info.bits + int(info.min)
+    np.testing.assert_array_equal(cv[2:2 + want], expect.astype(dtype))

@@ -262,3 +262,19 @@ def test_row_kernels_many_rows_and_widths(device, width):
     d_odd = xp.zeros((n, odd.shape[1]), np.uint8)
     cuda_slices.gather_rows(device.asarray(odd), device.asarray(indices), d_odd, 1)
     np.testing.assert_array_equal(device.asnumpy(d_odd), odd[indices])
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_all_in_range_at_the_edges_matches_cpu(device, dtype):
+    # sg_slices.h's range test, per index on the device and OR-ed on the CPU:
+    # negative indices, the type's extremes, bounds beyond the type's maximum
+    info = np.iinfo(dtype)
+    for n_rows in (0, 1, 5, 2**31 - 1, 2**31, 2**31 + 5, 2**62, 2**63 - 1):
+        for x in (info.min, -1, 0, 1, 4, 5, 2**31 - 2, 2**31 - 1, info.max):
+            if not info.min <= x <= info.max:
+                continue
+            indices = np.array([0, x, 0], dtype)
+            want = 0 <= x < n_rows
+            assert cpu_slices.all_in_range(indices, n_rows) == want, (x, n_rows)
+            got = cuda_slices.all_in_range(device.asarray(indices), n_rows)
+            assert got == want, (x, n_rows)
