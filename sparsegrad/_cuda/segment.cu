@@ -1,26 +1,20 @@
-// CUDA twins of sparsegrad/_kernels/segment.pyx and _sparse_segment.pxi:
-// segment reductions (sorted and unsorted), the product of the other rows of
-// a segment, and the sparse segment (embedding-bag) reductions and their
-// gradient.
+// CUDA drivers of the segment family, as sparsegrad/_kernels/segment.pyx and
+// _sparse_segment.pxi: segment reductions (sorted and unsorted), the product
+// of the other rows of a segment, and the sparse segment (embedding-bag)
+// reductions and their gradient.
 //
-// Every output element (a segment or bag, one column) is computed by one
-// thread that walks its rows in the order the Cython kernel walks them, in
-// the value type, so the bits are the CPU's: a 1-D sorted sum uses the same
-// eight interleaved partial sums as _sum_contiguous.  Neighbouring threads
-// take neighbouring columns of one segment, so the row reads coalesce.
-// Index arrays are int64 (the launchers convert int32 ids); kernels never
-// check: the launchers validate first.
+// The arithmetic (NaN rules of max and min, products, the eight interleaved
+// partial sums of a sorted 1-D sum, means, the combination with the fill,
+// the bags' weighted terms, denominators and division) lives in
+// sparsegrad/_kernels/include/sg_segment.h, which the Cython kernels include
+// too.  Every output element (a segment or bag, one column) is computed by
+// one thread that walks its rows in the order the Cython kernel walks them,
+// in the value type, so the bits are the CPU's.  Neighbouring threads take
+// neighbouring columns of one segment, so the row reads coalesce.  Index
+// arrays are int64 (the launchers convert int32 ids); kernels never check:
+// the launchers validate first.
 #include "common.cuh"
-
-#define SG_SUM 0
-#define SG_MEAN 1
-#define SG_MAX 2
-#define SG_MIN 3
-#define SG_PROD 4
-
-#define SG_COMBINER_SUM 0
-#define SG_COMBINER_MEAN 1
-#define SG_COMBINER_SQRTN 2
+#include "sg_segment.h"
 
 #define SG_INT64_MIN (-9223372036854775807LL - 1LL)
 
@@ -131,14 +125,6 @@ __device__ __forceinline__ void sg_split(i64 e, i64 width, i64 *s, i64 *j) {
     }
 }
 
-template <int OP, typename T>
-__device__ __forceinline__ T sg_apply(T acc, T v) {
-    if (OP == SG_SUM || OP == SG_MEAN) return acc + v;
-    if (OP == SG_MAX) return (v > acc || v != v) ? v : acc;
-    if (OP == SG_MIN) return (v < acc || v != v) ? v : acc;
-    return acc * v;
-}
-
 // acc = op(acc, col[row * width]) for the rows k in [lo, hi) (order[k] when
 // order is given), in that order.  Four rows are loaded before they are
 // combined: the chain of combinations keeps its order, but four loads are
@@ -153,12 +139,13 @@ __device__ __forceinline__ T sg_walk(T acc, const T *col, i64 width, const i64 *
         i64 r2 = order ? order[k + 2] : k + 2, r3 = order ? order[k + 3] : k + 3;
         T v0 = col[r0 * width], v1 = col[r1 * width];
         T v2 = col[r2 * width], v3 = col[r3 * width];
-        acc = sg_apply<OP, T>(acc, v0);
-        acc = sg_apply<OP, T>(acc, v1);
-        acc = sg_apply<OP, T>(acc, v2);
-        acc = sg_apply<OP, T>(acc, v3);
+        acc = sg_seg_apply(OP, acc, v0);
+        acc = sg_seg_apply(OP, acc, v1);
+        acc = sg_seg_apply(OP, acc, v2);
+        acc = sg_seg_apply(OP, acc, v3);
     }
-    for (; k < hi; ++k) acc = sg_apply<OP, T>(acc, col[(order ? order[k] : k) * width]);
+    for (; k < hi; ++k)
+        acc = sg_seg_apply(OP, acc, col[(order ? order[k] : k) * width]);
     return acc;
 }
 
@@ -166,50 +153,12 @@ template <typename T>
 __device__ __forceinline__ T sg_walk_op(int op, T acc, const T *col, i64 width,
                                         const i64 *order, i64 lo, i64 hi) {
     switch (op) {
-    case SG_SUM:
-    case SG_MEAN: return sg_walk<SG_SUM, T>(acc, col, width, order, lo, hi);
-    case SG_MAX: return sg_walk<SG_MAX, T>(acc, col, width, order, lo, hi);
-    case SG_MIN: return sg_walk<SG_MIN, T>(acc, col, width, order, lo, hi);
-    default: return sg_walk<SG_PROD, T>(acc, col, width, order, lo, hi);
+    case SG_SEG_SUM:
+    case SG_SEG_MEAN: return sg_walk<SG_SEG_SUM, T>(acc, col, width, order, lo, hi);
+    case SG_SEG_MAX: return sg_walk<SG_SEG_MAX, T>(acc, col, width, order, lo, hi);
+    case SG_SEG_MIN: return sg_walk<SG_SEG_MIN, T>(acc, col, width, order, lo, hi);
+    default: return sg_walk<SG_SEG_PROD, T>(acc, col, width, order, lo, hi);
     }
-}
-
-// _sum_contiguous: eight interleaved partial sums, combined pairwise, then
-// the tail in order (fewer than eight values: one chain).
-template <typename T>
-__device__ T sg_sum_contiguous(const T *x, i64 n) {
-    if (n < 8) {
-        T acc = x[0];
-        for (i64 k = 1; k < n; ++k) acc = acc + x[k];
-        return acc;
-    }
-    T a0 = x[0], a1 = x[1], a2 = x[2], a3 = x[3];
-    T a4 = x[4], a5 = x[5], a6 = x[6], a7 = x[7];
-    i64 k = 8;
-    while (k + 8 <= n) {
-        a0 = a0 + x[k];
-        a1 = a1 + x[k + 1];
-        a2 = a2 + x[k + 2];
-        a3 = a3 + x[k + 3];
-        a4 = a4 + x[k + 4];
-        a5 = a5 + x[k + 5];
-        a6 = a6 + x[k + 6];
-        a7 = a7 + x[k + 7];
-        k += 8;
-    }
-    T acc = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
-    for (; k < n; ++k) acc = acc + x[k];
-    return acc;
-}
-
-// _with_fill: combine a reduced value with the fill (unsorted ops start from
-// it); NaN is kept, a product with 1 changes nothing.
-template <typename T>
-__device__ __forceinline__ T sg_with_fill(int op, T v, T fill) {
-    if (op == SG_SUM) return fill + v;
-    if (op == SG_MAX && v < fill) return fill;
-    if (op == SG_MIN && v > fill) return fill;
-    return v;
 }
 
 // out[s, j] for sorted segments given by splits (segment_reduce_ids): rows
@@ -228,14 +177,14 @@ __device__ void segment_reduce_sorted(const T *data, i64 width, const i64 *split
             continue;
         }
         T acc;
-        if (width == 1 && (op == SG_SUM || op == SG_MEAN)) {
-            acc = sg_sum_contiguous(data + lo, hi - lo);
+        if (width == 1 && (op == SG_SEG_SUM || op == SG_SEG_MEAN)) {
+            acc = sg_seg_sum_contiguous(data + lo, hi - lo);
         } else {
             const T *col = data + j;
             acc = sg_walk_op(op, col[lo * width], col, width, (const i64 *)0, lo + 1, hi);
         }
-        if (op == SG_MEAN) acc = acc / (T)(hi - lo);
-        if (from_fill) acc = sg_with_fill(op, acc, fill);
+        if (op == SG_SEG_MEAN) acc = sg_seg_mean(acc, hi - lo);
+        if (from_fill) acc = sg_seg_with_fill(op, acc, fill);
         out[e] = acc;
     }
 }
@@ -271,13 +220,13 @@ __device__ void prod_others(const T *data, i64 width, const i64 *order,
         for (i64 k = lo; k < hi; ++k) {
             i64 row = order[k];
             out[row * width + j] = acc;
-            acc = acc * data[row * width + j];
+            acc = sg_seg_prod(acc, data[row * width + j]);
         }
         acc = (T)1;
         for (i64 k = hi - 1; k >= lo; --k) {
             i64 row = order[k];
-            out[row * width + j] = out[row * width + j] * acc;
-            acc = acc * data[row * width + j];
+            out[row * width + j] = sg_seg_prod(out[row * width + j], acc);
+            acc = sg_seg_prod(acc, data[row * width + j]);
         }
     }
 }
@@ -303,10 +252,10 @@ __device__ void sparse_segment_reduce(const T *data, i64 width, const i64 *indic
             T v0 = col[indices[k] * width], v1 = col[indices[k + 1] * width];
             T v2 = col[indices[k + 2] * width], v3 = col[indices[k + 3] * width];
             if (weighted) {
-                acc += weights[k] * v0;
-                acc += weights[k + 1] * v1;
-                acc += weights[k + 2] * v2;
-                acc += weights[k + 3] * v3;
+                acc = sg_bag_add(acc, weights[k], v0);
+                acc = sg_bag_add(acc, weights[k + 1], v1);
+                acc = sg_bag_add(acc, weights[k + 2], v2);
+                acc = sg_bag_add(acc, weights[k + 3], v3);
             } else {
                 acc += v0;
                 acc += v1;
@@ -317,30 +266,20 @@ __device__ void sparse_segment_reduce(const T *data, i64 width, const i64 *indic
         for (; k < hi; ++k) {
             T v = col[indices[k] * width];
             if (weighted)
-                acc += weights[k] * v;
+                acc = sg_bag_add(acc, weights[k], v);
             else
                 acc += v;
         }
-        if (combiner == SG_COMBINER_SUM || hi == lo) {
+        if (combiner == SG_BAG_SUM || hi == lo) {
             out[e] = acc;
             continue;
         }
         T denom = (T)0;
-        if (weighted) {
-            for (i64 k = lo; k < hi; ++k) {
-                T w = weights[k];
-                if (combiner == SG_COMBINER_MEAN)
-                    denom += w;
-                else
-                    denom += w * w;
-            }
-            if (combiner == SG_COMBINER_SQRTN) denom = (T)sqrt((double)denom);
-        } else if (combiner == SG_COMBINER_MEAN) {
-            denom = (T)(hi - lo);
-        } else {
-            denom = (T)sqrt((double)(hi - lo));
-        }
-        out[e] = denom == (T)0 ? (T)0 : acc / denom;
+        if (weighted)
+            for (i64 k = lo; k < hi; ++k)
+                denom = sg_bag_denom_add(combiner, denom, weights[k]);
+        denom = sg_bag_denom(combiner, weighted, denom, hi - lo);
+        out[e] = sg_bag_scale(acc, denom);
     }
 }
 
@@ -364,10 +303,10 @@ __device__ void sparse_segment_reduce_grad(const T *grad, i64 width, const i64 *
             T v0 = col[segment_of[k0] * width], v1 = col[segment_of[k1] * width];
             T v2 = col[segment_of[k2] * width], v3 = col[segment_of[k3] * width];
             if (scaled) {
-                acc += coef[k0] * v0;
-                acc += coef[k1] * v1;
-                acc += coef[k2] * v2;
-                acc += coef[k3] * v3;
+                acc = sg_bag_add(acc, coef[k0], v0);
+                acc = sg_bag_add(acc, coef[k1], v1);
+                acc = sg_bag_add(acc, coef[k2], v2);
+                acc = sg_bag_add(acc, coef[k3], v3);
             } else {
                 acc += v0;
                 acc += v1;
@@ -379,7 +318,7 @@ __device__ void sparse_segment_reduce_grad(const T *grad, i64 width, const i64 *
             i64 k = order[p];
             T v = col[segment_of[k] * width];
             if (scaled)
-                acc += coef[k] * v;
+                acc = sg_bag_add(acc, coef[k], v);
             else
                 acc += v;
         }

@@ -19,6 +19,10 @@
 # * No FMA (setup.py compiles segment with -ffp-contract=off) and no sum
 #   across vector lanes: each output element is its own chain of adds, so
 #   the AVX2 build (segment_avx2) gives the baseline's bits.
+# * The arithmetic (a weighted term, the combiner's denominator, the
+#   division that gives zeros for a zero denominator) lives in
+#   include/sg_segment.h, shared with the CUDA kernels (_cuda/segment.cu);
+#   these loops only walk the entries.
 # * sparse_segment_reduce_grad: the gradient w.r.t. the table as one row per
 #   distinct index.  The entries arrive grouped by index (a stable sort, so
 #   each group lists its entries in their original order); each group is
@@ -27,7 +31,6 @@
 
 from cython cimport floating
 from cython.parallel cimport prange
-from libc.math cimport sqrt
 from libc.stdint cimport int64_t
 
 from ._openmp cimport threads_for
@@ -43,11 +46,22 @@ cdef extern from *:
     """
     void SPARSEGRAD_PREFETCH(const void *p) noexcept nogil
 
-# Combiners (the same numbers in sparsegrad.ops.sparse_segment_ops).
-cdef enum:
-    COMBINER_SUM = 0
-    COMBINER_MEAN = 1
-    COMBINER_SQRTN = 2
+cdef extern from "sg_segment.h":
+    # Combiners (the same numbers in sparsegrad.ops.sparse_segment_ops).
+    enum:
+        COMBINER_SUM "SG_BAG_SUM"
+        COMBINER_MEAN "SG_BAG_MEAN"
+        COMBINER_SQRTN "SG_BAG_SQRTN"
+    float sg_bag_add_f32(float acc, float w, float v) noexcept nogil
+    double sg_bag_add_f64(double acc, double w, double v) noexcept nogil
+    float sg_bag_denom_add_f32(int combiner, float denom, float w) noexcept nogil
+    double sg_bag_denom_add_f64(int combiner, double denom, double w) noexcept nogil
+    float sg_bag_denom_f32(int combiner, int weighted, float wsum,
+                           int64_t count) noexcept nogil
+    double sg_bag_denom_f64(int combiner, int weighted, double wsum,
+                            int64_t count) noexcept nogil
+    float sg_bag_scale_f32(float x, float denom) noexcept nogil
+    double sg_bag_scale_f64(double x, double denom) noexcept nogil
 
 # How many entries ahead the table row is prefetched, and at most how many of
 # its 64-byte cache lines.  The prefetch goes to the L2 cache and below
@@ -58,6 +72,38 @@ cdef enum:
     PREFETCH_LINES = 8
     # Columns summed in registers at a time (float32: 8 AVX2 registers).
     BLOCK = 64
+
+
+# The header's functions for the fused type (C has no overloading).
+
+cdef inline floating _bag_add(floating acc, floating w, floating v) noexcept nogil:
+    if floating is float:
+        return sg_bag_add_f32(acc, w, v)
+    else:
+        return sg_bag_add_f64(acc, w, v)
+
+
+cdef inline floating _bag_denom_add(int combiner, floating denom,
+                                    floating w) noexcept nogil:
+    if floating is float:
+        return sg_bag_denom_add_f32(combiner, denom, w)
+    else:
+        return sg_bag_denom_add_f64(combiner, denom, w)
+
+
+cdef inline floating _bag_denom(int combiner, bint weighted, floating wsum,
+                                int64_t count) noexcept nogil:
+    if floating is float:
+        return sg_bag_denom_f32(combiner, weighted, wsum, count)
+    else:
+        return sg_bag_denom_f64(combiner, weighted, wsum, count)
+
+
+cdef inline floating _bag_scale(floating x, floating denom) noexcept nogil:
+    if floating is float:
+        return sg_bag_scale_f32(x, denom)
+    else:
+        return sg_bag_scale_f64(x, denom)
 
 
 cdef inline void _prefetch_row(const void *start, Py_ssize_t n_bytes) noexcept nogil:
@@ -109,7 +155,7 @@ cdef inline void _bag(
             if weighted:
                 w = weights[k]
                 for j in range(BLOCK):
-                    acc[j] += w * src[j]
+                    acc[j] = _bag_add(acc[j], w, src[j])
             else:
                 for j in range(BLOCK):
                     acc[j] += src[j]
@@ -127,34 +173,19 @@ cdef inline void _bag(
             if weighted:
                 w = weights[k]
                 for j in range(j0, width):
-                    row[j] += w * src[j]
+                    row[j] = _bag_add(row[j], w, src[j])
             else:
                 for j in range(j0, width):
                     row[j] += src[j]
     if weighted and combiner != COMBINER_SUM:
         for k in range(lo, hi):
-            w = weights[k]
-            if combiner == COMBINER_MEAN:
-                denom += w
-            else:
-                denom += w * w
+            denom = _bag_denom_add(combiner, denom, weights[k])
     if combiner == COMBINER_SUM or hi == lo:
         return
-    if not weighted:
-        # TensorFlow's SparseSegmentMean / SqrtN: the count (its square root
-        # taken in double) in the values' dtype.
-        if combiner == COMBINER_MEAN:
-            denom = <floating> (hi - lo)
-        else:
-            denom = <floating> sqrt(<double> (hi - lo))
-    elif combiner == COMBINER_SQRTN:
-        denom = <floating> sqrt(<double> denom)
-    if denom == 0:  # div_no_nan: a bag whose weights sum to zero gives zeros
-        for j in range(width):
-            row[j] = 0
-    else:
-        for j in range(width):
-            row[j] = row[j] / denom
+    # The count (unweighted) or the weights' sum, in the values' dtype.
+    denom = _bag_denom(combiner, weighted, denom, hi - lo)
+    for j in range(width):
+        row[j] = _bag_scale(row[j], denom)
 
 
 def sparse_segment_reduce(
@@ -224,7 +255,7 @@ def sparse_segment_reduce_grad(
             if scaled:
                 c = coef[k]
                 for j in range(width):
-                    row[j] += c * src[j]
+                    row[j] = _bag_add(row[j], c, src[j])
             else:
                 for j in range(width):
                     row[j] += src[j]

@@ -42,6 +42,12 @@ rows, in the dtype of the data, so the bits never depend on the thread count.
 (A sorted 1-D segment sum adds its rows in eight interleaved partial sums, a
 fixed pattern.)  Max and min propagate NaN.
 
+The arithmetic (the NaN rules of max and min, products, the eight partial
+sums, means, the combination with the fill, and the bags' weighted terms and
+denominators) lives in ``include/sg_segment.h``, which the CUDA kernels
+(``sparsegrad/_cuda/segment.cu``) include too: these loops only walk the
+rows, in the same order on both sides.
+
 The sparse-segment (embedding-bag) kernels are in ``_sparse_segment.pxi``,
 included at the end.
 """
@@ -115,61 +121,83 @@ cdef Py_ssize_t BLOCK_VALUES = 1 << 16
 # at every row width up to 16), so fewer threads than this run it serially.
 cdef int MIN_SCATTER_THREADS = 4
 
-# Reduction codes, shared with sparsegrad.ops.segment_ops.
-SUM = 0
-MEAN = 1
-MAX = 2
-MIN = 3
-PROD = 4
+cdef extern from "sg_segment.h":
+    # Reduction codes (sg_segment.h), shared with sparsegrad.ops.segment_ops.
+    enum:
+        OP_SUM "SG_SEG_SUM"
+        OP_MEAN "SG_SEG_MEAN"
+        OP_MAX "SG_SEG_MAX"
+        OP_MIN "SG_SEG_MIN"
+        OP_PROD "SG_SEG_PROD"
+    float sg_seg_max_f32(float acc, float v) noexcept nogil
+    double sg_seg_max_f64(double acc, double v) noexcept nogil
+    float sg_seg_min_f32(float acc, float v) noexcept nogil
+    double sg_seg_min_f64(double acc, double v) noexcept nogil
+    float sg_seg_prod_f32(float acc, float v) noexcept nogil
+    double sg_seg_prod_f64(double acc, double v) noexcept nogil
+    float sg_seg_sum_contiguous_f32(const float *x, int64_t n) noexcept nogil
+    double sg_seg_sum_contiguous_f64(const double *x, int64_t n) noexcept nogil
+    float sg_seg_mean_f32(float total, int64_t count) noexcept nogil
+    double sg_seg_mean_f64(double total, int64_t count) noexcept nogil
+    float sg_seg_with_fill_f32(int op, float v, float fill) noexcept nogil
+    double sg_seg_with_fill_f64(int op, double v, double fill) noexcept nogil
 
-cdef enum:
-    OP_SUM = 0
-    OP_MEAN = 1
-    OP_MAX = 2
-    OP_MIN = 3
-    OP_PROD = 4
+SUM = OP_SUM
+MEAN = OP_MEAN
+MAX = OP_MAX
+MIN = OP_MIN
+PROD = OP_PROD
+
+
+# The header's functions for the fused type (C has no overloading).
+
+cdef inline floating _max(floating acc, floating v) noexcept nogil:
+    if floating is float:
+        return sg_seg_max_f32(acc, v)
+    else:
+        return sg_seg_max_f64(acc, v)
+
+
+cdef inline floating _min(floating acc, floating v) noexcept nogil:
+    if floating is float:
+        return sg_seg_min_f32(acc, v)
+    else:
+        return sg_seg_min_f64(acc, v)
+
+
+cdef inline floating _prod(floating acc, floating v) noexcept nogil:
+    if floating is float:
+        return sg_seg_prod_f32(acc, v)
+    else:
+        return sg_seg_prod_f64(acc, v)
+
+
+cdef inline floating _sum_contiguous(const floating *x, Py_ssize_t n) noexcept nogil:
+    """Sum of x[0..n), n >= 1: eight interleaved partial sums (sg_segment.h)."""
+    if floating is float:
+        return sg_seg_sum_contiguous_f32(x, n)
+    else:
+        return sg_seg_sum_contiguous_f64(x, n)
+
+
+cdef inline floating _mean(floating total, Py_ssize_t count) noexcept nogil:
+    if floating is float:
+        return sg_seg_mean_f32(total, count)
+    else:
+        return sg_seg_mean_f64(total, count)
+
+
+cdef inline floating _fill_op(int op, floating v, floating fill) noexcept nogil:
+    if floating is float:
+        return sg_seg_with_fill_f32(op, v, fill)
+    else:
+        return sg_seg_with_fill_f64(op, v, fill)
 
 
 cdef inline void _fill(floating *out, Py_ssize_t n, floating value) noexcept nogil:
     cdef Py_ssize_t k
     for k in range(n):
         out[k] = value
-
-
-cdef inline floating _sum_contiguous(const floating *x, Py_ssize_t n) noexcept nogil:
-    """Sum of x[0..n): eight interleaved accumulators in a fixed pattern
-    (deterministic, and not bound by the latency of one chain of additions),
-    then the tail in order."""
-    cdef floating a0, a1, a2, a3, a4, a5, a6, a7, acc
-    cdef Py_ssize_t k = 8
-    if n < 8:
-        acc = x[0]
-        for k in range(1, n):
-            acc = acc + x[k]
-        return acc
-    a0 = x[0]
-    a1 = x[1]
-    a2 = x[2]
-    a3 = x[3]
-    a4 = x[4]
-    a5 = x[5]
-    a6 = x[6]
-    a7 = x[7]
-    while k + 8 <= n:
-        a0 = a0 + x[k]
-        a1 = a1 + x[k + 1]
-        a2 = a2 + x[k + 2]
-        a3 = a3 + x[k + 3]
-        a4 = a4 + x[k + 4]
-        a5 = a5 + x[k + 5]
-        a6 = a6 + x[k + 6]
-        a7 = a7 + x[k + 7]
-        k = k + 8
-    acc = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
-    while k < n:
-        acc = acc + x[k]
-        k = k + 1
-    return acc
 
 
 cdef inline Py_ssize_t _run_end(const index_t *ids, Py_ssize_t i,
@@ -204,36 +232,32 @@ cdef inline void _reduce_rows(
     """``out = op(rows start..stop-1)`` in that order, from the first row."""
     cdef Py_ssize_t k, j, row
     cdef const floating *x
-    cdef floating acc, v
+    cdef floating acc
     row = order[start] if order != NULL else start
     if width == 1:
         acc = data[row]
         if (op == OP_SUM or op == OP_MEAN) and order == NULL:
             acc = _sum_contiguous(data + start, stop - start)
             if op == OP_MEAN:
-                acc = acc / <floating>(stop - start)
+                acc = _mean(acc, stop - start)
         elif op == OP_SUM or op == OP_MEAN:
             for k in range(start + 1, stop):
                 row = order[k]
                 acc = acc + data[row]
             if op == OP_MEAN:
-                acc = acc / <floating>(stop - start)
+                acc = _mean(acc, stop - start)
         elif op == OP_MAX:
             for k in range(start + 1, stop):
                 row = order[k] if order != NULL else k
-                v = data[row]
-                if v > acc or v != v:
-                    acc = v
+                acc = _max(acc, data[row])
         elif op == OP_MIN:
             for k in range(start + 1, stop):
                 row = order[k] if order != NULL else k
-                v = data[row]
-                if v < acc or v != v:
-                    acc = v
+                acc = _min(acc, data[row])
         else:
             for k in range(start + 1, stop):
                 row = order[k] if order != NULL else k
-                acc = acc * data[row]
+                acc = _prod(acc, data[row])
         out[0] = acc
         return
     memcpy(out, data + row * width, width * sizeof(floating))
@@ -245,31 +269,24 @@ cdef inline void _reduce_rows(
                 out[j] = out[j] + x[j]
         elif op == OP_MAX:
             for j in range(width):
-                if x[j] > out[j] or x[j] != x[j]:
-                    out[j] = x[j]
+                out[j] = _max(out[j], x[j])
         elif op == OP_MIN:
             for j in range(width):
-                if x[j] < out[j] or x[j] != x[j]:
-                    out[j] = x[j]
+                out[j] = _min(out[j], x[j])
         else:
             for j in range(width):
-                out[j] = out[j] * x[j]
+                out[j] = _prod(out[j], x[j])
     if op == OP_MEAN:
         for j in range(width):
-            out[j] = out[j] / <floating>(stop - start)
+            out[j] = _mean(out[j], stop - start)
 
 
 cdef inline void _with_fill(floating *out, Py_ssize_t width, int op,
                             floating fill) noexcept nogil:
-    """``out = op(fill, out)``, NaN kept (a product with 1 changes nothing)."""
+    """``out = op(fill, out)`` (sg_seg_with_fill), element by element."""
     cdef Py_ssize_t j
     for j in range(width):
-        if op == OP_SUM:
-            out[j] = fill + out[j]
-        elif op == OP_MAX and out[j] < fill:
-            out[j] = fill
-        elif op == OP_MIN and out[j] > fill:
-            out[j] = fill
+        out[j] = _fill_op(op, out[j], fill)
 
 
 cdef inline int _reduce_chunk(
@@ -360,7 +377,6 @@ cdef inline int _scatter_part(
     cdef int bad = 0
     cdef const floating *row
     cdef floating *o
-    cdef floating v
     for k in range(n):
         s = ids[k]
         if s < lo or s >= hi:
@@ -374,17 +390,13 @@ cdef inline int _scatter_part(
                 o[j] = o[j] + row[j]
         elif op == OP_MAX:
             for j in range(width):
-                v = row[j]
-                if v > o[j] or v != v:
-                    o[j] = v
+                o[j] = _max(o[j], row[j])
         elif op == OP_MIN:
             for j in range(width):
-                v = row[j]
-                if v < o[j] or v != v:
-                    o[j] = v
+                o[j] = _min(o[j], row[j])
         else:
             for j in range(width):
-                o[j] = o[j] * row[j]
+                o[j] = _prod(o[j], row[j])
     return bad
 
 
@@ -435,12 +447,12 @@ cdef inline void _others(const floating *x, floating *o, Py_ssize_t width,
         for k in range(lo, hi):             # o[r] = product of the rows before r
             row = order[k]
             o[row * width + j] = acc
-            acc = acc * x[row * width + j]
+            acc = _prod(acc, x[row * width + j])
         acc = 1
         for k in range(hi - 1, lo - 1, -1):  # times the product of those after
             row = order[k]
-            o[row * width + j] = o[row * width + j] * acc
-            acc = acc * x[row * width + j]
+            o[row * width + j] = _prod(o[row * width + j], acc)
+            acc = _prod(acc, x[row * width + j])
 
 
 def prod_others(
