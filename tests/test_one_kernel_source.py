@@ -11,8 +11,9 @@ or its template) whose value has the shape of a header formula writes that
 formula a second time, under whatever names, and fails the test.  Shapes too
 small to tell a formula from addressing (a running sum ``acc + x``, an index
 ``i * R + j``, ``v - g * alpha``) are not compared: a formula counts when it
-calls an elementary function on more than one plain value, or has three
-operators, or two and a quotient.
+calls an elementary function within a larger expression, or has three
+operators, or two and a quotient; one elementary call on plain values
+(``sg_max(a, b)``, ``sqrtf(x)``) is sg_base.h's function itself, not a formula.
 """
 
 import glob
@@ -84,8 +85,8 @@ def _closing(text, i):
 def significant(form):
     """Whether a shape is large enough to count (module docstring)."""
     ops = len(re.findall(r"(?<=[\w)#])\s*[-+*/]", form))
-    if re.fullmatch(r"[A-Z]+\(x\)", form):
-        return False        # one elementary function of one value: sg_base's
+    if re.fullmatch(r"[A-Z]+\(x(?:,x)*\)", form):
+        return False        # one elementary function of plain values: sg_base's
     return (any(token in form for token in FUNCTIONS) or ops >= 3
             or (ops >= 2 and "/" in form))
 
@@ -289,6 +290,8 @@ _ONE_SIDED = {
     "sg_ftrl_dense_row": "the GPU's FTRL entry; the CPU's loops call sg_ftrl "
                          "with literal flags",
     "sg_ftrl_sparse_row": "as sg_ftrl_dense_row",
+    "sg_seg_apply": "the GPU's reduction by a constant op code; the CPU's "
+                    "loops are written per op and call sg_seg_max/min/prod",
     # the clip ops' scalar steps on the device, so that a norm never leaves
     # the GPU; on the CPU, clip_ops computes them in NumPy's 0-d arithmetic
     # with the same bits (tests/gpu/test_clip.py checks the two agree)

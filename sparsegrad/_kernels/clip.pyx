@@ -45,8 +45,8 @@ cdef extern from "sg_clip.h":
     double sg_square_f64(double x) noexcept nogil
     double sg_square_add_f32(double a, float x) noexcept nogil
     double sg_square_add_f64(double a, double x) noexcept nogil
-    double sg_combine8(double a0, double a1, double a2, double a3, double a4,
-                       double a5, double a6, double a7) noexcept nogil
+    double sg_combine8_f64(double a0, double a1, double a2, double a3, double a4,
+                           double a5, double a6, double a7) noexcept nogil
     float sg_scale_f32(float x, float c, float d, int divide) noexcept nogil
     double sg_scale_f64(double x, double c, double d, int divide) noexcept nogil
     int sg_scale_divides_f32(float d) noexcept nogil
@@ -135,7 +135,7 @@ cdef inline double _squares(const floating *x, Py_ssize_t n) noexcept nogil:
     while k < n:
         a0 = _square_add(a0, x[k])
         k = k + 1
-    return sg_combine8(a0, a1, a2, a3, a4, a5, a6, a7)
+    return sg_combine8_f64(a0, a1, a2, a3, a4, a5, a6, a7)
 
 
 cdef inline double _group_squares(

@@ -44,6 +44,13 @@ SG_FN SG_M SG_F(sg_abs)(SG_M x) { return SG_LIBM(fabs)(x); }
 SG_FN_OUTLINE SG_M SG_F(sg_pow)(SG_M x, SG_M y) { return SG_LIBM(pow)(x, y); }
 SG_FN_OUTLINE SG_M SG_F(sg_exp)(SG_M x) { return SG_LIBM(exp)(x); }
 SG_FN_OUTLINE SG_M SG_F(sg_log)(SG_M x) { return SG_LIBM(log)(x); }
+/* Eight partial sums combined in a fixed pattern (pairs, then pairs of
+ * pairs): the end of every eight-way interleaved sum (the clip ops' sums of
+ * squares, the segment sums). */
+SG_FN SG_M SG_F(sg_combine8)(SG_M a0, SG_M a1, SG_M a2, SG_M a3, SG_M a4, SG_M a5,
+                            SG_M a6, SG_M a7) {
+    return ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
+}
 #ifndef __cplusplus
 /* C's versions of the C++ templates below. */
 SG_FN SG_M SG_F(sg_sign)(SG_M x) {
@@ -123,6 +130,8 @@ template <typename T> SG_FN T sg_clamp(T x, T lo, T hi) { return sg_max(sg_min(x
 #define sg_max(a, b) SG_GENERIC(sg_max, a)(a, b)
 #define sg_min(a, b) SG_GENERIC(sg_min, a)(a, b)
 #define sg_clamp(x, lo, hi) SG_GENERIC(sg_clamp, x)(x, lo, hi)
+#define sg_combine8(a0, a1, a2, a3, a4, a5, a6, a7) \
+    SG_GENERIC(sg_combine8, a0)(a0, a1, a2, a3, a4, a5, a6, a7)
 #endif
 
 #endif /* SG_BASE_H */

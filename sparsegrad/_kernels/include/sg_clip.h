@@ -10,7 +10,7 @@
  *
  *   sg_square(x)          the square of one value, exact in double;
  *   sg_square_add(a, x)   a + that square (one accumulator's step);
- *   sg_combine8(a0..a7)   the eight accumulators of a block, combined;
+ *   the eight accumulators of a block combine by sg_base.h's sg_combine8;
  *   sg_norm(&n, total)    the norm, sqrt(total) rounded once to the type;
  *   sg_scale(x, c, d, divide), sg_scale_divides(d): (x * c) / d, or x * c;
  *   sg_np_minimum, sg_np_maximum, sg_np_clip: NumPy's NaN rule (a NaN
@@ -71,13 +71,6 @@ SG_FN SG_M SG_F(sg_norm_divisor)(SG_M n, SG_M c) {
 #define SG_CLIP_H
 
 #include "sg_base.h"
-
-/* The eight accumulators of a block of a sum of squares, combined in a fixed
- * pattern (pairs, then pairs of pairs). */
-SG_FN double sg_combine8(double a0, double a1, double a2, double a3, double a4,
-                         double a5, double a6, double a7) {
-    return ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
-}
 
 #include "sg_f32.h"
 #include "sg_clip.h"

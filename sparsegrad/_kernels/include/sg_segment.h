@@ -77,7 +77,7 @@ SG_FN SG_M SG_F(sg_seg_sum_contiguous)(const SG_S* x, sg_i64 n) {
         a7 = a7 + x[k + 7];
         k = k + 8;
     }
-    acc = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
+    acc = SG_F(sg_combine8)(a0, a1, a2, a3, a4, a5, a6, a7);
     for (; k < n; ++k) acc = acc + x[k];
     return acc;
 }

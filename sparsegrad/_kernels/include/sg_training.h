@@ -17,9 +17,9 @@
  * Each statement follows the reference's parenthesisation
  * (reference/training_ops.md), rounding to the value type where it rounds.
  *
- * The OPS table of _training.pxi.tp names, for each op, its element functions
- * (dense, sparse, R == 1) and their slots; from it come the Cython drivers,
- * the CUDA kernels and HYPERPARAMETERS.
+ * The OPS table of sparsegrad/_kernels/training_table.py names, for each op,
+ * its element functions (dense, sparse, R == 1) and their slots; from it come
+ * the Cython drivers, the CUDA kernels and HYPERPARAMETERS.
  */
 #ifdef SG_S
 /* ---- templated section ------------------------------------------------- */
