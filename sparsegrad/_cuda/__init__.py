@@ -6,9 +6,9 @@ function names and the same Python-side signatures (``n_threads`` is accepted
 and ignored: a GPU launch takes its own shape).  The arithmetic of both is
 written once, in ``sparsegrad/_kernels/include/sg_<family>.h``, which the
 ``.cu`` includes and the Cython module declares ``cdef extern``: a ``.cu``
-file holds only the GPU's drivers (threads, blocks, grouping, loads).  The framework routes by array
-type (:mod:`sparsegrad.framework.backend`): a cupy array runs these, a numpy
-array the Cython ones.
+file holds only the GPU's drivers (threads, blocks, grouping, loads).  The
+framework routes by array type (:mod:`sparsegrad.framework.backend`): a cupy
+array runs these, a numpy array the Cython ones.
 
 Rules every kernel follows
 --------------------------
@@ -85,7 +85,7 @@ def source(family):
     """The CUDA source text of module `family`: ``<family>.cu``, followed by
     what the launcher module ``sparsegrad._cuda.<family>`` generates from
     the kernels' table where it has one (its ``generated_source()``: the
-    training ops' kernels, from the OPS table of the Cython module)."""
+    training ops' kernels, from ``sparsegrad._kernels.training_table``)."""
     import importlib
 
     with open(os.path.join(source_dir(), family + ".cu"), encoding="utf-8") as f:

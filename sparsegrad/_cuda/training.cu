@@ -9,7 +9,8 @@
 //    slots (s1..s3, TensorFlow's input order) held in registers.  Unused
 //    slots alias var (as on the CPU): a function touches only the slots its
 //    formula names.  The SG_ROW, SG_DENSE and SG_SPARSE lines of the ops are
-//    generated from the OPS table (sparsegrad._cuda.training.generated_source,
+//    generated from the table of the ops (sparsegrad/_kernels/training_table.py,
+//    by sparsegrad._cuda.training.generated_source,
 //    appended to this file when it is compiled).
 // b) dense_<op>: a grid-stride loop over the elements.
 // c) sparse_<op>: the occurrences are grouped by row beforehand
@@ -379,7 +380,7 @@ extern "C" __global__ void heavy_groups(const i64* starts, i64 n_groups, i64 hea
     SG_SPARSE_T(op, Row, Scalar, double, f64)
 
 // The ops' SG_ROW, SG_DENSE and SG_SPARSE lines follow this file (generated
-// from the OPS table: sparsegrad._cuda.training.generated_source).
+// from the table of the ops, training_table.py: generated_source).
 
 // ---------------------------------------------------------------------------
 // Row-wise Adagrad: one accumulator per row of R elements (hp: lr, epsilon).

@@ -25,7 +25,7 @@ the device (the lists are sized by the bound ``n // HEAVY_MIN``).
 
 import numpy as np
 
-from .._kernels import training as _cpu
+from .._kernels.training_table import HYPERPARAMETERS, KERNELS
 from . import BLOCK, blocks_for, cupy, launch, suffix
 from .sort import group_rows
 
@@ -37,23 +37,23 @@ _FAMILY = "training"
 #: The by-row drivers group with int64 offsets: no limit of their own.
 BY_ROW_MAX_N = 2**63 - 1
 
-#: The hyper-parameters each op reads from ``hp``, by name, in order: the
-#: Cython module's table, which is the one table of the training ops.
-HYPERPARAMETERS = _cpu.HYPERPARAMETERS
+# HYPERPARAMETERS, the hyper-parameters each op reads from ``hp``, by name,
+# in order, and KERNELS are sparsegrad._kernels.training_table's: the one
+# table of the training ops, which the Cython kernels are rendered from too.
 
 # Ops with a dense kernel, and with a sparse one.
-_DENSE = tuple(op[0] for op in _cpu.KERNELS if op[1])
-_SPARSE = tuple(op[0] for op in _cpu.KERNELS if op[2]) + ("rowwise_adagrad",)
+_DENSE = tuple(op[0] for op in KERNELS if op[1])
+_SPARSE = tuple(op[0] for op in KERNELS if op[2]) + ("rowwise_adagrad",)
 
 
 def generated_source():
     """The kernels of the element-wise ops, appended to ``training.cu``:
-    from the Cython module's ``KERNELS`` (the OPS table), one ``SG_ROW``
+    from ``KERNELS`` of ``sparsegrad._kernels.training_table``, one ``SG_ROW``
     per element function and the ``SG_DENSE`` / ``SG_SPARSE`` lines of each
     op (an op without an R == 1 function passes its sparse one twice)."""
     rows = {}
     ops = []
-    for name, dense, sparse, scalar, slots in _cpu.KERNELS:
+    for name, dense, sparse, scalar, slots in KERNELS:
         for fn in (dense, sparse, scalar):
             if fn:
                 rows.setdefault(fn, slots)

@@ -1,6 +1,6 @@
-# The row functions of the training kernels that the OPS table of
-# _training.pxi.tp does not generate: FTRL's, whose loops take their flags as
-# literal constants, and row-wise Adagrad's, which needs the sum of a row's
+# The row functions of the training kernels that _training.pxi.tp does not
+# generate from the table (training_table.py): FTRL's, whose loops take their
+# flags as literal constants, and row-wise Adagrad's, which needs the sum of a row's
 # squares before it updates the row.  Included by _training.pxi; the
 # arithmetic is that of include/sg_training.h (sg_ftrl, sg_rowwise_*).
 
