@@ -371,7 +371,23 @@ cdef inline int _scatter_part(
     const floating *x, Py_ssize_t width, const index_t *ids, Py_ssize_t n,
     int op, floating *out, Py_ssize_t n_segments, Py_ssize_t lo, Py_ssize_t hi,
 ) noexcept nogil:
-    """The rows of segments [lo, hi) (1 if an id is at least n_segments)."""
+    """The rows of segments [lo, hi) (1 if an id is at least n_segments): one
+    inlined copy of the loop per op, the op a constant in each (a loop that
+    tested it per row ran the shuffled sums about a fifth slower)."""
+    if op == OP_SUM:
+        return _scatter_loop(x, width, ids, n, OP_SUM, out, n_segments, lo, hi)
+    if op == OP_MAX:
+        return _scatter_loop(x, width, ids, n, OP_MAX, out, n_segments, lo, hi)
+    if op == OP_MIN:
+        return _scatter_loop(x, width, ids, n, OP_MIN, out, n_segments, lo, hi)
+    return _scatter_loop(x, width, ids, n, OP_PROD, out, n_segments, lo, hi)
+
+
+cdef inline int _scatter_loop(
+    const floating *x, Py_ssize_t width, const index_t *ids, Py_ssize_t n,
+    int op, floating *out, Py_ssize_t n_segments, Py_ssize_t lo, Py_ssize_t hi,
+) noexcept nogil:
+    """_scatter_part's loop for one op."""
     cdef Py_ssize_t k, j
     cdef int64_t s
     cdef int bad = 0
