@@ -98,7 +98,9 @@ class IndexedSlices:
     array([-6., -8.])
     """
 
-    __slots__ = ("_values", "_indices", "_dense_shape")
+    # _groups: the grouping of the indices once someone computed it
+    # (_row_groups); the value is immutable, so it never goes stale.
+    __slots__ = ("_values", "_indices", "_dense_shape", "_groups")
 
     # ndarray (op) IndexedSlices defers to our reflected operators.
     __array_priority__ = 100
@@ -142,15 +144,35 @@ class IndexedSlices:
         self._values = values
         self._indices = convert_to_tensor(indices_array)
         self._dense_shape = dense_shape
+        self._groups = None
 
     @classmethod
-    def _from_trusted(cls, values, indices, dense_shape):
-        """Build without checks from a producer that already validated."""
+    def _from_trusted(cls, values, indices, dense_shape, groups=None):
+        """Build without checks from a producer that already validated;
+        `groups`, the :meth:`_row_groups` of `indices` when the producer has
+        them (new values on the same indices keep their grouping)."""
         s = cls.__new__(cls)
         s._values = values if isinstance(values, Tensor) else wrap(values)
         s._indices = indices if isinstance(indices, Tensor) else wrap(indices)
         s._dense_shape = None if dense_shape is None else tuple(dense_shape)
+        s._groups = groups
         return s
+
+    def _row_groups(self, max_index=None):
+        """``(unique, order, starts)`` of the indices
+        (:func:`sparsegrad.framework.sparse_rows.group_rows`), computed on the
+        first call and kept: a clip op and the optimizer's update kernel that
+        follow it group the rows once.  `max_index` is a bound of the indices
+        the caller knows (the variable's last row); without it, the dense
+        shape's, or the largest index."""
+        if self._groups is None:
+            indices = self._indices._value
+            if self._dense_shape is not None:
+                max_index = max(self._dense_shape[0] - 1, 0)
+            elif max_index is None and not backend.is_cupy_array(indices):
+                max_index = int(indices.max()) if indices.shape[0] else 0
+            self._groups = sparse_rows.group_rows(indices, max_index)
+        return self._groups
 
     # -- structure -------------------------------------------------------------
 
@@ -264,7 +286,7 @@ class IndexedSlices:
 
     def __neg__(self):
         return IndexedSlices._from_trusted(
-            -self._values._value, self._indices, self._dense_shape
+            -self._values._value, self._indices, self._dense_shape, self._groups
         )
 
     def _scalar(self, factor, op):
@@ -314,7 +336,8 @@ class IndexedSlices:
         if scale is None:
             return NotImplemented
         return IndexedSlices._from_trusted(
-            self._values._value * scale, self._indices, self._dense_shape
+            self._values._value * scale, self._indices, self._dense_shape,
+            self._groups,
         )
 
     __rmul__ = __mul__
@@ -324,7 +347,8 @@ class IndexedSlices:
         if scale is None:
             return NotImplemented
         return IndexedSlices._from_trusted(
-            self._values._value / scale, self._indices, self._dense_shape
+            self._values._value / scale, self._indices, self._dense_shape,
+            self._groups,
         )
 
     # -- scipy.sparse ----------------------------------------------------------

@@ -70,9 +70,10 @@ _FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
 class _Rows:
     """One argument of a clip op: its values as a Tensor and, for an
-    IndexedSlices, how its rows group by index (computed once, on demand)."""
+    IndexedSlices, how its rows group by index (the IndexedSlices' own
+    grouping, computed once and kept on it)."""
 
-    __slots__ = ("values", "slices", "_groups")
+    __slots__ = ("values", "slices")
 
     def __init__(self, t, name):
         if isinstance(t, IndexedSlices):
@@ -81,27 +82,23 @@ class _Rows:
         else:
             self.slices = None
             self.values = as_borrowed_tensor(t, name=name)
-        self._groups = None
 
     def rewrap(self, values):
-        """`values` in the form of the argument (an IndexedSlices when it was one)."""
+        """`values` in the form of the argument (an IndexedSlices when it was
+        one, keeping the grouping of its indices)."""
         if self.slices is None:
             return values
         return IndexedSlices._from_trusted(
-            values, self.slices.indices, self.slices.dense_shape
+            values, self.slices.indices, self.slices.dense_shape,
+            self.slices._groups,
         )
 
     def groups(self):
         """``(order, starts)`` of the repeated indices, or None when the rows
         are the tensor's own (dense, or distinct indices)."""
-        if self.slices is None:
+        if self.slices is None or self.slices.indices.shape[0] < 2:
             return None
-        if self._groups is None:
-            indices = self.slices.indices._value
-            shape = self.slices.dense_shape
-            top = shape[0] - 1 if shape is not None else None
-            self._groups = (_groups_of(indices, top),)
-        return self._groups[0]
+        return _repeated(self.slices._row_groups())
 
     def squares_entry(self):
         """This argument as an entry of ``_clip.sum_of_squares_list``."""
@@ -126,15 +123,11 @@ class _Rows:
         return rows.astype(np.float64), xp.searchsorted(unique, indices)
 
 
-def _groups_of(indices, top=None):
-    """``(order, starts)`` grouping the repeated `indices` (all non-negative,
-    at most `top` when given), or None when they are distinct."""
-    if indices.shape[0] < 2:
-        return None
-    if top is None and not backend.is_cupy_array(indices):
-        top = int(indices.max())  # (the device sort needs no bound)
-    _, order, starts = sparse_rows.group_rows(indices, top)
-    return (order, starts) if starts.shape[0] - 1 < indices.shape[0] else None
+def _repeated(grouped):
+    """``(order, starts)`` of a :func:`sparse_rows.group_rows` result, or None
+    when its indices are distinct (the rows are then the tensor's own)."""
+    _, order, starts = grouped
+    return (order, starts) if starts.shape[0] - 1 < order.shape[0] else None
 
 
 def _squares_entry(values, groups):
@@ -184,12 +177,12 @@ def sum_of_squares(grads):
             continue
         if isinstance(g, tuple):
             values, indices, n_rows = g[:3]
-            if len(g) > 3:
-                _, order, starts = g[3]
-                groups = ((order, starts) if starts.shape[0] - 1 < indices.shape[0]
-                          else None)
+            if indices.shape[0] < 2:
+                groups = None
+            elif len(g) > 3:
+                groups = _repeated(g[3])
             else:
-                groups = _groups_of(indices, n_rows - 1)
+                groups = _repeated(sparse_rows.group_rows(indices, n_rows - 1))
             entries.append(_squares_entry(values, groups))
         else:
             entries.append(_squares_entry(g, None))

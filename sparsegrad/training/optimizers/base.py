@@ -416,9 +416,11 @@ class Optimizer:
 
     def _as_gradient(self, grad, var):
         """Check `grad` against `var`, then convert it: an ndarray of var's
-        dtype, or for an IndexedSlices a ``(values, indices)`` pair (values
-        C-contiguous in var's dtype, indices in range).  Everything is checked
-        before anything is converted or copied."""
+        dtype, or for an IndexedSlices a ``(values, indices, slices)`` triple
+        (values C-contiguous in var's dtype, indices in range, and the
+        IndexedSlices of those indices, which keeps their grouping:
+        :meth:`IndexedSlices._row_groups`).  Everything is checked before
+        anything is converted or copied."""
         if isinstance(grad, IndexedSlices):
             values = grad._values._value
             target = var._value
@@ -451,7 +453,7 @@ class Optimizer:
             # [0, dense_shape[0]) (checked when it was made).
             if values.dtype != target.dtype or not values.flags.c_contiguous:
                 values = xp.ascontiguousarray(values.astype(target.dtype, copy=False))
-            return self._unaliased(values, var), indices
+            return self._unaliased(values, var), indices, grad
         if isinstance(grad, (Variable, Tensor)):
             grad = grad._value
         try:
@@ -494,21 +496,22 @@ class Optimizer:
 
     def _clip(self, grads, shapes):
         """Stage 1b, clipnorm and clipvalue: new clipped gradients for a list
-        of validated ones (dense arrays and ``(values, indices)`` pairs;
-        `shapes` are the variables' shapes).  clipvalue coalesces an
+        of validated ones (dense arrays and ``(values, indices, slices)``
+        triples; `shapes` are the variables' shapes).  clipvalue coalesces an
         IndexedSlices first, so it bounds the rows of the represented tensor."""
         out = []
         for g, shape in zip(grads, shapes):
             sparse = isinstance(g, tuple)
             if sparse:
-                g = IndexedSlices._from_trusted(g[0], g[1], shape)
+                g = IndexedSlices._from_trusted(g[0], g[1], shape, g[2]._groups)
             if self.clipnorm is not None:
                 g = clip_ops.clip_by_norm(g, self.clipnorm)
             else:
                 if sparse:
                     g = g.deduplicate()
                 g = clip_ops.clip_by_value(g, -self.clipvalue, self.clipvalue)
-            out.append((g.values._value, g.indices._value) if sparse else g._value)
+            out.append((g.values._value, g.indices._value, g) if sparse
+                       else g._value)
         return out
 
     def _global_clip_scales(self, grads, variables, groups):
@@ -589,17 +592,21 @@ class Optimizer:
             self._validate_learning_rate_in(lr, dtype)
         grads = [g for g, _ in pairs]
         scales = [1.0] * len(pairs)
-        groups = [None] * len(pairs)
         if self.global_clipnorm is not None:
-            # The indices of each sparse gradient are grouped once: for the
-            # norm of the tensor it represents, and again by the update
-            # kernel, which coalesces on these groups.
-            groups = [sparse_rows.group_rows(g[1], var.shape[0] - 1)
+            # The indices of each sparse gradient are grouped once (or not
+            # at all, when a clip op has grouped them already): for the norm
+            # of the tensor it represents, and for the update kernel, which
+            # coalesces on these groups.
+            groups = [g[2]._row_groups(var.shape[0] - 1)
                       if isinstance(g, tuple) else None for g, var in pairs]
             scales = self._global_clip_scales(grads, [var for _, var in pairs],
                                               groups)
         elif self.clipnorm is not None or self.clipvalue is not None:
             grads = self._clip(grads, [var.shape for _, var in pairs])
+        # The update kernel coalesces on the groups a gradient carries (a
+        # clip op before this step made them); without any, it groups the
+        # rows itself as it applies them (the by-row kernels).
+        groups = [g[2]._groups if isinstance(g, tuple) else None for g in grads]
         # Prepare every update before running any: slots of new variables are
         # registered, and kernels run, only when every pair has passed.
         new_slots = {}
