@@ -47,6 +47,7 @@ def _gradient(table, ids):
     lambda: sg.optimizers.Adam(0.01, lazy=True),
     lambda: sg.optimizers.Adagrad(0.1),
     lambda: sg.optimizers.SGD(0.1, momentum=0.9),
+    lambda: sg.optimizers.AdamW(0.01, lazy=True),   # its decay's rows too
 ])
 def test_clip_then_apply_groups_the_ids_once(counted, make):
     rng = np.random.default_rng(0)
@@ -54,7 +55,8 @@ def test_clip_then_apply_groups_the_ids_once(counted, make):
     grad = _gradient(table, np.array([3, 7, 3, 9, 7, 3]))
     assert isinstance(grad, sg.IndexedSlices)
     (clipped,), _ = sg.clip_by_global_norm([grad], 0.5)
-    make().apply_gradients([(clipped, table)])
+    opt = make()
+    opt.apply_gradients([(clipped, table)])
     assert counted["group_rows"] == 1
     drivers = {k: v for k, v in counted.items() if k != "group_rows"}
     assert drivers and all(k.endswith("_grouped") for k in drivers), drivers
@@ -93,3 +95,31 @@ def test_a_step_on_carried_groups_has_the_bits_of_one_without(counted):
     assert counted.get("sparse_adam_by_row", 0) == 3
     np.testing.assert_array_equal(results[0].view(np.uint32),
                                   results[1].view(np.uint32))
+
+
+def test_global_clipnorm_groups_once_and_keeps_no_state_on_the_optimizer(counted):
+    rng = np.random.default_rng(2)
+    table = sg.Variable(rng.standard_normal((40, 3)).astype(np.float32))
+    opt = sg.optimizers.AdamW(0.01, lazy=True, global_clipnorm=0.1)
+    opt.apply_gradients([(_gradient(table, np.array([1, 4, 1, 2])), table)])
+    before = dict(vars(opt))
+    counted["group_rows"] = 0
+    opt.apply_gradients([(_gradient(table, np.array([5, 5, 0])), table)])
+    assert counted["group_rows"] == 1       # the norm, the decay and the update
+    assert vars(opt).keys() == before.keys()
+    assert all(vars(opt)[k] is v for k, v in before.items())
+
+
+def test_the_stage_is_explicit():
+    from sparsegrad.training.optimizers.base import GradientStage
+
+    x = np.array([3.0, -1.5], np.float32)
+    assert GradientStage().scaled(x) is x
+    np.testing.assert_array_equal(GradientStage(0.5).scaled(x), [1.5, -0.75])
+    assert GradientStage(0.5).scaled(x).dtype == np.float32
+    ids = np.array([2, 2])
+    groups = sparse_rows.group_rows(ids, 2)
+    stage = GradientStage(0.5, ids, groups)
+    assert stage.groups_of(ids) is groups
+    assert stage.groups_of(ids.copy()) is None       # other indices: not theirs
+    assert stage.unscaled() == GradientStage()

@@ -66,10 +66,10 @@ class Adadelta(Optimizer):
         return AdadeltaState(accum_grad=self._slot_variable(var, "accum_grad"),
                              accum_var=self._slot_variable(var, "accum_var"))
 
-    def _prepare_dense(self, grad, var, state, lr):
-        return [self._op(adadelta_ops.APPLY_ADADELTA, var, state, grad, lr=lr,
+    def _prepare_dense(self, grad, var, state, lr, stage):
+        return [self._op(stage, adadelta_ops.APPLY_ADADELTA, var, state, grad, lr=lr,
                          rho=self.rho, epsilon=self.epsilon)]
 
-    def _prepare_sparse(self, values, indices, var, state, lr):
-        return [self._op(adadelta_ops.SPARSE_APPLY_ADADELTA, var, state, values,
+    def _prepare_sparse(self, values, indices, var, state, lr, stage):
+        return [self._op(stage, adadelta_ops.SPARSE_APPLY_ADADELTA, var, state, values,
                          indices, lr=lr, rho=self.rho, epsilon=self.epsilon)]

@@ -68,12 +68,12 @@ class Adagrad(Optimizer):
         return AdagradState(accumulator=self._slot_variable(
             var, "accumulator", self.initial_accumulator_value))
 
-    def _prepare_dense(self, grad, var, state, lr):
-        return [self._op(adagrad_ops.APPLY_ADAGRAD_V2, var, state, grad, lr=lr,
+    def _prepare_dense(self, grad, var, state, lr, stage):
+        return [self._op(stage, adagrad_ops.APPLY_ADAGRAD_V2, var, state, grad, lr=lr,
                          epsilon=self.epsilon, update_slots=True)]
 
-    def _prepare_sparse(self, values, indices, var, state, lr):
-        return [self._op(adagrad_ops.SPARSE_APPLY_ADAGRAD_V2, var, state, values,
+    def _prepare_sparse(self, values, indices, var, state, lr, stage):
+        return [self._op(stage, adagrad_ops.SPARSE_APPLY_ADAGRAD_V2, var, state, values,
                          indices, lr=lr, epsilon=self.epsilon, update_slots=True)]
 
 
@@ -139,10 +139,10 @@ class RowwiseAdagrad(Optimizer):
         return RowwiseAdagradState(accumulator=self._slot_variable(
             var, "accumulator", self.initial_accumulator_value, shape=var.shape[:1]))
 
-    def _prepare_dense(self, grad, var, state, lr):
-        return [self._op(adagrad_ops.APPLY_ROWWISE_ADAGRAD, var, state, grad, lr=lr,
-                         epsilon=self.epsilon)]
+    def _prepare_dense(self, grad, var, state, lr, stage):
+        return [self._op(stage, adagrad_ops.APPLY_ROWWISE_ADAGRAD, var, state, grad,
+                         lr=lr, epsilon=self.epsilon)]
 
-    def _prepare_sparse(self, values, indices, var, state, lr):
-        return [self._op(adagrad_ops.SPARSE_APPLY_ROWWISE_ADAGRAD, var, state, values,
-                         indices, lr=lr, epsilon=self.epsilon)]
+    def _prepare_sparse(self, values, indices, var, state, lr, stage):
+        return [self._op(stage, adagrad_ops.SPARSE_APPLY_ROWWISE_ADAGRAD, var, state,
+                         values, indices, lr=lr, epsilon=self.epsilon)]

@@ -121,27 +121,27 @@ class Adam(Optimizer):
                 "lr": lr, "beta1": self.beta_1, "beta2": self.beta_2,
                 "epsilon": self.epsilon, "use_nesterov": False}
 
-    def _prepare_dense(self, grad, var, state, lr):
-        return self._adam_dense(grad, var, state, lr)
+    def _prepare_dense(self, grad, var, state, lr, stage):
+        return self._adam_dense(grad, var, state, lr, stage)
 
-    def _adam_dense(self, grad, var, state, lr):
+    def _adam_dense(self, grad, var, state, lr, stage):
         hypers = self._hypers(lr, var.dtype)
         if self.amsgrad:
-            return [self._op(adam_ops.APPLY_ADAM_WITH_AMSGRAD, var, state, grad,
+            return [self._op(stage, adam_ops.APPLY_ADAM_WITH_AMSGRAD, var, state, grad,
                              **hypers)]
-        return [self._op(adam_ops.APPLY_ADAM, var, (state.m, state.v), grad,
+        return [self._op(stage, adam_ops.APPLY_ADAM, var, (state.m, state.v), grad,
                          **hypers)]
 
-    def _prepare_sparse(self, values, indices, var, state, lr):
+    def _prepare_sparse(self, values, indices, var, state, lr, stage):
         if not self.lazy:
             # TensorFlow's semantics: every row's moments decay (O(table)).
             # (zeros on var's device; scatter_add routes cupy arrays to the
             # GPU kernels of sparsegrad._cuda.slices)
             dense = backend.get_array_module(var._value).zeros(var.shape, var.dtype)
-            sparse_rows.scatter_add(dense, indices, self._take_grad_scale(values))
-            return self._adam_dense(dense, var, state, lr)
-        return [self._op(adam_ops.SPARSE_APPLY_ADAM, var, (state.m, state.v), values,
-                         indices, **self._hypers(lr, var.dtype))]
+            sparse_rows.scatter_add(dense, indices, stage.scaled(values))
+            return self._adam_dense(dense, var, state, lr, stage.unscaled())
+        return [self._op(stage, adam_ops.SPARSE_APPLY_ADAM, var, (state.m, state.v),
+                         values, indices, **self._hypers(lr, var.dtype))]
 
 
 class AdamW(Adam):
@@ -180,13 +180,13 @@ class AdamW(Adam):
                          clipnorm, clipvalue, global_clipnorm)
         self.weight_decay = check_number(weight_decay, "weight_decay", low=0.0)
 
-    def _prepare_dense(self, grad, var, state, lr):
-        adam = super()._prepare_dense(grad, var, state, lr)
+    def _prepare_dense(self, grad, var, state, lr, stage):
+        adam = super()._prepare_dense(grad, var, state, lr, stage)
         return [lambda: self._decay_dense(var, lr), *adam]
 
-    def _prepare_sparse(self, values, indices, var, state, lr):
-        adam = super()._prepare_sparse(values, indices, var, state, lr)
-        return [lambda: self._decay_rows(var, indices, lr), *adam]
+    def _prepare_sparse(self, values, indices, var, state, lr, stage):
+        adam = super()._prepare_sparse(values, indices, var, state, lr, stage)
+        return [lambda: self._decay_rows(var, indices, lr, stage), *adam]
 
     def _decay_dense(self, var, lr):
         if self.weight_decay == 0:
@@ -197,10 +197,14 @@ class AdamW(Adam):
         buf -= decay
         var._bump()
 
-    def _decay_rows(self, var, indices, lr):
+    def _decay_rows(self, var, indices, lr, stage):
         if self.weight_decay == 0 or indices.shape[0] == 0:
             return
-        rows = sparse_rows.group_rows(indices, var.shape[0] - 1)[0]
+        # each distinct row once: the stage's grouping when it has one
+        grouped = stage.groups_of(indices)
+        if grouped is None:
+            grouped = sparse_rows.group_rows(indices, var.shape[0] - 1)
+        rows = grouped[0]
         buf = var._value
         old = buf[rows]
         decay = old * self._hyper(self.weight_decay, var.dtype)
@@ -272,10 +276,10 @@ class Adamax(Optimizer):
                 "lr": lr, "beta1": self.beta_1, "beta2": self.beta_2,
                 "epsilon": self.epsilon}
 
-    def _prepare_dense(self, grad, var, state, lr):
-        return [self._op(adam_ops.APPLY_ADA_MAX, var, state, grad,
+    def _prepare_dense(self, grad, var, state, lr, stage):
+        return [self._op(stage, adam_ops.APPLY_ADA_MAX, var, state, grad,
                          **self._hypers(lr, var.dtype))]
 
-    def _prepare_sparse(self, values, indices, var, state, lr):
-        return [self._op(adam_ops.SPARSE_APPLY_ADA_MAX, var, state, values, indices,
-                         **self._hypers(lr, var.dtype))]
+    def _prepare_sparse(self, values, indices, var, state, lr, stage):
+        return [self._op(stage, adam_ops.SPARSE_APPLY_ADA_MAX, var, state, values,
+                         indices, **self._hypers(lr, var.dtype))]

@@ -5,9 +5,13 @@
 1. **validate and clip** every (gradient, variable) pair (``clipnorm`` and
    ``clipvalue`` with :mod:`sparsegrad.ops.clip_ops`; ``global_clipnorm`` as
    one scale per gradient, which the update kernels apply as they read each
-   gradient row, so no scaled copy is written), then **prepare** the
-   update of every pair: the subclass's ``_prepare_dense`` /
-   ``_prepare_sparse`` hand the checked arrays and the hyper-parameters to a
+   gradient row, so no scaled copy is written).  The clipping stage's result
+   for each gradient is a :class:`GradientStage` (its scale, and the
+   grouping of a sparse gradient's indices when one was computed: by the
+   global norm, or by a clip op before the step), passed explicitly; the
+   optimizer keeps no per-call state.  Then **prepare** the update of
+   every pair: the subclass's ``_prepare_dense`` / ``_prepare_sparse``
+   hand the checked arrays, the stage and the hyper-parameters to a
    raw op's spec (:meth:`~sparsegrad.training.training_ops.core.Spec.prepare_trusted`),
    which rounds and checks the hyper-parameters in the variable's dtype.
    Nothing has been written yet, and slots of new variables are not yet
@@ -33,6 +37,7 @@ import json
 import math
 import numbers
 import os
+from typing import NamedTuple
 
 import numpy as np
 
@@ -48,7 +53,47 @@ from ...ops import clip_ops
 from ..training_ops import arrays, core
 from . import schedules as _schedules
 
-__all__ = ["Optimizer"]
+__all__ = ["GradientStage", "Optimizer"]
+
+
+class GradientStage(NamedTuple):
+    """What the clipping stage of :meth:`Optimizer.apply_gradients` hands to
+    the update of one gradient, explicitly (the optimizer keeps no per-call
+    state): the factor the update kernel multiplies the gradient by as it
+    reads it (``global_clipnorm``; 1.0 otherwise) and, for a sparse
+    gradient, its indices and their grouping
+    (:func:`~sparsegrad.framework.sparse_rows.group_rows`), on which the
+    kernel coalesces, or None.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsegrad.training.optimizers.base import GradientStage
+    >>> GradientStage(0.5).scaled(np.array([2.0, 4.0]))
+    array([1., 2.])
+    """
+
+    scale: float = 1.0
+    indices: object = None
+    groups: tuple = None
+
+    def scaled(self, values):
+        """`values` times :attr:`scale` (each product rounded to their dtype):
+        for an update that combines the gradient itself before its kernel
+        (non-lazy Adam densifies a sparse one), which then runs with
+        :meth:`unscaled`."""
+        if self.scale == 1.0:
+            return values
+        return values * values.dtype.type(self.scale)
+
+    def unscaled(self):
+        """This stage with the scale 1.0 (already applied by :meth:`scaled`)
+        and no groups."""
+        return GradientStage()
+
+    def groups_of(self, indices):
+        """The grouping of `indices` when they are this stage's, else None."""
+        return self.groups if indices is self.indices else None
 
 _STATE_FORMAT = "sparsegrad.optimizer_state/1"
 
@@ -183,8 +228,9 @@ class Optimizer:
     """Base class of the Keras-style optimizers.
 
     Subclasses set ``State`` (a NamedTuple of slot Variables), and implement
-    ``_create_slots(var)``, ``_prepare_dense(grad, var, state, lr)`` and
-    ``_prepare_sparse(values, indices, var, state, lr)``, which check
+    ``_create_slots(var)``, ``_prepare_dense(grad, var, state, lr, stage)``
+    and ``_prepare_sparse(values, indices, var, state, lr, stage)`` (`stage`:
+    a :class:`GradientStage`), which check
     everything and return the list of zero-argument callables that perform
     the update (see :meth:`_op`); constructor hyper-parameters are stored as
     attributes and listed in ``_config_keys``.
@@ -242,11 +288,6 @@ class Optimizer:
     _slot_aliases = {}
     #: Constructor arguments beyond the common ones, for get_config.
     _config_keys = ()
-    #: The global-clip scale of the gradient being prepared (1: none).
-    _grad_scale = 1.0
-    # (indices, their group_rows) of the sparse gradient being prepared.
-    _grad_groups = None
-
     def __init__(self, learning_rate, name, clipnorm=None, clipvalue=None,
                  global_clipnorm=None):
         if not isinstance(name, str):
@@ -530,16 +571,6 @@ class Optimizer:
             np.asarray(self.global_clipnorm, dtype))
         return [float(scale.astype(var.dtype)) for var in variables]
 
-    def _take_grad_scale(self, values):
-        """`values` times the pending global-clip scale of the gradient being
-        prepared, which is then cleared: for a subclass that must combine the
-        gradient itself before the kernel (e.g. non-lazy Adam densifies a
-        sparse one), so that the result equals clipping first."""
-        scale, self._grad_scale = self._grad_scale, 1.0
-        if scale == 1.0:
-            return values
-        return values * values.dtype.type(scale)
-
     def apply_gradients(self, grads_and_vars):
         """Apply one step of the optimizer.
 
@@ -611,22 +642,17 @@ class Optimizer:
         # registered, and kernels run, only when every pair has passed.
         new_slots = {}
         updates = []
-        try:
-            for grad, scale, grouped, (_, var) in zip(grads, scales, groups, pairs):
-                entry = self._slots.get(var._uid)
-                if entry is None:
-                    entry = new_slots[var._uid] = (var, self._create_slots(var))
-                self._grad_scale = scale
-                if isinstance(grad, tuple):
-                    if grouped is not None:
-                        self._grad_groups = (grad[1], grouped)
-                    updates += self._prepare_sparse(grad[0], grad[1], var, entry[1],
-                                                    lr)
-                else:
-                    updates += self._prepare_dense(grad, var, entry[1], lr)
-        finally:
-            self._grad_scale = 1.0
-            self._grad_groups = None
+        for grad, scale, grouped, (_, var) in zip(grads, scales, groups, pairs):
+            entry = self._slots.get(var._uid)
+            if entry is None:
+                entry = new_slots[var._uid] = (var, self._create_slots(var))
+            if isinstance(grad, tuple):
+                stage = GradientStage(scale, grad[1], grouped)
+                updates += self._prepare_sparse(grad[0], grad[1], var, entry[1],
+                                                lr, stage)
+            else:
+                updates += self._prepare_dense(grad, var, entry[1], lr,
+                                               GradientStage(scale))
         self._slots.update(new_slots)
         for update in updates:
             update()
@@ -662,28 +688,26 @@ class Optimizer:
             f"{type(self).__name__} needs learning_rate {expected}, got {lr!r}{where}"
         )
 
-    def _prepare_dense(self, grad, var, state, lr):
+    def _prepare_dense(self, grad, var, state, lr, stage):
         """The update of `var` by the dense `grad`, checked: a list of
-        zero-argument callables that run it."""
+        zero-argument callables that run it.  `stage` (a
+        :class:`GradientStage`) goes to :meth:`_op` with the gradient."""
         raise NotImplementedError
 
-    def _prepare_sparse(self, values, indices, var, state, lr):
+    def _prepare_sparse(self, values, indices, var, state, lr, stage):
         """The update of the rows `indices` of `var` by `values`, checked (see
         :meth:`_prepare_dense`)."""
         raise NotImplementedError
 
-    def _op(self, spec, var, slots, grad, indices=None, **hyper):
+    def _op(self, stage, spec, var, slots, grad, indices=None, **hyper):
         """Prepare raw op `spec` on arrays the optimizer has checked: only its
         hyper-parameter checks run, in var's dtype.  Returns the callable
         that runs the kernel (sparse ops coalesce repeated indices); the
-        kernel multiplies the gradient by the pending global-clip scale as it
-        reads it, and coalesces on the pending groups of `indices` where
-        stage 1 made them."""
-        groups = None
-        if self._grad_groups is not None and self._grad_groups[0] is indices:
-            groups = self._grad_groups[1]
+        kernel multiplies the gradient by ``stage.scale`` as it reads it, and
+        coalesces on the stage's groups of `indices` where there are some."""
         return spec.prepare_trusted(var, slots, grad, indices, hyper,
-                                    grad_scale=self._grad_scale, groups=groups).run
+                                    grad_scale=stage.scale,
+                                    groups=stage.groups_of(indices)).run
 
     def minimize(self, loss, var_list, tape=None):
         """Compute the gradient of `loss` and apply it.

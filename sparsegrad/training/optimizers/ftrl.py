@@ -110,13 +110,13 @@ class Ftrl(Optimizer):
             hypers["l2_shrinkage"] = self.l2_shrinkage_regularization_strength
         return hypers
 
-    def _prepare_dense(self, grad, var, state, lr):
+    def _prepare_dense(self, grad, var, state, lr, stage):
         spec = (ftrl_ops.APPLY_FTRL_V2 if self.l2_shrinkage_regularization_strength > 0
                 else ftrl_ops.APPLY_FTRL)
-        return [self._op(spec, var, state, grad, **self._hypers(lr))]
+        return [self._op(stage, spec, var, state, grad, **self._hypers(lr))]
 
-    def _prepare_sparse(self, values, indices, var, state, lr):
+    def _prepare_sparse(self, values, indices, var, state, lr, stage):
         spec = (ftrl_ops.SPARSE_APPLY_FTRL_V2
                 if self.l2_shrinkage_regularization_strength > 0
                 else ftrl_ops.SPARSE_APPLY_FTRL)
-        return [self._op(spec, var, state, values, indices, **self._hypers(lr))]
+        return [self._op(stage, spec, var, state, values, indices, **self._hypers(lr))]

@@ -67,13 +67,13 @@ class ProximalGradientDescent(Optimizer):
         del var
         return ProximalGradientDescentState()
 
-    def _prepare_dense(self, grad, var, state, lr):
-        return [self._op(gd_ops.APPLY_PROXIMAL_GRADIENT_DESCENT, var, (), grad,
+    def _prepare_dense(self, grad, var, state, lr, stage):
+        return [self._op(stage, gd_ops.APPLY_PROXIMAL_GRADIENT_DESCENT, var, (), grad,
                          alpha=lr, l1=self.l1_regularization_strength,
                          l2=self.l2_regularization_strength)]
 
-    def _prepare_sparse(self, values, indices, var, state, lr):
-        return [self._op(gd_ops.SPARSE_APPLY_PROXIMAL_GRADIENT_DESCENT, var, (),
+    def _prepare_sparse(self, values, indices, var, state, lr, stage):
+        return [self._op(stage, gd_ops.SPARSE_APPLY_PROXIMAL_GRADIENT_DESCENT, var, (),
                          values, indices, alpha=lr,
                          l1=self.l1_regularization_strength,
                          l2=self.l2_regularization_strength)]
@@ -147,13 +147,14 @@ class ProximalAdagrad(Optimizer):
         return ProximalAdagradState(accumulator=self._slot_variable(
             var, "accumulator", self.initial_accumulator_value))
 
-    def _prepare_dense(self, grad, var, state, lr):
-        return [self._op(adagrad_ops.APPLY_PROXIMAL_ADAGRAD, var, state, grad, lr=lr,
+    def _prepare_dense(self, grad, var, state, lr, stage):
+        return [self._op(stage, adagrad_ops.APPLY_PROXIMAL_ADAGRAD, var, state, grad,
+                         lr=lr,
                          l1=self.l1_regularization_strength,
                          l2=self.l2_regularization_strength)]
 
-    def _prepare_sparse(self, values, indices, var, state, lr):
-        return [self._op(adagrad_ops.SPARSE_APPLY_PROXIMAL_ADAGRAD, var, state,
+    def _prepare_sparse(self, values, indices, var, state, lr, stage):
+        return [self._op(stage, adagrad_ops.SPARSE_APPLY_PROXIMAL_ADAGRAD, var, state,
                          values, indices, lr=lr,
                          l1=self.l1_regularization_strength,
                          l2=self.l2_regularization_strength)]

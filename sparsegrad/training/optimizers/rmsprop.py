@@ -85,19 +85,20 @@ class RMSprop(Optimizer):
         return {"lr": lr, "rho": self.rho, "momentum": self.momentum,
                 "epsilon": self.epsilon}
 
-    def _prepare_dense(self, grad, var, state, lr):
+    def _prepare_dense(self, grad, var, state, lr, stage):
         if self.centered:
-            return [self._op(rms_ops.APPLY_CENTERED_RMS_PROP, var,
+            return [self._op(stage, rms_ops.APPLY_CENTERED_RMS_PROP, var,
                              (state.mg, state.rms, state.momentum), grad,
                              **self._hypers(lr))]
-        return [self._op(rms_ops.APPLY_RMS_PROP, var, (state.rms, state.momentum),
+        return [self._op(stage, rms_ops.APPLY_RMS_PROP, var, (state.rms,
+                         state.momentum),
                          grad, **self._hypers(lr))]
 
-    def _prepare_sparse(self, values, indices, var, state, lr):
+    def _prepare_sparse(self, values, indices, var, state, lr, stage):
         if self.centered:
-            return [self._op(rms_ops.SPARSE_APPLY_CENTERED_RMS_PROP, var,
+            return [self._op(stage, rms_ops.SPARSE_APPLY_CENTERED_RMS_PROP, var,
                              (state.mg, state.rms, state.momentum), values, indices,
                              **self._hypers(lr))]
-        return [self._op(rms_ops.SPARSE_APPLY_RMS_PROP, var,
+        return [self._op(stage, rms_ops.SPARSE_APPLY_RMS_PROP, var,
                          (state.rms, state.momentum), values, indices,
                          **self._hypers(lr))]

@@ -69,16 +69,17 @@ class SGD(Optimizer):
             return SGDState(momentum=None)
         return SGDState(momentum=self._slot_variable(var, "momentum"))
 
-    def _prepare_dense(self, grad, var, state, lr):
+    def _prepare_dense(self, grad, var, state, lr, stage):
         if state.momentum is None:
-            return [self._op(gd_ops.APPLY_GRADIENT_DESCENT, var, (), grad, alpha=lr)]
-        return [self._op(momentum_ops.APPLY_KERAS_MOMENTUM, var, state, grad,
+            return [self._op(stage, gd_ops.APPLY_GRADIENT_DESCENT, var, (), grad,
+                             alpha=lr)]
+        return [self._op(stage, momentum_ops.APPLY_KERAS_MOMENTUM, var, state, grad,
                          lr=lr, momentum=self.momentum, use_nesterov=self.nesterov)]
 
-    def _prepare_sparse(self, values, indices, var, state, lr):
+    def _prepare_sparse(self, values, indices, var, state, lr, stage):
         if state.momentum is None:
-            return [self._op(gd_ops.SPARSE_APPLY_GRADIENT_DESCENT, var, (), values,
-                             indices, alpha=lr)]
-        return [self._op(momentum_ops.SPARSE_APPLY_KERAS_MOMENTUM, var, state, values,
-                         indices, lr=lr, momentum=self.momentum,
+            return [self._op(stage, gd_ops.SPARSE_APPLY_GRADIENT_DESCENT, var, (),
+                             values, indices, alpha=lr)]
+        return [self._op(stage, momentum_ops.SPARSE_APPLY_KERAS_MOMENTUM, var, state,
+                         values, indices, lr=lr, momentum=self.momentum,
                          use_nesterov=self.nesterov)]
