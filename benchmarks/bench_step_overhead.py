@@ -67,7 +67,7 @@ def _kernel_call():
     var, acc = _RAW_VAR, _RAW_ACC
 
     def run():
-        driver(var, acc, acc, acc, _VALUES, _IDS, hp, True, 1, scratch)
+        driver(var, acc, acc, acc, _VALUES, _IDS, hp, 1.0, True, 1, scratch)
 
     return run
 

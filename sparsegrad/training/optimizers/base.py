@@ -89,11 +89,15 @@ class GradientStage(NamedTuple):
     def unscaled(self):
         """This stage with the scale 1.0 (already applied by :meth:`scaled`)
         and no groups."""
-        return GradientStage()
+        return _UNIT_STAGE
 
     def groups_of(self, indices):
         """The grouping of `indices` when they are this stage's, else None."""
         return self.groups if indices is self.indices else None
+
+
+# The stage of a gradient that nothing scales or groups.
+_UNIT_STAGE = GradientStage()
 
 _STATE_FORMAT = "sparsegrad.optimizer_state/1"
 
@@ -634,25 +638,25 @@ class Optimizer:
                                               groups)
         elif self.clipnorm is not None or self.clipvalue is not None:
             grads = self._clip(grads, [var.shape for _, var in pairs])
-        # The update kernel coalesces on the groups a gradient carries (a
-        # clip op before this step made them); without any, it groups the
-        # rows itself as it applies them (the by-row kernels).
-        groups = [g[2]._groups if isinstance(g, tuple) else None for g in grads]
         # Prepare every update before running any: slots of new variables are
         # registered, and kernels run, only when every pair has passed.
         new_slots = {}
         updates = []
-        for grad, scale, grouped, (_, var) in zip(grads, scales, groups, pairs):
+        for grad, scale, (_, var) in zip(grads, scales, pairs):
             entry = self._slots.get(var._uid)
             if entry is None:
                 entry = new_slots[var._uid] = (var, self._create_slots(var))
             if isinstance(grad, tuple):
-                stage = GradientStage(scale, grad[1], grouped)
+                # The update kernel coalesces on the groups the gradient
+                # carries (the global norm, or a clip op before this step,
+                # made them); without any, it groups the rows itself as it
+                # applies them (the by-row kernels).
+                stage = GradientStage(scale, grad[1], grad[2]._groups)
                 updates += self._prepare_sparse(grad[0], grad[1], var, entry[1],
                                                 lr, stage)
             else:
-                updates += self._prepare_dense(grad, var, entry[1], lr,
-                                               GradientStage(scale))
+                stage = _UNIT_STAGE if scale == 1.0 else GradientStage(scale)
+                updates += self._prepare_dense(grad, var, entry[1], lr, stage)
         self._slots.update(new_slots)
         for update in updates:
             update()
@@ -707,7 +711,8 @@ class Optimizer:
         coalesces on the stage's groups of `indices` where there are some."""
         return spec.prepare_trusted(var, slots, grad, indices, hyper,
                                     grad_scale=stage.scale,
-                                    groups=stage.groups_of(indices)).run
+                                    groups=(stage.groups if indices is stage.indices
+                                            else None)).run
 
     def minimize(self, loss, var_list, tape=None):
         """Compute the gradient of `loss` and apply it.
