@@ -88,12 +88,17 @@ SG_FN SG_M SG_F(sg_clamp)(SG_M x, SG_M lo, SG_M hi) {
 #endif
 
 /* The index type: int64_t of the Cython kernels, long long of the CUDA ones
- * (C++: NVRTC, which has no system header, and the emulator). */
+ * (C++: NVRTC, which has no system header, and the emulator); and unsigned
+ * 32- and 64-bit integers (wrapping arithmetic of the integer kernels). */
 #ifdef __cplusplus
 typedef long long sg_i64;
+typedef unsigned int sg_u32;
+typedef unsigned long long sg_u64;
 #else
 #include <stdint.h>
 typedef int64_t sg_i64;
+typedef uint32_t sg_u32;
+typedef uint64_t sg_u64;
 #endif
 
 #ifdef __cplusplus

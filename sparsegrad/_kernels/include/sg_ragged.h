@@ -87,19 +87,6 @@ SG_FN SG_S SG_F(sg_range_next)(SG_S v, SG_S d) { return v + d; }
 #define SG_RAGGED_H
 #include "sg_base.h"
 
-/* Unsigned 32- and 64-bit integers, as sg_i64 (sg_base.h) is signed
- * (sg_slices.h declares them too). */
-#ifndef SG_UNSIGNED_TYPES
-#define SG_UNSIGNED_TYPES
-#ifdef __cplusplus
-typedef unsigned int sg_u32;
-typedef unsigned long long sg_u64;
-#else
-typedef uint32_t sg_u32;
-typedef uint64_t sg_u64;
-#endif
-#endif
-
 /* Codes of sg_range_size in place of a size. */
 #define SG_RANGE_ZERO_DELTA ((sg_i64)-1)
 #define SG_RANGE_TOO_LARGE ((sg_i64)-2)

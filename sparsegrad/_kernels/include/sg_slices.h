@@ -53,19 +53,6 @@ SG_FN SG_M SG_F(sg_slices_acc)(SG_M acc, SG_S x) { return acc + x; }
 #define SG_SLICES_H
 #include "sg_base.h"
 
-/* Unsigned 32- and 64-bit integers, as sg_i64 (sg_base.h) is signed
- * (sg_ragged.h declares them too). */
-#ifndef SG_UNSIGNED_TYPES
-#define SG_UNSIGNED_TYPES
-#ifdef __cplusplus
-typedef unsigned int sg_u32;
-typedef unsigned long long sg_u64;
-#else
-typedef uint32_t sg_u32;
-typedef uint64_t sg_u64;
-#endif
-#endif
-
 #include "sg_i32.h"
 #define SG_SLICES_U sg_u32
 #define SG_SLICES_MAX ((sg_i64)2147483647)
