@@ -287,3 +287,171 @@ def test_the_layer_rule_still_catches_a_compiled_kernel():
         "sparsegrad/_cuda/training.py:1 imports sparsegrad._kernels",
         "sparsegrad/_cuda/training.py:1 imports sparsegrad._kernels.training",
     ]
+
+
+# -- ratchets of issue 26 ------------------------------------------------------
+# Issue 26 makes the op modules layered (no import circle), splits every
+# module over MAX_LINES into a subpackage, and confines the host/device
+# choice (is_cupy_array) to at most five modules.  Until then these lists
+# hold what is left: nothing may be added to them or grow, and an entry that
+# no longer applies must be taken out (the lists stay exact).
+
+MAX_LINES = 800
+
+# The one group of op modules that still import one another in a circle.
+OP_CIRCLE_LEFT = {
+    "sparsegrad.ops.array_ops",
+    "sparsegrad.ops.embedding.bags",
+    "sparsegrad.ops.embedding.clipping",
+    "sparsegrad.ops.embedding.lookups",
+    "sparsegrad.ops.embedding.safe_bags",
+    "sparsegrad.ops.embedding_ops",
+    "sparsegrad.ops.math_ops",
+    "sparsegrad.ops.reduction_ops",
+    "sparsegrad.ops.sparse_segment_ops",
+    "sparsegrad.ops.unary_ops",
+}
+
+# Modules over MAX_LINES, at most at these sizes.
+OVER_LIMIT = {
+    "sparsegrad/bench/harness.py": 830,
+    "sparsegrad/ops/sparse_segment_ops.py": 847,
+    "sparsegrad/ops/math_ops.py": 862,
+    "sparsegrad/ragged/ragged_tensor.py": 911,
+    "sparsegrad/autodiff/tape.py": 920,
+    "sparsegrad/training/optimizers/base.py": 945,
+    "sparsegrad/ops/array_ops.py": 957,
+    "sparsegrad/ops/segment_ops.py": 992,
+    "sparsegrad/ops/clip_ops.py": 993,
+    "sparsegrad/training/training_ops/core.py": 1000,
+}
+
+# The modules that call is_cupy_array (the goal: five at most).
+IS_CUPY_PLACES = {
+    "sparsegrad/distributed/comm.py",
+    "sparsegrad/distributed/embedding.py",
+    "sparsegrad/framework/backend.py",
+    "sparsegrad/framework/elementwise.py",
+    "sparsegrad/framework/indexed_slices.py",
+    "sparsegrad/framework/sparse_rows.py",
+    "sparsegrad/framework/tensor.py",
+    "sparsegrad/framework/variable.py",
+    "sparsegrad/ops/_clip_gpu.py",
+    "sparsegrad/ops/_helpers.py",
+    "sparsegrad/ops/array_ops.py",
+    "sparsegrad/ops/clip_ops.py",
+    "sparsegrad/ops/embedding/bags.py",
+    "sparsegrad/ops/embedding/clipping.py",
+    "sparsegrad/ops/embedding/lookups.py",
+    "sparsegrad/ops/embedding/safe_bags.py",
+    "sparsegrad/ops/nn_ops.py",
+    "sparsegrad/ops/segment_ops.py",
+    "sparsegrad/ops/sparse_ops.py",
+    "sparsegrad/ops/sparse_segment_ops.py",
+    "sparsegrad/ragged/ragged_math_ops.py",
+    "sparsegrad/ragged/ragged_range.py",
+    "sparsegrad/ragged/ragged_tensor.py",
+    "sparsegrad/ragged/row_partition.py",
+    "sparsegrad/training/optimizers/base.py",
+    "sparsegrad/training/training_ops/arrays.py",
+    "sparsegrad/training/training_ops/core.py",
+}
+
+
+def _import_graph(prefix):
+    """{module: the modules under `prefix` it imports at its top level}."""
+    parsed = {_module_name(rel): (rel, tree) for rel, tree in _parsed()}
+    graph = {}
+    for name, (rel, tree) in parsed.items():
+        if not name.startswith(prefix):
+            continue
+        deps = set()
+        for node in tree.body:
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            if isinstance(node, ast.Import):
+                found = [a.name for a in node.names]
+            else:
+                source = _resolve(rel, node)
+                found = [] if source is None else [
+                    f"{source}.{a.name}" if f"{source}.{a.name}" in parsed
+                    else source for a in node.names]
+            for target in found:
+                while target and target not in parsed:
+                    target = target.rpartition(".")[0]
+                if target.startswith(prefix) and target != name:
+                    deps.add(target)
+        graph[name] = deps
+    return graph
+
+
+def _circles(graph):
+    """The groups of two or more nodes that reach one another (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = set()
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.add(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(group)
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_circle_finder_finds_circles():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _circles(graph) == [{"a", "b", "c"}]
+    assert _circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_op_module_joins_an_import_circle():
+    circles = _circles(_import_graph("sparsegrad.ops"))
+    joined = set().union(*circles)
+    assert joined <= OP_CIRCLE_LEFT, (
+        f"new in a circle: {sorted(joined - OP_CIRCLE_LEFT)}")
+    assert joined == OP_CIRCLE_LEFT, (
+        f"out of the circle now (take them off OP_CIRCLE_LEFT): "
+        f"{sorted(OP_CIRCLE_LEFT - joined)}")
+
+
+def test_no_module_grows_past_the_line_limit():
+    sizes = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        with open(path, encoding="utf-8") as f:
+            sizes[path.relative_to(ROOT).as_posix()] = sum(1 for _ in f)
+    over = {rel: n for rel, n in sizes.items() if n > MAX_LINES}
+    bad = [f"{rel}: {n} lines" for rel, n in over.items()
+           if n > OVER_LIMIT.get(rel, MAX_LINES)]
+    assert not bad, "over the line limit:\n" + "\n".join(bad)
+    assert set(over) == set(OVER_LIMIT), (
+        f"within the limit now (take them off OVER_LIMIT): "
+        f"{sorted(set(OVER_LIMIT) - set(over))}")
+
+
+def test_is_cupy_array_gets_no_new_place():
+    found = set()
+    for path in PACKAGE.rglob("*.py"):
+        if "is_cupy_array" in path.read_text(encoding="utf-8"):
+            found.add(path.relative_to(ROOT).as_posix())
+    assert found <= IS_CUPY_PLACES, f"new places: {sorted(found - IS_CUPY_PLACES)}"
+    assert found == IS_CUPY_PLACES, (
+        f"no longer there (take them off IS_CUPY_PLACES): "
+        f"{sorted(IS_CUPY_PLACES - found)}")
