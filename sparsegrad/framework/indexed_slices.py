@@ -275,11 +275,10 @@ class IndexedSlices:
             order, of the rows that had that index.  Cost O(n) in the number of
             rows (a radix sort), independent of the dense size.
         """
-        indices = self._indices._value
-        max_index = None if self._dense_shape is None else self._dense_shape[0] - 1
-        unique, summed = sparse_rows.deduplicate(
-            indices, self._values._value, max_index=max_index
-        )
+        # on the grouping of the indices, kept (_row_groups): the sums of
+        # sparse_rows.deduplicate, without grouping them again
+        unique, order, starts = self._row_groups()
+        summed = sparse_rows.group_sum(self._values._value, order, starts)
         return IndexedSlices._from_trusted(summed, unique, self._dense_shape)
 
     # -- arithmetic ------------------------------------------------------------

@@ -109,16 +109,14 @@ class _Rows:
         and, for repeated indices, the row of each value row (else None).
 
         The rows of an index are summed in the values' dtype, in their original
-        order, from zero (``sparse_rows.deduplicate``), as the norm kernel sums
-        them."""
+        order, from zero (``sparse_rows.group_sum`` on the grouping the
+        IndexedSlices keeps), as the norm kernel sums them."""
         values = self.values._value
         if self.groups() is None:
             return values.astype(np.float64), None
         indices = self.slices.indices._value
-        shape = self.slices.dense_shape
-        unique, rows = sparse_rows.deduplicate(
-            indices, values, max_index=None if shape is None else shape[0] - 1
-        )
+        unique, order, starts = self.slices._row_groups()
+        rows = sparse_rows.group_sum(values, order, starts)
         xp = sparse_rows.module_of(indices)
         return rows.astype(np.float64), xp.searchsorted(unique, indices)
 

@@ -123,3 +123,16 @@ def test_the_stage_is_explicit():
     assert stage.groups_of(ids) is groups
     assert stage.groups_of(ids.copy()) is None       # other indices: not theirs
     assert stage.unscaled() == GradientStage()
+
+
+def test_clip_by_norm_and_deduplicate_group_once(counted):
+    s = sg.IndexedSlices(np.arange(12.0).reshape(6, 2), [3, 0, 3, 1, 0, 3],
+                         dense_shape=(4, 2))
+    clipped = sg.clip_by_norm(s, 5.0)
+    assert counted["group_rows"] == 1       # the norm and the represented rows
+    d = clipped.deduplicate()
+    assert counted["group_rows"] == 1       # the grouping the result carries
+    np.testing.assert_array_equal(d.indices.numpy(), [0, 1, 3])
+    dense = np.zeros((4, 2))
+    np.add.at(dense, [3, 0, 3, 1, 0, 3], clipped.values.numpy())
+    np.testing.assert_array_equal(d.values.numpy(), dense[[0, 1, 3]])

@@ -711,8 +711,7 @@ class Optimizer:
         coalesces on the stage's groups of `indices` where there are some."""
         return spec.prepare_trusted(var, slots, grad, indices, hyper,
                                     grad_scale=stage.scale,
-                                    groups=(stage.groups if indices is stage.indices
-                                            else None)).run
+                                    groups=stage.groups_of(indices)).run
 
     def minimize(self, loss, var_list, tape=None):
         """Compute the gradient of `loss` and apply it.
