@@ -12,7 +12,7 @@ from .core import (
     SPARSE_GRAD,
     VAR_RANK,
     Spec,
-    documented,
+    define,
     same_shape,
     scalar,
 )
@@ -37,8 +37,10 @@ SPARSE_APPLY_ADADELTA = Spec(
     sparse=True)
 
 
-@documented
-def apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, use_locking=False):
+apply_adadelta = define(
+    "apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, "
+    "use_locking=False)",
+    APPLY_ADADELTA,
     r"""Adadelta, TensorFlow's ``ResourceApplyAdadelta``.
 
     .. math::
@@ -48,20 +50,6 @@ def apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, use_locking
         var &\leftarrow var - lr\,u \\
         accum\_update &\leftarrow \rho\,accum\_update + (1-\rho)\,u^2
 
-    Parameters
-    ----------
-    %(var_dense)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(accum_update)s
-    %(lr)s
-    %(rho)s
-    %(epsilon)s
-    %(grad_dense)s
-    %(use_locking)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -69,43 +57,16 @@ def apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, use_locking
     >>> training_ops.apply_adadelta(var, accum, update, 1.0, 0.5, 1e-6, [1.0, 1.0])
     >>> accum
     array([0.5, 0.5])
-    """
-    APPLY_ADADELTA.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_adadelta(
-    var,
-    accum,
-    accum_update,
-    lr,
-    rho,
-    epsilon,
-    grad,
-    indices,
-    use_locking=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_adadelta = define(
+    "sparse_apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, "
+    "indices, use_locking=False)",
+    SPARSE_APPLY_ADADELTA,
     """Sparse :func:`apply_adadelta` on the rows ``indices``.
 
     TensorFlow's ``ResourceSparseApplyAdadelta`` (same formula per row).
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(accum_update)s
-    %(lr)s
-    %(rho)s
-    %(epsilon)s
-    %(grad_sparse)s
-    %(indices)s
-    %(use_locking)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -115,5 +76,4 @@ def sparse_apply_adadelta(
     ...     var, accum, update, 1.0, 0.5, 1e-6, [[1.0]], [2])
     >>> accum.ravel()
     array([0. , 0. , 0.5])
-    """
-    SPARSE_APPLY_ADADELTA.call(locals())
+    """)

@@ -15,7 +15,7 @@ from .core import (
     VAR_RANK,
     Spec,
     checked_scalar,
-    documented,
+    define,
     flag,
     global_step,
     non_negative,
@@ -51,6 +51,9 @@ def _rowwise_accum(call):
 
 
 _ROWWISE_ACCUM = step(_rowwise_accum)
+_ROWWISE_PARAMETERS = {"accum": """\
+accum : ndarray or Variable of shape (var.shape[0],)
+    One accumulator per row of var, var's dtype; updated in place."""}
 
 
 APPLY_ADAGRAD = Spec(
@@ -127,8 +130,9 @@ SPARSE_APPLY_ROWWISE_ADAGRAD = Spec(
     sparse=True, rowwise=True)
 
 
-@documented
-def apply_adagrad(var, accum, lr, grad, use_locking=False, update_slots=True):
+apply_adagrad = define(
+    "apply_adagrad(var, accum, lr, grad, use_locking=False, update_slots=True)",
+    APPLY_ADAGRAD,
     r"""Adagrad without epsilon, TensorFlow's ``ResourceApplyAdagrad``.
 
     .. math::
@@ -139,18 +143,6 @@ def apply_adagrad(var, accum, lr, grad, use_locking=False, update_slots=True):
     ``1/sqrt`` is computed exactly (TensorFlow's float32 kernels use a
     hardware estimate, up to 4 ulp off).
 
-    Parameters
-    ----------
-    %(var_dense)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(lr)s
-    %(grad_dense)s
-    %(use_locking)s
-    %(update_slots)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -158,41 +150,18 @@ def apply_adagrad(var, accum, lr, grad, use_locking=False, update_slots=True):
     >>> training_ops.apply_adagrad(var, accum, 0.1, [2.0, -1.0])
     >>> var
     array([0.9, 1.1])
-    """
-    APPLY_ADAGRAD.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_adagrad(
-    var,
-    accum,
-    lr,
-    grad,
-    indices,
-    use_locking=False,
-    update_slots=True,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_adagrad = define(
+    "sparse_apply_adagrad(var, accum, lr, grad, indices, use_locking=False, "
+    "update_slots=True)",
+    SPARSE_APPLY_ADAGRAD,
     """Sparse :func:`apply_adagrad` on the rows ``indices``.
 
     TensorFlow's ``ResourceSparseApplyAdagrad``.  With ``R == 1`` TensorFlow
     divides by ``sqrt(accum)`` instead of multiplying by its reciprocal, and so
     does this op.
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(lr)s
-    %(grad_sparse)s
-    %(indices)s
-    %(use_locking)s
-    %(update_slots)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -201,33 +170,19 @@ def sparse_apply_adagrad(
     >>> training_ops.sparse_apply_adagrad(var, accum, 0.1, [[2.0]], [0])
     >>> var.ravel()
     array([0.9, 1. , 1. ])
-    """
-    SPARSE_APPLY_ADAGRAD.call(locals())
+    """)
 
 
-@documented
-def apply_adagrad_v2(
-    var, accum, lr, epsilon, grad, use_locking=False, update_slots=True
-):
+apply_adagrad_v2 = define(
+    "apply_adagrad_v2(var, accum, lr, epsilon, grad, use_locking=False, "
+    "update_slots=True)",
+    APPLY_ADAGRAD_V2,
     r"""Adagrad with epsilon outside the root, TensorFlow's ``ResourceApplyAdagradV2``.
 
     .. math::
 
         accum \leftarrow accum + g^2, \qquad
         var \leftarrow var - \frac{lr\,g}{\sqrt{accum} + \epsilon}
-
-    Parameters
-    ----------
-    %(var_dense)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(lr)s
-    %(epsilon)s
-    %(grad_dense)s
-    %(use_locking)s
-    %(update_slots)s
-
-    %(returns_dense)s
 
     Examples
     --------
@@ -236,42 +191,17 @@ def apply_adagrad_v2(
     >>> training_ops.apply_adagrad_v2(var, accum, 0.1, 0.0, [2.0, -1.0])
     >>> var
     array([0.9, 1.1])
-    """
-    APPLY_ADAGRAD_V2.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_adagrad_v2(
-    var,
-    accum,
-    lr,
-    epsilon,
-    grad,
-    indices,
-    use_locking=False,
-    update_slots=True,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_adagrad_v2 = define(
+    "sparse_apply_adagrad_v2(var, accum, lr, epsilon, grad, indices, "
+    "use_locking=False, update_slots=True)",
+    SPARSE_APPLY_ADAGRAD_V2,
     """Sparse :func:`apply_adagrad_v2` on the rows ``indices``.
 
     TensorFlow's ``ResourceSparseApplyAdagradV2`` (what Keras' ``Adagrad``
     calls for sparse gradients).
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(lr)s
-    %(epsilon)s
-    %(grad_sparse)s
-    %(indices)s
-    %(use_locking)s
-    %(update_slots)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -281,12 +211,12 @@ def sparse_apply_adagrad_v2(
     ...     var, accum, 0.5, 1e-7, [[0.3, 0.4]], [1])
     >>> accum[1]
     array([0.19, 0.26])
-    """
-    SPARSE_APPLY_ADAGRAD_V2.call(locals())
+    """)
 
 
-@documented
-def apply_proximal_adagrad(var, accum, lr, l1, l2, grad, use_locking=False):
+apply_proximal_adagrad = define(
+    "apply_proximal_adagrad(var, accum, lr, l1, l2, grad, use_locking=False)",
+    APPLY_PROXIMAL_ADAGRAD,
     r"""Proximal Adagrad, TensorFlow's ``ResourceApplyProximalAdagrad``.
 
     .. math::
@@ -298,19 +228,6 @@ def apply_proximal_adagrad(var, accum, lr, l1, l2, grad, use_locking=False):
 
     `lr` must be positive, `l1` and `l2` non-negative.
 
-    Parameters
-    ----------
-    %(var_dense)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(lr)s
-    %(l1)s
-    %(l2)s
-    %(grad_dense)s
-    %(use_locking)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -318,42 +235,17 @@ def apply_proximal_adagrad(var, accum, lr, l1, l2, grad, use_locking=False):
     >>> training_ops.apply_proximal_adagrad(var, accum, 0.5, 0.0, 0.0, [1.0, 2.0])
     >>> var
     array([0.5, 0.5])
-    """
-    APPLY_PROXIMAL_ADAGRAD.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_proximal_adagrad(
-    var,
-    accum,
-    lr,
-    l1,
-    l2,
-    grad,
-    indices,
-    use_locking=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_proximal_adagrad = define(
+    "sparse_apply_proximal_adagrad(var, accum, lr, l1, l2, grad, indices, "
+    "use_locking=False)",
+    SPARSE_APPLY_PROXIMAL_ADAGRAD,
     """Sparse :func:`apply_proximal_adagrad` on the rows ``indices``.
 
     TensorFlow's ``ResourceSparseApplyProximalAdagrad``, including its ``R == 1``
     path (exact division, final division in float64).
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(lr)s
-    %(l1)s
-    %(l2)s
-    %(grad_sparse)s
-    %(indices)s
-    %(use_locking)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -364,22 +256,13 @@ def sparse_apply_proximal_adagrad(
     >>> var
     array([[1. , 1. ],
            [0.5, 0.5]])
-    """
-    SPARSE_APPLY_PROXIMAL_ADAGRAD.call(locals())
+    """)
 
 
-@documented
-def apply_adagrad_da(
-    var,
-    gradient_accumulator,
-    gradient_squared_accumulator,
-    grad,
-    lr,
-    l1,
-    l2,
-    global_step,
-    use_locking=False,
-):
+apply_adagrad_da = define(
+    "apply_adagrad_da(var, gradient_accumulator, gradient_squared_accumulator, grad, "
+    "lr, l1, l2, global_step, use_locking=False)",
+    APPLY_ADAGRAD_DA,
     r"""Adagrad dual averaging, TensorFlow's ``ResourceApplyAdagradDA``.
 
     .. math::
@@ -391,20 +274,6 @@ def apply_adagrad_da(
     where ``t`` is `global_step` rounded to float32 (as TensorFlow does, for
     float64 variables too).  The new `var` does not depend on the old one.
 
-    Parameters
-    ----------
-    %(var_dense)s
-    %(gradient_accumulator)s
-    %(gradient_squared_accumulator)s
-    %(grad_dense)s
-    %(lr)s
-    %(l1)s
-    %(l2)s
-    %(global_step)s
-    %(use_locking)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -412,46 +281,19 @@ def apply_adagrad_da(
     >>> training_ops.apply_adagrad_da(var, acc, sq, [1.0, -2.0], 0.5, 0.0, 0.0, 1)
     >>> var
     array([-0.5,  0.5])
-    """
-    APPLY_ADAGRAD_DA.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_adagrad_da(
-    var,
-    gradient_accumulator,
-    gradient_squared_accumulator,
-    grad,
-    indices,
-    lr,
-    l1,
-    l2,
-    global_step,
-    use_locking=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_adagrad_da = define(
+    "sparse_apply_adagrad_da(var, gradient_accumulator, "
+    "gradient_squared_accumulator, grad, indices, lr, l1, l2, global_step, "
+    "use_locking=False)",
+    SPARSE_APPLY_ADAGRAD_DA,
     """Sparse :func:`apply_adagrad_da` on the rows ``indices``.
 
     TensorFlow's ``ResourceSparseApplyAdagradDA``: note that `grad` and
     `indices` come before `lr`.  ``global_step == 0`` gives NaN or inf, as in
     TensorFlow.
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    %(gradient_accumulator)s
-    %(gradient_squared_accumulator)s
-    %(grad_sparse)s
-    %(indices)s
-    %(lr)s
-    %(l1)s
-    %(l2)s
-    %(global_step)s
-    %(use_locking)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -462,12 +304,12 @@ def sparse_apply_adagrad_da(
     >>> var
     array([[-0.5,  0.5],
            [ 0. ,  0. ]])
-    """
-    SPARSE_APPLY_ADAGRAD_DA.call(locals())
+    """)
 
 
-@documented
-def apply_rowwise_adagrad(var, accum, lr, epsilon, grad, use_locking=False):
+apply_rowwise_adagrad = define(
+    "apply_rowwise_adagrad(var, accum, lr, epsilon, grad, use_locking=False)",
+    APPLY_ROWWISE_ADAGRAD,
     r"""Row-wise Adagrad: one accumulator per row of `var` (dense gradient).
 
     For each row ``i`` with gradient row ``g_i`` of ``R`` elements:
@@ -483,18 +325,6 @@ def apply_rowwise_adagrad(var, accum, lr, epsilon, grad, use_locking=False):
     computed in that dtype.  It keeps ``1/R`` of Adagrad's slot memory, which
     matters for embedding tables.
 
-    Parameters
-    ----------
-    %(var_dense)s
-    accum : ndarray or Variable of shape (var.shape[0],)
-        One accumulator per row of var, var's dtype; updated in place.
-    %(lr)s
-    %(epsilon)s
-    %(grad_dense)s
-    %(use_locking)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -505,41 +335,19 @@ def apply_rowwise_adagrad(var, accum, lr, epsilon, grad, use_locking=False):
     array([ 1. , 12.5])
     >>> var[0]
     array([0.5, 0.5])
-    """
-    APPLY_ROWWISE_ADAGRAD.call(locals())
+    """,
+    params=_ROWWISE_PARAMETERS)
 
 
-@documented
-def sparse_apply_rowwise_adagrad(
-    var,
-    accum,
-    lr,
-    epsilon,
-    grad,
-    indices,
-    use_locking=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_rowwise_adagrad = define(
+    "sparse_apply_rowwise_adagrad(var, accum, lr, epsilon, grad, indices, "
+    "use_locking=False)",
+    SPARSE_APPLY_ROWWISE_ADAGRAD,
     """Row-wise Adagrad on the rows ``indices`` (see :func:`apply_rowwise_adagrad`).
 
     A repeated index gets one full update per occurrence, in order (or one
     update with the summed rows when ``coalesce_duplicates=True``, as FBGEMM
     does).  Rows not indexed are untouched.
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    accum : ndarray or Variable of shape (var.shape[0],)
-        One accumulator per row of var, var's dtype; updated in place.
-    %(lr)s
-    %(epsilon)s
-    %(grad_sparse)s
-    %(indices)s
-    %(use_locking)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -549,5 +357,5 @@ def sparse_apply_rowwise_adagrad(
     ...     var, accum, 0.5, 0.0, [[3.0, 4.0]], [2])
     >>> accum
     array([ 0. ,  0. , 12.5])
-    """
-    SPARSE_APPLY_ROWWISE_ADAGRAD.call(locals())
+    """,
+    params=_ROWWISE_PARAMETERS)

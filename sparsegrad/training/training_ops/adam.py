@@ -14,7 +14,7 @@ from .core import (
     SPARSE_GRAD,
     VAR_RANK,
     Spec,
-    documented,
+    define,
     flag,
     same_shape,
     scalar,
@@ -93,21 +93,10 @@ SPARSE_APPLY_ADA_MAX = Spec(
     sparse=True)
 
 
-@documented
-def apply_adam(
-    var,
-    m,
-    v,
-    beta1_power,
-    beta2_power,
-    lr,
-    beta1,
-    beta2,
-    epsilon,
-    grad,
-    use_locking=False,
-    use_nesterov=False,
-):
+apply_adam = define(
+    "apply_adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, "
+    "grad, use_locking=False, use_nesterov=False)",
+    APPLY_ADAM,
     r"""Adam, TensorFlow's ``ResourceApplyAdam``.
 
     The caller passes ``beta1_power = beta1**t`` and ``beta2_power = beta2**t``;
@@ -128,23 +117,6 @@ def apply_adam(
         ("epsilon hat"), as in TensorFlow; the paper and PyTorch add it after
         bias-correcting ``v``.
 
-    Parameters
-    ----------
-    %(var_dense)s
-    %(m)s
-    %(v)s
-    %(beta1_power)s
-    %(beta2_power)s
-    %(lr)s
-    %(beta1)s
-    %(beta2)s
-    %(epsilon)s
-    %(grad_dense)s
-    %(use_locking)s
-    %(use_nesterov)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -153,28 +125,13 @@ def apply_adam(
     ...     var, m, v, 0.9, 0.999, 0.001, 0.9, 0.999, 1e-7, [1.0, -1.0])
     >>> var.round(6)
     array([0.999, 1.001])
-    """
-    APPLY_ADAM.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_adam(
-    var,
-    m,
-    v,
-    beta1_power,
-    beta2_power,
-    lr,
-    beta1,
-    beta2,
-    epsilon,
-    grad,
-    indices,
-    use_locking=False,
-    use_nesterov=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_adam = define(
+    "sparse_apply_adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, "
+    "epsilon, grad, indices, use_locking=False, use_nesterov=False)",
+    SPARSE_APPLY_ADAM,
     """Lazy Adam on the rows ``indices`` (not a TensorFlow kernel).
 
     Each indexed row gets exactly :func:`apply_adam`'s update (same
@@ -184,25 +141,6 @@ def sparse_apply_adam(
     first (``coalesce_duplicates=True``); by default a repeated index gets one
     full update per occurrence, like TensorFlow's sparse kernels.
 
-    Parameters
-    ----------
-    %(var_sparse)s
-    %(m)s
-    %(v)s
-    %(beta1_power)s
-    %(beta2_power)s
-    %(lr)s
-    %(beta1)s
-    %(beta2)s
-    %(epsilon)s
-    %(grad_sparse)s
-    %(indices)s
-    %(use_locking)s
-    %(use_nesterov)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -211,48 +149,18 @@ def sparse_apply_adam(
     ...     var, m, v, 0.9, 0.999, 0.001, 0.9, 0.999, 1e-7, [[1.0]], [2])
     >>> var.ravel().round(6)
     array([1.   , 1.   , 0.999])
-    """
-    SPARSE_APPLY_ADAM.call(locals())
+    """)
 
 
-@documented
-def apply_adam_with_amsgrad(
-    var,
-    m,
-    v,
-    vhat,
-    beta1_power,
-    beta2_power,
-    lr,
-    beta1,
-    beta2,
-    epsilon,
-    grad,
-    use_locking=False,
-):
+apply_adam_with_amsgrad = define(
+    "apply_adam_with_amsgrad(var, m, v, vhat, beta1_power, beta2_power, lr, beta1, "
+    "beta2, epsilon, grad, use_locking=False)",
+    APPLY_ADAM_WITH_AMSGRAD,
     """AMSGrad, TensorFlow's ``ResourceApplyAdamWithAmsgrad``.
 
     As :func:`apply_adam`, then ``vhat = max(vhat, v)`` and
     ``var -= alpha * m / (sqrt(vhat) + epsilon)``.  Unlike TensorFlow, the
     shape of `vhat` is checked.
-
-    Parameters
-    ----------
-    %(var_dense)s
-    %(m)s
-    %(v)s
-    vhat : ndarray or Variable
-        Slot of var's shape and dtype: the running maximum of `v`. Updated in place.
-    %(beta1_power)s
-    %(beta2_power)s
-    %(lr)s
-    %(beta1)s
-    %(beta2)s
-    %(epsilon)s
-    %(grad_dense)s
-    %(use_locking)s
-
-    %(returns_dense)s
 
     Examples
     --------
@@ -262,14 +170,13 @@ def apply_adam_with_amsgrad(
     ...     var, m, v, vhat, 0.9, 0.999, 0.001, 0.9, 0.999, 1e-7, [1.0])
     >>> vhat
     array([1.])
-    """
-    APPLY_ADAM_WITH_AMSGRAD.call(locals())
+    """)
 
 
-@documented
-def apply_ada_max(
-    var, m, v, beta1_power, lr, beta1, beta2, epsilon, grad, use_locking=False
-):
+apply_ada_max = define(
+    "apply_ada_max(var, m, v, beta1_power, lr, beta1, beta2, epsilon, grad, "
+    "use_locking=False)",
+    APPLY_ADA_MAX,
     r"""AdaMax, TensorFlow's ``ResourceApplyAdaMax``.
 
     .. math::
@@ -278,21 +185,6 @@ def apply_ada_max(
         v \leftarrow \max(\beta_2 v, |g|) \\
         var &\leftarrow var - \frac{lr}{1 - \beta_1^t}\,\frac{m}{v + \epsilon}
 
-    Parameters
-    ----------
-    %(var_dense)s
-    %(m)s
-    %(v)s
-    %(beta1_power)s
-    %(lr)s
-    %(beta1)s
-    %(beta2)s
-    %(epsilon)s
-    %(grad_dense)s
-    %(use_locking)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -300,48 +192,18 @@ def apply_ada_max(
     >>> training_ops.apply_ada_max(var, m, v, 0.9, 0.001, 0.9, 0.999, 1e-7, [2.0, -2.0])
     >>> var.round(6)
     array([0.999, 1.001])
-    """
-    APPLY_ADA_MAX.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_ada_max(
-    var,
-    m,
-    v,
-    beta1_power,
-    lr,
-    beta1,
-    beta2,
-    epsilon,
-    grad,
-    indices,
-    use_locking=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_ada_max = define(
+    "sparse_apply_ada_max(var, m, v, beta1_power, lr, beta1, beta2, epsilon, grad, "
+    "indices, use_locking=False)",
+    SPARSE_APPLY_ADA_MAX,
     """Lazy AdaMax on the rows ``indices`` (not a TensorFlow kernel).
 
     Each indexed row gets :func:`apply_ada_max`'s update; rows not indexed keep
     their `m` and `v` and do not move (what Keras' Adamax does for sparse
     gradients, after coalescing duplicates).
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    %(m)s
-    %(v)s
-    %(beta1_power)s
-    %(lr)s
-    %(beta1)s
-    %(beta2)s
-    %(epsilon)s
-    %(grad_sparse)s
-    %(indices)s
-    %(use_locking)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -351,5 +213,4 @@ def sparse_apply_ada_max(
     ...     var, m, v, 0.9, 0.001, 0.9, 0.999, 1e-7, [[2.0]], [1])
     >>> var.ravel().round(6)
     array([1.   , 0.999])
-    """
-    SPARSE_APPLY_ADA_MAX.call(locals())
+    """)

@@ -15,7 +15,7 @@ from .core import (
     Spec,
     checked_scalar,
     constant,
-    documented,
+    define,
     flag,
     non_negative,
     non_positive,
@@ -96,19 +96,10 @@ SPARSE_APPLY_FTRL_V2 = Spec(
     sparse=True)
 
 
-@documented
-def apply_ftrl(
-    var,
-    accum,
-    linear,
-    grad,
-    lr,
-    l1,
-    l2,
-    lr_power,
-    use_locking=False,
-    multiply_linear_by_lr=False,
-):
+apply_ftrl = define(
+    "apply_ftrl(var, accum, linear, grad, lr, l1, l2, lr_power, use_locking=False, "
+    "multiply_linear_by_lr=False)",
+    APPLY_FTRL,
     r"""FTRL-Proximal, TensorFlow's ``ResourceApplyFtrl``.
 
     With :math:`P(x) = x^{-p}` for ``p = lr_power`` (a square root when
@@ -128,22 +119,6 @@ def apply_ftrl(
     value and the formula is rearranged accordingly.  No value checks (a zero
     `lr` divides by zero), as in TensorFlow's dense kernel.
 
-    Parameters
-    ----------
-    %(var_dense)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(linear)s
-    %(grad_dense)s
-    %(lr)s
-    %(l1)s
-    %(l2)s
-    %(lr_power)s
-    %(use_locking)s
-    %(multiply_linear_by_lr)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -153,46 +128,18 @@ def apply_ftrl(
     array([1.  , 0.05])
     >>> var.round(6)
     array([-0.085812,  0.      ])
-    """
-    APPLY_FTRL.call(locals())
+    """)
 
 
-@documented
-def apply_ftrl_v2(
-    var,
-    accum,
-    linear,
-    grad,
-    lr,
-    l1,
-    l2,
-    l2_shrinkage,
-    lr_power,
-    use_locking=False,
-    multiply_linear_by_lr=False,
-):
+apply_ftrl_v2 = define(
+    "apply_ftrl_v2(var, accum, linear, grad, lr, l1, l2, l2_shrinkage, lr_power, "
+    "use_locking=False, multiply_linear_by_lr=False)",
+    APPLY_FTRL_V2,
     """FTRL with L2 shrinkage, TensorFlow's ``ResourceApplyFtrlV2``.
 
     As :func:`apply_ftrl`, with ``g + 2 * l2_shrinkage * var`` in place of ``g``
     in the `linear` update (`accum` still accumulates ``g**2``).  Note that
     `l2_shrinkage` comes before `lr_power`.
-
-    Parameters
-    ----------
-    %(var_dense)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(linear)s
-    %(grad_dense)s
-    %(lr)s
-    %(l1)s
-    %(l2)s
-    %(l2_shrinkage)s
-    %(lr_power)s
-    %(use_locking)s
-    %(multiply_linear_by_lr)s
-
-    %(returns_dense)s
 
     Examples
     --------
@@ -202,49 +149,18 @@ def apply_ftrl_v2(
     ...     var, accum, linear, [0.0, 0.0], 0.1, 0.0, 0.0, 0.5, -0.5)
     >>> linear
     array([1., 1.])
-    """
-    APPLY_FTRL_V2.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_ftrl(
-    var,
-    accum,
-    linear,
-    grad,
-    indices,
-    lr,
-    l1,
-    l2,
-    lr_power,
-    use_locking=False,
-    multiply_linear_by_lr=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_ftrl = define(
+    "sparse_apply_ftrl(var, accum, linear, grad, indices, lr, l1, l2, lr_power, "
+    "use_locking=False, multiply_linear_by_lr=False)",
+    SPARSE_APPLY_FTRL,
     """Sparse :func:`apply_ftrl` on the rows ``indices``.
 
     TensorFlow's ``ResourceSparseApplyFtrl``, including the ``R == 1`` path
     and its value checks: ``lr > 0`` (``>= 0`` with `multiply_linear_by_lr`),
     ``l1 >= 0``, ``l2 >= 0``, ``lr_power <= 0``.
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(linear)s
-    %(grad_sparse)s
-    %(indices)s
-    %(lr)s
-    %(l1)s
-    %(l2)s
-    %(lr_power)s
-    %(use_locking)s
-    %(multiply_linear_by_lr)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -255,50 +171,17 @@ def sparse_apply_ftrl(
     >>> var.round(6)
     array([[ 0.      ,  0.      ],
            [-0.085812,  0.      ]])
-    """
-    SPARSE_APPLY_FTRL.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_ftrl_v2(
-    var,
-    accum,
-    linear,
-    grad,
-    indices,
-    lr,
-    l1,
-    l2,
-    l2_shrinkage,
-    lr_power,
-    use_locking=False,
-    multiply_linear_by_lr=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_ftrl_v2 = define(
+    "sparse_apply_ftrl_v2(var, accum, linear, grad, indices, lr, l1, l2, "
+    "l2_shrinkage, lr_power, use_locking=False, multiply_linear_by_lr=False)",
+    SPARSE_APPLY_FTRL_V2,
     """Sparse :func:`apply_ftrl_v2` on the rows ``indices``.
 
     TensorFlow's ``ResourceSparseApplyFtrlV2``; each occurrence of a repeated
     index recomputes the shrinkage term from the current `var`.
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(linear)s
-    %(grad_sparse)s
-    %(indices)s
-    %(lr)s
-    %(l1)s
-    %(l2)s
-    %(l2_shrinkage)s
-    %(lr_power)s
-    %(use_locking)s
-    %(multiply_linear_by_lr)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -308,5 +191,4 @@ def sparse_apply_ftrl_v2(
     ...     var, accum, linear, [[0.0]], [0], 0.1, 0.0, 0.0, 0.5, -0.5)
     >>> linear.ravel()
     array([1., 0.])
-    """
-    SPARSE_APPLY_FTRL_V2.call(locals())
+    """)

@@ -12,7 +12,7 @@ from .core import (
     SPARSE_GRAD,
     VAR_RANK,
     Spec,
-    documented,
+    define,
     grad,
     grad_shape,
     scalar,
@@ -50,21 +50,12 @@ SPARSE_APPLY_PROXIMAL_GRADIENT_DESCENT = Spec(
     sparse=True)
 
 
-@documented
-def apply_gradient_descent(var, alpha, delta, use_locking=False):
+apply_gradient_descent = define(
+    "apply_gradient_descent(var, alpha, delta, use_locking=False)",
+    APPLY_GRADIENT_DESCENT,
     """Plain gradient descent: ``var -= delta * alpha``.
 
     TensorFlow's ``ResourceApplyGradientDescent``.
-
-    Parameters
-    ----------
-    %(var_dense)s
-    alpha : float
-        Learning rate. A scalar, rounded to var's dtype.
-    %(delta)s
-    %(use_locking)s
-
-    %(returns_dense)s
 
     Examples
     --------
@@ -73,30 +64,16 @@ def apply_gradient_descent(var, alpha, delta, use_locking=False):
     >>> training_ops.apply_gradient_descent(var, 0.5, [2.0, -2.0])
     >>> var
     array([0., 3.])
-    """
-    APPLY_GRADIENT_DESCENT.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_gradient_descent(
-    var, alpha, grad, indices, use_locking=False, *, coalesce_duplicates=False
-):
+sparse_apply_gradient_descent = define(
+    "sparse_apply_gradient_descent(var, alpha, grad, indices, use_locking=False)",
+    SPARSE_APPLY_GRADIENT_DESCENT,
     """Gradient descent on rows: ``var[indices[k]] -= grad[k] * alpha``.
 
     Not a TensorFlow kernel (TensorFlow scatter-adds ``-alpha * grad``); the
     result is the same: duplicates accumulate one after another.
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    alpha : float
-        Learning rate. A scalar, rounded to var's dtype.
-    %(grad_sparse)s
-    %(indices)s
-    %(use_locking)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -108,12 +85,12 @@ def sparse_apply_gradient_descent(
     array([[ 0.,  0.],
            [ 0.,  0.],
            [-2., -3.]])
-    """
-    SPARSE_APPLY_GRADIENT_DESCENT.call(locals())
+    """)
 
 
-@documented
-def apply_proximal_gradient_descent(var, alpha, l1, l2, delta, use_locking=False):
+apply_proximal_gradient_descent = define(
+    "apply_proximal_gradient_descent(var, alpha, l1, l2, delta, use_locking=False)",
+    APPLY_PROXIMAL_GRADIENT_DESCENT,
     r"""Proximal gradient descent (FOBOS) with L1 and L2 regularisation.
 
     TensorFlow's ``ResourceApplyProximalGradientDescent``:
@@ -126,18 +103,6 @@ def apply_proximal_gradient_descent(var, alpha, l1, l2, delta, use_locking=False
 
     (with ``l1 <= 0``, ``var = p / (1 + l2 * alpha)``).
 
-    Parameters
-    ----------
-    %(var_dense)s
-    alpha : float
-        Learning rate. A scalar, rounded to var's dtype.
-    %(l1)s
-    %(l2)s
-    %(delta)s
-    %(use_locking)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -145,41 +110,18 @@ def apply_proximal_gradient_descent(var, alpha, l1, l2, delta, use_locking=False
     >>> training_ops.apply_proximal_gradient_descent(var, 0.5, 0.2, 0.0, [1.0, 0.0])
     >>> var
     array([ 0.4, -0.9])
-    """
-    APPLY_PROXIMAL_GRADIENT_DESCENT.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_proximal_gradient_descent(
-    var,
-    alpha,
-    l1,
-    l2,
-    grad,
-    indices,
-    use_locking=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_proximal_gradient_descent = define(
+    "sparse_apply_proximal_gradient_descent(var, alpha, l1, l2, grad, indices, "
+    "use_locking=False)",
+    SPARSE_APPLY_PROXIMAL_GRADIENT_DESCENT,
     """Sparse :func:`apply_proximal_gradient_descent` on the rows ``indices``.
 
     TensorFlow's ``ResourceSparseApplyProximalGradientDescent``; when a row
     has one element (``R == 1``) the final division is done in float64, as
     TensorFlow's scalar path does.
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    alpha : float
-        Learning rate. A scalar, rounded to var's dtype.
-    %(l1)s
-    %(l2)s
-    %(grad_sparse)s
-    %(indices)s
-    %(use_locking)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -191,5 +133,4 @@ def sparse_apply_proximal_gradient_descent(
     array([[1.        , 1.        ],
            [0.33333333, 0.33333333],
            [1.        , 1.        ]])
-    """
-    SPARSE_APPLY_PROXIMAL_GRADIENT_DESCENT.call(locals())
+    """)

@@ -12,7 +12,7 @@ from .core import (
     SPARSE_GRAD,
     VAR_RANK,
     Spec,
-    documented,
+    define,
     flag,
     same_shape,
     scalar,
@@ -53,10 +53,10 @@ SPARSE_APPLY_KERAS_MOMENTUM = Spec(
     sparse=True)
 
 
-@documented
-def apply_momentum(
-    var, accum, lr, grad, momentum, use_locking=False, use_nesterov=False
-):
+apply_momentum = define(
+    "apply_momentum(var, accum, lr, grad, momentum, use_locking=False, "
+    "use_nesterov=False)",
+    APPLY_MOMENTUM,
     r"""Momentum, TensorFlow's ``ResourceApplyMomentum``.
 
     .. math::
@@ -67,19 +67,6 @@ def apply_momentum(
     With ``use_nesterov=True``:
     ``var -= g * lr + accum * momentum * lr``.
 
-    Parameters
-    ----------
-    %(var_dense)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(lr)s
-    %(grad_dense)s
-    %(momentum)s
-    %(use_locking)s
-    %(use_nesterov)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -87,42 +74,17 @@ def apply_momentum(
     >>> training_ops.apply_momentum(var, accum, 0.1, [1.0, 0.0], 0.5)
     >>> var
     array([0.85, 0.95])
-    """
-    APPLY_MOMENTUM.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_momentum(
-    var,
-    accum,
-    lr,
-    grad,
-    indices,
-    momentum,
-    use_locking=False,
-    use_nesterov=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_momentum = define(
+    "sparse_apply_momentum(var, accum, lr, grad, indices, momentum, "
+    "use_locking=False, use_nesterov=False)",
+    SPARSE_APPLY_MOMENTUM,
     """Sparse :func:`apply_momentum` on the rows ``indices`` (lazy).
 
     TensorFlow's ``ResourceSparseApplyMomentum``; `momentum` comes after
     `indices`.  Rows not indexed keep their `accum` and do not move.
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(lr)s
-    %(grad_sparse)s
-    %(indices)s
-    %(momentum)s
-    %(use_locking)s
-    %(use_nesterov)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -131,14 +93,13 @@ def sparse_apply_momentum(
     >>> training_ops.sparse_apply_momentum(var, accum, 0.1, [[1.0]], [0], 0.5)
     >>> var.ravel()
     array([0.85, 1.  ])
-    """
-    SPARSE_APPLY_MOMENTUM.call(locals())
+    """)
 
 
-@documented
-def apply_keras_momentum(
-    var, accum, lr, grad, momentum, use_locking=False, use_nesterov=False
-):
+apply_keras_momentum = define(
+    "apply_keras_momentum(var, accum, lr, grad, momentum, use_locking=False, "
+    "use_nesterov=False)",
+    APPLY_KERAS_MOMENTUM,
     r"""Keras-style momentum, TensorFlow's ``ResourceApplyKerasMomentum``.
 
     `accum` holds the velocity, with the learning rate folded in:
@@ -150,19 +111,6 @@ def apply_keras_momentum(
 
     With ``use_nesterov=True``: ``var += accum * momentum - g * lr``.
 
-    Parameters
-    ----------
-    %(var_dense)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(lr)s
-    %(grad_dense)s
-    %(momentum)s
-    %(use_locking)s
-    %(use_nesterov)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -170,42 +118,17 @@ def apply_keras_momentum(
     >>> training_ops.apply_keras_momentum(var, accum, 0.5, [1.0, -1.0], 0.9)
     >>> var
     array([0.5, 1.5])
-    """
-    APPLY_KERAS_MOMENTUM.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_keras_momentum(
-    var,
-    accum,
-    lr,
-    grad,
-    indices,
-    momentum,
-    use_locking=False,
-    use_nesterov=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_keras_momentum = define(
+    "sparse_apply_keras_momentum(var, accum, lr, grad, indices, momentum, "
+    "use_locking=False, use_nesterov=False)",
+    SPARSE_APPLY_KERAS_MOMENTUM,
     """Sparse :func:`apply_keras_momentum` on the rows ``indices`` (lazy).
 
     TensorFlow's ``ResourceSparseApplyKerasMomentum``; its out-of-range message
     reads ``indices[i] = idx is not in [0, n_rows)``.
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(lr)s
-    %(grad_sparse)s
-    %(indices)s
-    %(momentum)s
-    %(use_locking)s
-    %(use_nesterov)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -214,5 +137,4 @@ def sparse_apply_keras_momentum(
     >>> training_ops.sparse_apply_keras_momentum(var, accum, 0.5, [[1.0]], [1], 0.9)
     >>> var.ravel()
     array([1. , 0.5])
-    """
-    SPARSE_APPLY_KERAS_MOMENTUM.call(locals())
+    """)

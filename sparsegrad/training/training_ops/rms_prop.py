@@ -12,7 +12,7 @@ from .core import (
     SPARSE_GRAD,
     VAR_RANK,
     Spec,
-    documented,
+    define,
     same_shape,
     scalar,
 )
@@ -52,8 +52,9 @@ SPARSE_APPLY_CENTERED_RMS_PROP = Spec(
     sparse=True)
 
 
-@documented
-def apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, use_locking=False):
+apply_rms_prop = define(
+    "apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, use_locking=False)",
+    APPLY_RMS_PROP,
     r"""RMSProp with momentum, TensorFlow's ``ResourceApplyRMSProp``.
 
     .. math::
@@ -64,20 +65,6 @@ def apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, use_locking=F
 
     Epsilon is inside the square root.
 
-    Parameters
-    ----------
-    %(var_dense)s
-    %(ms)s
-    %(mom)s
-    %(lr)s
-    %(rho)s
-    %(momentum)s
-    %(epsilon)s
-    %(grad_dense)s
-    %(use_locking)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -85,46 +72,18 @@ def apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, use_locking=F
     >>> training_ops.apply_rms_prop(var, ms, mom, 0.1, 0.75, 0.0, 0.0, [2.0, -2.0])
     >>> var
     array([0.8, 1.2])
-    """
-    APPLY_RMS_PROP.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_rms_prop(
-    var,
-    ms,
-    mom,
-    lr,
-    rho,
-    momentum,
-    epsilon,
-    grad,
-    indices,
-    use_locking=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_rms_prop = define(
+    "sparse_apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, indices, "
+    "use_locking=False)",
+    SPARSE_APPLY_RMS_PROP,
     """Sparse :func:`apply_rms_prop` on the rows ``indices`` (lazy).
 
     TensorFlow's ``ResourceSparseApplyRMSProp``, whose per-row arithmetic is
     arranged differently from the dense kernel's
     (``ms * rho + g**2 * (1 - rho)``), so results may differ in the last bit.
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    %(ms)s
-    %(mom)s
-    %(lr)s
-    %(rho)s
-    %(momentum)s
-    %(epsilon)s
-    %(grad_sparse)s
-    %(indices)s
-    %(use_locking)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -134,14 +93,13 @@ def sparse_apply_rms_prop(
     ...     var, ms, mom, 0.1, 0.75, 0.0, 0.0, [[2.0]], [0])
     >>> var.ravel()
     array([0.8, 1. ])
-    """
-    SPARSE_APPLY_RMS_PROP.call(locals())
+    """)
 
 
-@documented
-def apply_centered_rms_prop(
-    var, mg, ms, mom, lr, rho, momentum, epsilon, grad, use_locking=False
-):
+apply_centered_rms_prop = define(
+    "apply_centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilon, grad, "
+    "use_locking=False)",
+    APPLY_CENTERED_RMS_PROP,
     r"""Centered RMSProp, TensorFlow's ``ResourceApplyCenteredRMSProp``.
 
     .. math::
@@ -154,21 +112,6 @@ def apply_centered_rms_prop(
 
     Note that `mg` comes before `ms`.
 
-    Parameters
-    ----------
-    %(var_dense)s
-    %(mg)s
-    %(ms)s
-    %(mom)s
-    %(lr)s
-    %(rho)s
-    %(momentum)s
-    %(epsilon)s
-    %(grad_dense)s
-    %(use_locking)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -177,47 +120,17 @@ def apply_centered_rms_prop(
     ...     var, mg, ms, mom, 0.1, 0.5, 0.0, 0.0, [2.0])
     >>> mg, ms
     (array([1.]), array([2.]))
-    """
-    APPLY_CENTERED_RMS_PROP.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_centered_rms_prop(
-    var,
-    mg,
-    ms,
-    mom,
-    lr,
-    rho,
-    momentum,
-    epsilon,
-    grad,
-    indices,
-    use_locking=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_centered_rms_prop = define(
+    "sparse_apply_centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilon, "
+    "grad, indices, use_locking=False)",
+    SPARSE_APPLY_CENTERED_RMS_PROP,
     """Sparse :func:`apply_centered_rms_prop` on the rows ``indices`` (lazy).
 
     TensorFlow's ``ResourceSparseApplyCenteredRMSProp`` (per-row arithmetic
     arranged as in :func:`sparse_apply_rms_prop`).
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    %(mg)s
-    %(ms)s
-    %(mom)s
-    %(lr)s
-    %(rho)s
-    %(momentum)s
-    %(epsilon)s
-    %(grad_sparse)s
-    %(indices)s
-    %(use_locking)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -227,5 +140,4 @@ def sparse_apply_centered_rms_prop(
     ...     var, mg, ms, mom, 0.1, 0.5, 0.0, 0.0, [[2.0]], [1])
     >>> mg.ravel(), ms.ravel()
     (array([0., 1.]), array([0., 2.]))
-    """
-    SPARSE_APPLY_CENTERED_RMS_PROP.call(locals())
+    """)

@@ -8,7 +8,7 @@ from .core import (
     GRAD,
     GRAD_SHAPE,
     Spec,
-    documented,
+    define,
     same_shape,
     scalar,
 )
@@ -32,8 +32,9 @@ APPLY_POWER_SIGN = Spec(
     sparse=False)
 
 
-@documented
-def apply_add_sign(var, m, lr, alpha, sign_decay, beta, grad, use_locking=False):
+apply_add_sign = define(
+    "apply_add_sign(var, m, lr, alpha, sign_decay, beta, grad, use_locking=False)",
+    APPLY_ADD_SIGN,
     r"""AddSign, TensorFlow's ``ResourceApplyAddSign``.
 
     .. math::
@@ -45,20 +46,6 @@ def apply_add_sign(var, m, lr, alpha, sign_decay, beta, grad, use_locking=False)
     with ``d = sign_decay``.  A non-scalar `sign_decay` is an error (TensorFlow
     checks `alpha` twice instead).
 
-    Parameters
-    ----------
-    %(var_dense)s
-    %(m)s
-    %(lr)s
-    alpha : float
-        Weight of the sign agreement term. A scalar, rounded to var's dtype.
-    %(sign_decay)s
-    %(beta)s
-    %(grad_dense)s
-    %(use_locking)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -66,12 +53,15 @@ def apply_add_sign(var, m, lr, alpha, sign_decay, beta, grad, use_locking=False)
     >>> training_ops.apply_add_sign(var, m, 0.1, 1.0, 1.0, 0.9, [1.0, -1.0])
     >>> var
     array([0.8, 1.2])
-    """
-    APPLY_ADD_SIGN.call(locals())
+    """,
+    params={"alpha": """\
+alpha : float
+    Weight of the sign agreement term. A scalar, rounded to var's dtype."""})
 
 
-@documented
-def apply_power_sign(var, m, lr, logbase, sign_decay, beta, grad, use_locking=False):
+apply_power_sign = define(
+    "apply_power_sign(var, m, lr, logbase, sign_decay, beta, grad, use_locking=False)",
+    APPLY_POWER_SIGN,
     r"""PowerSign, TensorFlow's ``ResourceApplyPowerSign``.
 
     .. math::
@@ -82,20 +72,6 @@ def apply_power_sign(var, m, lr, logbase, sign_decay, beta, grad, use_locking=Fa
 
     with ``log b = logbase`` and ``d = sign_decay``.
 
-    Parameters
-    ----------
-    %(var_dense)s
-    %(m)s
-    %(lr)s
-    logbase : float
-        Base of the logarithm of the sign term. A scalar, rounded to var's dtype.
-    %(sign_decay)s
-    %(beta)s
-    %(grad_dense)s
-    %(use_locking)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -103,5 +79,4 @@ def apply_power_sign(var, m, lr, logbase, sign_decay, beta, grad, use_locking=Fa
     >>> training_ops.apply_power_sign(var, m, 0.1, 0.0, 1.0, 0.9, [1.0, -1.0])
     >>> var
     array([0.9, 1.1])
-    """
-    APPLY_POWER_SIGN.call(locals())
+    """)
