@@ -1,21 +1,6 @@
-"""Adadelta.
+"""Adadelta."""
 
-The public functions check their arguments through the specs below (see
-:mod:`.core`); the arithmetic is in ``sparsegrad._kernels.training``.
-"""
-
-from .core import (
-    GRAD,
-    GRAD_SHAPE,
-    IN_RANGE,
-    INDICES,
-    SPARSE_GRAD,
-    VAR_RANK,
-    Spec,
-    define,
-    same_shape,
-    scalar,
-)
+from . import core as c
 
 __all__ = [
     "apply_adadelta",
@@ -23,21 +8,22 @@ __all__ = [
 ]
 
 
-APPLY_ADADELTA = Spec(
+_HYPER = (c.scalar("lr"), c.scalar("rho"), c.scalar("epsilon"))
+
+APPLY_ADADELTA = c.Spec(
     "adadelta", ("accum", "accum_update"),
-    (scalar("lr"), scalar("rho"), scalar("epsilon"), same_shape("accum"), GRAD,
-     GRAD_SHAPE, same_shape("accum_update")),
+    (*_HYPER, c.same_shape("accum"), c.GRAD, c.GRAD_SHAPE,
+     c.same_shape("accum_update")),
     sparse=False)
 
-SPARSE_APPLY_ADADELTA = Spec(
+SPARSE_APPLY_ADADELTA = c.Spec(
     "adadelta", ("accum", "accum_update"),
-    (same_shape("accum", "accum_grad"), same_shape("accum_update"), VAR_RANK,
-     scalar("lr"), scalar("rho"), scalar("epsilon"), INDICES, GRAD, SPARSE_GRAD,
-     IN_RANGE),
+    (c.same_shape("accum", "accum_grad"), c.same_shape("accum_update"), c.VAR_RANK,
+     *_HYPER, c.INDICES, c.GRAD, c.SPARSE_GRAD, c.IN_RANGE),
     sparse=True)
 
 
-apply_adadelta = define(
+apply_adadelta = c.define(
     "apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, "
     "use_locking=False)",
     APPLY_ADADELTA,
@@ -60,7 +46,7 @@ apply_adadelta = define(
     """)
 
 
-sparse_apply_adadelta = define(
+sparse_apply_adadelta = c.define(
     "sparse_apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, "
     "indices, use_locking=False)",
     SPARSE_APPLY_ADADELTA,

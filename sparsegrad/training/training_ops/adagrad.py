@@ -1,30 +1,7 @@
-"""Adagrad and its variants: V2 (epsilon), proximal, dual averaging, row-wise.
-
-The public functions check their arguments through the specs below (see
-:mod:`.core`); the arithmetic is in ``sparsegrad._kernels.training``.
-"""
+"""Adagrad and its variants: V2 (epsilon), proximal, dual averaging, row-wise."""
 
 from ...errors import InvalidArgumentError
-from .core import (
-    GRAD,
-    GRAD_SHAPE,
-    IN_RANGE,
-    INDICES,
-    INNER_POSITIVE,
-    SPARSE_GRAD,
-    VAR_RANK,
-    Spec,
-    checked_scalar,
-    define,
-    flag,
-    global_step,
-    non_negative,
-    positive,
-    same_shape,
-    scalar,
-    shape_str,
-    step,
-)
+from . import core as c
 
 __all__ = [
     "apply_adagrad",
@@ -45,92 +22,67 @@ def _rowwise_accum(call):
     if accum.shape != call.var.shape[:1]:
         raise InvalidArgumentError(
             "accum must have shape [var.shape[0]] (one accumulator per row of var): "
-            f"var has shape {shape_str(call.var.shape)} and accum "
-            f"{shape_str(accum.shape)}"
+            f"var has shape {c.shape_str(call.var.shape)} and accum "
+            f"{c.shape_str(accum.shape)}"
         )
 
 
-_ROWWISE_ACCUM = step(_rowwise_accum)
+_ROWWISE_ACCUM = c.step(_rowwise_accum)
 _ROWWISE_PARAMETERS = {"accum": """\
 accum : ndarray or Variable of shape (var.shape[0],)
     One accumulator per row of var, var's dtype; updated in place."""}
 
 
-APPLY_ADAGRAD = Spec(
+def _specs(kernel, slots, dense, sparse, rowwise=False):
+    """The dense and the sparse spec of a kernel: `dense` and `sparse` list
+    the steps of each op in TensorFlow's order, ``G`` standing for the
+    gradient's checks (``GRAD, GRAD_SHAPE`` or ``INDICES, GRAD, SPARSE_GRAD,
+    INNER_POSITIVE, IN_RANGE``)."""
+    grads = {False: (c.GRAD, c.GRAD_SHAPE),
+             True: (c.INDICES, c.GRAD, c.SPARSE_GRAD, c.INNER_POSITIVE, c.IN_RANGE)}
+    return tuple(
+        c.Spec(kernel, slots,
+               [s for step in steps
+                for s in (grads[is_sparse] if step == "G" else (step,))],
+               sparse=is_sparse, rowwise=rowwise)
+        for is_sparse, steps in ((False, dense), (True, sparse)))
+
+
+_LR, _EPSILON, _UPDATE = c.scalar("lr"), c.scalar("epsilon"), c.flag("update_slots")
+_ACCUM = c.same_shape("accum")
+
+APPLY_ADAGRAD, SPARSE_APPLY_ADAGRAD = _specs(
     "adagrad", ("accum",),
-    (scalar("lr"), same_shape("accum"), GRAD, GRAD_SHAPE, flag("update_slots")),
-    sparse=False)
+    (_LR, _ACCUM, "G", _UPDATE), (_ACCUM, c.VAR_RANK, _LR, "G", _UPDATE))
 
-SPARSE_APPLY_ADAGRAD = Spec(
-    "adagrad", ("accum",),
-    (same_shape("accum"), VAR_RANK, scalar("lr"), INDICES, GRAD, SPARSE_GRAD,
-     INNER_POSITIVE, IN_RANGE, flag("update_slots")),
-    sparse=True)
-
-APPLY_ADAGRAD_V2 = Spec(
+APPLY_ADAGRAD_V2, SPARSE_APPLY_ADAGRAD_V2 = _specs(
     "adagrad_v2", ("accum",),
-    (scalar("lr"), scalar("epsilon"), same_shape("accum"), GRAD, GRAD_SHAPE,
-     flag("update_slots")),
-    sparse=False)
+    (_LR, _EPSILON, _ACCUM, "G", _UPDATE),
+    (_ACCUM, c.VAR_RANK, _LR, _EPSILON, "G", _UPDATE))
 
-SPARSE_APPLY_ADAGRAD_V2 = Spec(
-    "adagrad_v2", ("accum",),
-    (same_shape("accum"), VAR_RANK, scalar("lr"), scalar("epsilon"), INDICES, GRAD,
-     SPARSE_GRAD, INNER_POSITIVE, IN_RANGE, flag("update_slots")),
-    sparse=True)
-
-APPLY_PROXIMAL_ADAGRAD = Spec(
+_PROXIMAL = (c.checked_scalar("lr", "lr", c.positive, "a positive scalar"),
+             c.L1_NON_NEGATIVE, c.L2_NON_NEGATIVE)
+APPLY_PROXIMAL_ADAGRAD, SPARSE_APPLY_PROXIMAL_ADAGRAD = _specs(
     "proximal_adagrad", ("accum",),
-    (same_shape("accum"), checked_scalar("lr", "lr", positive, "a positive scalar"),
-     checked_scalar("l1", "l1 regularization strength", non_negative,
-                    "a non-negative scalar"),
-     checked_scalar("l2", "l2 regularization strength", non_negative,
-                    "a non-negative scalar"),
-     GRAD, GRAD_SHAPE),
-    sparse=False)
+    (_ACCUM, *_PROXIMAL, "G"), (_ACCUM, c.VAR_RANK, *_PROXIMAL, "G"))
 
-SPARSE_APPLY_PROXIMAL_ADAGRAD = Spec(
-    "proximal_adagrad", ("accum",),
-    (same_shape("accum"), VAR_RANK,
-     checked_scalar("lr", "lr", positive, "a positive scalar"),
-     checked_scalar("l1", "l1 regularization strength", non_negative,
-                    "a non-negative scalar"),
-     checked_scalar("l2", "l2 regularization strength", non_negative,
-                    "a non-negative scalar"),
-     INDICES, GRAD, SPARSE_GRAD, INNER_POSITIVE, IN_RANGE),
-    sparse=True)
-
-APPLY_ADAGRAD_DA = Spec(
+_DA_SLOTS = (c.same_shape("gradient_accumulator", "accum"),
+             c.same_shape("gradient_squared_accumulator", "accum"))
+_DA_HYPER = (_LR, c.L1, c.L2, c.global_step())
+APPLY_ADAGRAD_DA, SPARSE_APPLY_ADAGRAD_DA = _specs(
     "adagrad_da", ("gradient_accumulator", "gradient_squared_accumulator"),
-    (same_shape("gradient_accumulator", "accum"),
-     same_shape("gradient_squared_accumulator", "accum"), GRAD, GRAD_SHAPE,
-     scalar("lr"), scalar("l1", "l1 regularization strength"),
-     scalar("l2", "l2 regularization strength"), global_step()),
-    sparse=False)
+    (*_DA_SLOTS, "G", *_DA_HYPER),
+    # (the sparse op checks the indices first, the gradient after the rest)
+    (*_DA_SLOTS, c.VAR_RANK, c.INDICES, *_DA_HYPER, c.GRAD, c.SPARSE_GRAD,
+     c.INNER_POSITIVE, c.IN_RANGE))
 
-SPARSE_APPLY_ADAGRAD_DA = Spec(
-    "adagrad_da", ("gradient_accumulator", "gradient_squared_accumulator"),
-    (same_shape("gradient_accumulator", "accum"),
-     same_shape("gradient_squared_accumulator", "accum"), VAR_RANK, INDICES,
-     scalar("lr"), scalar("l1", "l1 regularization strength"),
-     scalar("l2", "l2 regularization strength"), global_step(), GRAD,
-     SPARSE_GRAD, INNER_POSITIVE, IN_RANGE),
-    sparse=True)
-
-APPLY_ROWWISE_ADAGRAD = Spec(
+APPLY_ROWWISE_ADAGRAD, SPARSE_APPLY_ROWWISE_ADAGRAD = _specs(
     "rowwise_adagrad", ("accum",),
-    (VAR_RANK, _ROWWISE_ACCUM, scalar("lr"), scalar("epsilon"), GRAD, GRAD_SHAPE,
-     INNER_POSITIVE),
-    sparse=False, rowwise=True)
-
-SPARSE_APPLY_ROWWISE_ADAGRAD = Spec(
-    "rowwise_adagrad", ("accum",),
-    (VAR_RANK, _ROWWISE_ACCUM, scalar("lr"), scalar("epsilon"), INDICES, GRAD,
-     SPARSE_GRAD, INNER_POSITIVE, IN_RANGE),
-    sparse=True, rowwise=True)
+    (c.VAR_RANK, _ROWWISE_ACCUM, _LR, _EPSILON, "G", c.INNER_POSITIVE),
+    (c.VAR_RANK, _ROWWISE_ACCUM, _LR, _EPSILON, "G"), rowwise=True)
 
 
-apply_adagrad = define(
+apply_adagrad = c.define(
     "apply_adagrad(var, accum, lr, grad, use_locking=False, update_slots=True)",
     APPLY_ADAGRAD,
     r"""Adagrad without epsilon, TensorFlow's ``ResourceApplyAdagrad``.
@@ -153,7 +105,7 @@ apply_adagrad = define(
     """)
 
 
-sparse_apply_adagrad = define(
+sparse_apply_adagrad = c.define(
     "sparse_apply_adagrad(var, accum, lr, grad, indices, use_locking=False, "
     "update_slots=True)",
     SPARSE_APPLY_ADAGRAD,
@@ -173,7 +125,7 @@ sparse_apply_adagrad = define(
     """)
 
 
-apply_adagrad_v2 = define(
+apply_adagrad_v2 = c.define(
     "apply_adagrad_v2(var, accum, lr, epsilon, grad, use_locking=False, "
     "update_slots=True)",
     APPLY_ADAGRAD_V2,
@@ -194,7 +146,7 @@ apply_adagrad_v2 = define(
     """)
 
 
-sparse_apply_adagrad_v2 = define(
+sparse_apply_adagrad_v2 = c.define(
     "sparse_apply_adagrad_v2(var, accum, lr, epsilon, grad, indices, "
     "use_locking=False, update_slots=True)",
     SPARSE_APPLY_ADAGRAD_V2,
@@ -214,7 +166,7 @@ sparse_apply_adagrad_v2 = define(
     """)
 
 
-apply_proximal_adagrad = define(
+apply_proximal_adagrad = c.define(
     "apply_proximal_adagrad(var, accum, lr, l1, l2, grad, use_locking=False)",
     APPLY_PROXIMAL_ADAGRAD,
     r"""Proximal Adagrad, TensorFlow's ``ResourceApplyProximalAdagrad``.
@@ -238,7 +190,7 @@ apply_proximal_adagrad = define(
     """)
 
 
-sparse_apply_proximal_adagrad = define(
+sparse_apply_proximal_adagrad = c.define(
     "sparse_apply_proximal_adagrad(var, accum, lr, l1, l2, grad, indices, "
     "use_locking=False)",
     SPARSE_APPLY_PROXIMAL_ADAGRAD,
@@ -259,7 +211,7 @@ sparse_apply_proximal_adagrad = define(
     """)
 
 
-apply_adagrad_da = define(
+apply_adagrad_da = c.define(
     "apply_adagrad_da(var, gradient_accumulator, gradient_squared_accumulator, grad, "
     "lr, l1, l2, global_step, use_locking=False)",
     APPLY_ADAGRAD_DA,
@@ -284,7 +236,7 @@ apply_adagrad_da = define(
     """)
 
 
-sparse_apply_adagrad_da = define(
+sparse_apply_adagrad_da = c.define(
     "sparse_apply_adagrad_da(var, gradient_accumulator, "
     "gradient_squared_accumulator, grad, indices, lr, l1, l2, global_step, "
     "use_locking=False)",
@@ -307,7 +259,7 @@ sparse_apply_adagrad_da = define(
     """)
 
 
-apply_rowwise_adagrad = define(
+apply_rowwise_adagrad = c.define(
     "apply_rowwise_adagrad(var, accum, lr, epsilon, grad, use_locking=False)",
     APPLY_ROWWISE_ADAGRAD,
     r"""Row-wise Adagrad: one accumulator per row of `var` (dense gradient).
@@ -339,7 +291,7 @@ apply_rowwise_adagrad = define(
     params=_ROWWISE_PARAMETERS)
 
 
-sparse_apply_rowwise_adagrad = define(
+sparse_apply_rowwise_adagrad = c.define(
     "sparse_apply_rowwise_adagrad(var, accum, lr, epsilon, grad, indices, "
     "use_locking=False)",
     SPARSE_APPLY_ROWWISE_ADAGRAD,

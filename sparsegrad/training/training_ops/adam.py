@@ -1,25 +1,8 @@
-"""Adam, Adam with AMSGrad, and AdaMax.
-
-The public functions check their arguments through the specs below (see
-:mod:`.core`); the arithmetic is in ``sparsegrad._kernels.training``.
-"""
+"""Adam, Adam with AMSGrad, and AdaMax."""
 
 import numpy as np
 
-from .core import (
-    GRAD,
-    GRAD_SHAPE,
-    IN_RANGE,
-    INDICES,
-    SPARSE_GRAD,
-    VAR_RANK,
-    Spec,
-    define,
-    flag,
-    same_shape,
-    scalar,
-    step,
-)
+from . import core as c
 
 __all__ = [
     "apply_adam",
@@ -51,49 +34,47 @@ def _formula(t, lr, b1p, b2p):
     return float((lr * np.sqrt(t(1) - b2p)) / (t(1) - b1p))
 
 
-_ADAM_STEP = step(lambda call: _step_size(call, True), hyper="alpha")
-_ADA_MAX_STEP = step(lambda call: _step_size(call, False), hyper="alpha")
+_ADAM_STEP = c.step(lambda call: _step_size(call, True), hyper="alpha")
+_ADA_MAX_STEP = c.step(lambda call: _step_size(call, False), hyper="alpha")
 
 
-APPLY_ADAM = Spec(
+_POWERS = (c.scalar("beta1_power"), c.scalar("beta2_power"))
+_HYPER = (c.scalar("lr", sep=" : "), c.scalar("beta1"), c.scalar("beta2"),
+          c.scalar("epsilon"))
+_MV = (c.same_shape("m"), c.same_shape("v"))
+_SPARSE_GRAD = (c.INDICES, c.GRAD, c.SPARSE_GRAD, c.IN_RANGE)
+
+APPLY_ADAM = c.Spec(
     "adam", ("m", "v"),
-    (scalar("beta1_power"), scalar("beta2_power"), scalar("lr", sep=" : "),
-     scalar("beta1"), scalar("beta2"), scalar("epsilon"), _ADAM_STEP,
-     same_shape("m"), same_shape("v"), GRAD, GRAD_SHAPE, flag("use_nesterov")),
+    (*_POWERS, *_HYPER, _ADAM_STEP, *_MV, c.GRAD, c.GRAD_SHAPE,
+     c.flag("use_nesterov")),
     sparse=False)
 
-SPARSE_APPLY_ADAM = Spec(
+SPARSE_APPLY_ADAM = c.Spec(
     "adam", ("m", "v"),
-    (same_shape("m"), same_shape("v"), VAR_RANK,
-     scalar("beta1_power"), scalar("beta2_power"), scalar("lr", sep=" : "),
-     scalar("beta1"), scalar("beta2"), scalar("epsilon"), _ADAM_STEP,
-     INDICES, GRAD, SPARSE_GRAD, IN_RANGE, flag("use_nesterov")),
+    (*_MV, c.VAR_RANK, *_POWERS, *_HYPER, _ADAM_STEP, *_SPARSE_GRAD,
+     c.flag("use_nesterov")),
     sparse=True)
 
-APPLY_ADAM_WITH_AMSGRAD = Spec(
+APPLY_ADAM_WITH_AMSGRAD = c.Spec(
     "adam_with_amsgrad", ("m", "v", "vhat"),
-    (scalar("beta1_power"), scalar("beta2_power"), scalar("lr", sep=" : "),
-     scalar("beta1"), scalar("beta2"), scalar("epsilon"), _ADAM_STEP,
-     same_shape("m"), same_shape("v"), GRAD, GRAD_SHAPE, same_shape("vhat")),
+    (*_POWERS, *_HYPER, _ADAM_STEP, *_MV, c.GRAD, c.GRAD_SHAPE,
+     c.same_shape("vhat")),
     sparse=False)
 
-APPLY_ADA_MAX = Spec(
+# AdaMax reads no beta2_power; its learning rate comes after beta1_power.
+APPLY_ADA_MAX = c.Spec(
     "ada_max", ("m", "v"),
-    (scalar("beta1_power"), scalar("lr", sep=" : "), scalar("beta1"),
-     scalar("beta2"), scalar("epsilon"), _ADA_MAX_STEP,
-     same_shape("m"), same_shape("v"), GRAD, GRAD_SHAPE),
+    (_POWERS[0], *_HYPER, _ADA_MAX_STEP, *_MV, c.GRAD, c.GRAD_SHAPE),
     sparse=False)
 
-SPARSE_APPLY_ADA_MAX = Spec(
+SPARSE_APPLY_ADA_MAX = c.Spec(
     "ada_max", ("m", "v"),
-    (same_shape("m"), same_shape("v"), VAR_RANK,
-     scalar("beta1_power"), scalar("lr", sep=" : "), scalar("beta1"),
-     scalar("beta2"), scalar("epsilon"), _ADA_MAX_STEP,
-     INDICES, GRAD, SPARSE_GRAD, IN_RANGE),
+    (*_MV, c.VAR_RANK, _POWERS[0], *_HYPER, _ADA_MAX_STEP, *_SPARSE_GRAD),
     sparse=True)
 
 
-apply_adam = define(
+apply_adam = c.define(
     "apply_adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, "
     "grad, use_locking=False, use_nesterov=False)",
     APPLY_ADAM,
@@ -128,7 +109,7 @@ apply_adam = define(
     """)
 
 
-sparse_apply_adam = define(
+sparse_apply_adam = c.define(
     "sparse_apply_adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, "
     "epsilon, grad, indices, use_locking=False, use_nesterov=False)",
     SPARSE_APPLY_ADAM,
@@ -152,7 +133,7 @@ sparse_apply_adam = define(
     """)
 
 
-apply_adam_with_amsgrad = define(
+apply_adam_with_amsgrad = c.define(
     "apply_adam_with_amsgrad(var, m, v, vhat, beta1_power, beta2_power, lr, beta1, "
     "beta2, epsilon, grad, use_locking=False)",
     APPLY_ADAM_WITH_AMSGRAD,
@@ -173,7 +154,7 @@ apply_adam_with_amsgrad = define(
     """)
 
 
-apply_ada_max = define(
+apply_ada_max = c.define(
     "apply_ada_max(var, m, v, beta1_power, lr, beta1, beta2, epsilon, grad, "
     "use_locking=False)",
     APPLY_ADA_MAX,
@@ -195,7 +176,7 @@ apply_ada_max = define(
     """)
 
 
-sparse_apply_ada_max = define(
+sparse_apply_ada_max = c.define(
     "sparse_apply_ada_max(var, m, v, beta1_power, lr, beta1, beta2, epsilon, grad, "
     "indices, use_locking=False)",
     SPARSE_APPLY_ADA_MAX,

@@ -1,29 +1,6 @@
-"""FTRL-Proximal (FTRL and FTRL-V2 with L2 shrinkage).
+"""FTRL-Proximal (FTRL and FTRL-V2 with L2 shrinkage)."""
 
-The public functions check their arguments through the specs below (see
-:mod:`.core`); the arithmetic is in ``sparsegrad._kernels.training``.
-"""
-
-from .core import (
-    GRAD,
-    GRAD_SHAPE,
-    IN_RANGE,
-    INDICES,
-    INNER_POSITIVE,
-    SPARSE_GRAD,
-    VAR_RANK,
-    Spec,
-    checked_scalar,
-    constant,
-    define,
-    flag,
-    non_negative,
-    non_positive,
-    positive,
-    same_shape,
-    scalar,
-    step,
-)
+from . import core as c
 
 __all__ = [
     "apply_ftrl",
@@ -33,10 +10,9 @@ __all__ = [
 ]
 
 
-
 _LR_WHAT = "a positive scalar (or zero if multiply_linear_by_lr is set)"
-_LR_POSITIVE = checked_scalar("lr", "lr", positive, _LR_WHAT)
-_LR_NON_NEGATIVE = checked_scalar("lr", "lr", non_negative, _LR_WHAT)
+_LR_POSITIVE = c.checked_scalar("lr", "lr", c.positive, _LR_WHAT)
+_LR_NON_NEGATIVE = c.checked_scalar("lr", "lr", c.non_negative, _LR_WHAT)
 
 
 def _ftrl_lr(call):
@@ -47,56 +23,42 @@ def _ftrl_lr(call):
         _LR_POSITIVE(call)
 
 
-_FTRL_LR = step(_ftrl_lr, hyper="lr")
+_FTRL_LR = c.step(_ftrl_lr, hyper="lr")
 
 
-APPLY_FTRL = Spec(
-    "ftrl", ("accum", "linear"),
-    (same_shape("accum"), same_shape("linear"), GRAD, GRAD_SHAPE, scalar("lr"),
-     scalar("l1", "l1 regularization strength"),
-     scalar("l2", "l2 regularization strength"), scalar("lr_power", sep=""),
-     constant("l2_shrinkage", 0.0), flag("multiply_linear_by_lr"),
-     constant("is_v2", False)),
-    sparse=False)
-
-APPLY_FTRL_V2 = Spec(
-    "ftrl", ("accum", "linear"),
-    (same_shape("accum"), same_shape("linear"), GRAD, GRAD_SHAPE, scalar("lr"),
-     scalar("l1", "l1 regularization strength"),
-     scalar("l2", "l2 regularization strength"), scalar("lr_power", sep=""),
-     scalar("l2_shrinkage", "l2 shrinkage regularization strength"),
-     flag("multiply_linear_by_lr"), constant("is_v2", True)),
-    sparse=False)
-
-SPARSE_APPLY_FTRL = Spec(
-    "ftrl", ("accum", "linear"),
-    (same_shape("accum"), same_shape("linear"), VAR_RANK, INDICES, _FTRL_LR,
-     checked_scalar("l1", "l1 regularization strength", non_negative,
-                    "a non-negative scalar"),
-     checked_scalar("l2", "l2 regularization strength", non_negative,
-                    "a non-negative scalar"),
-     checked_scalar("lr_power", "lr_power", non_positive, "a non-positive scalar"),
-     GRAD, SPARSE_GRAD, INNER_POSITIVE,
-     constant("l2_shrinkage", 0.0),
-     IN_RANGE, flag("multiply_linear_by_lr"), constant("is_v2", False)),
-    sparse=True)
-
-SPARSE_APPLY_FTRL_V2 = Spec(
-    "ftrl", ("accum", "linear"),
-    (same_shape("accum"), same_shape("linear"), VAR_RANK, INDICES, _FTRL_LR,
-     checked_scalar("l1", "l1 regularization strength", non_negative,
-                    "a non-negative scalar"),
-     checked_scalar("l2", "l2 regularization strength", non_negative,
-                    "a non-negative scalar"),
-     checked_scalar("lr_power", "lr_power", non_positive, "a non-positive scalar"),
-     GRAD, SPARSE_GRAD, INNER_POSITIVE,
-     checked_scalar("l2_shrinkage", "l2 shrinkage regularization strength",
-                    non_negative, "a non-negative scalar"),
-     IN_RANGE, flag("multiply_linear_by_lr"), constant("is_v2", True)),
-    sparse=True)
+def _specs(v2):
+    """The dense and the sparse spec of FTRL (`v2`: FTRL-V2, whose
+    ``l2_shrinkage`` is an argument; 0 for FTRL)."""
+    slots = (c.same_shape("accum"), c.same_shape("linear"))
+    dense_shrinkage = sparse_shrinkage = c.constant("l2_shrinkage", 0.0)
+    if v2:
+        label = "l2 shrinkage regularization strength"
+        dense_shrinkage = c.scalar("l2_shrinkage", label)
+        sparse_shrinkage = c.checked_scalar("l2_shrinkage", label, c.non_negative,
+                                            "a non-negative scalar")
+    tail = (c.flag("multiply_linear_by_lr"), c.constant("is_v2", v2))
+    dense = c.Spec(
+        "ftrl", ("accum", "linear"),
+        (*slots, c.GRAD, c.GRAD_SHAPE, c.scalar("lr"), c.L1, c.L2,
+         c.scalar("lr_power", sep=""), dense_shrinkage, *tail),
+        sparse=False)
+    sparse = c.Spec(
+        "ftrl", ("accum", "linear"),
+        (*slots, c.VAR_RANK, c.INDICES, _FTRL_LR, c.L1_NON_NEGATIVE,
+         c.L2_NON_NEGATIVE,
+         c.checked_scalar("lr_power", "lr_power", c.non_positive,
+                          "a non-positive scalar"),
+         c.GRAD, c.SPARSE_GRAD, c.INNER_POSITIVE, sparse_shrinkage, c.IN_RANGE,
+         *tail),
+        sparse=True)
+    return dense, sparse
 
 
-apply_ftrl = define(
+APPLY_FTRL, SPARSE_APPLY_FTRL = _specs(False)
+APPLY_FTRL_V2, SPARSE_APPLY_FTRL_V2 = _specs(True)
+
+
+apply_ftrl = c.define(
     "apply_ftrl(var, accum, linear, grad, lr, l1, l2, lr_power, use_locking=False, "
     "multiply_linear_by_lr=False)",
     APPLY_FTRL,
@@ -131,7 +93,7 @@ apply_ftrl = define(
     """)
 
 
-apply_ftrl_v2 = define(
+apply_ftrl_v2 = c.define(
     "apply_ftrl_v2(var, accum, linear, grad, lr, l1, l2, l2_shrinkage, lr_power, "
     "use_locking=False, multiply_linear_by_lr=False)",
     APPLY_FTRL_V2,
@@ -152,7 +114,7 @@ apply_ftrl_v2 = define(
     """)
 
 
-sparse_apply_ftrl = define(
+sparse_apply_ftrl = c.define(
     "sparse_apply_ftrl(var, accum, linear, grad, indices, lr, l1, l2, lr_power, "
     "use_locking=False, multiply_linear_by_lr=False)",
     SPARSE_APPLY_FTRL,
@@ -174,7 +136,7 @@ sparse_apply_ftrl = define(
     """)
 
 
-sparse_apply_ftrl_v2 = define(
+sparse_apply_ftrl_v2 = c.define(
     "sparse_apply_ftrl_v2(var, accum, linear, grad, indices, lr, l1, l2, "
     "l2_shrinkage, lr_power, use_locking=False, multiply_linear_by_lr=False)",
     SPARSE_APPLY_FTRL_V2,

@@ -1,22 +1,6 @@
-"""Gradient descent and proximal gradient descent (FOBOS).
+"""Gradient descent and proximal gradient descent (FOBOS)."""
 
-The public functions check their arguments through the specs below (see
-:mod:`.core`); the arithmetic is in ``sparsegrad._kernels.training``.
-"""
-
-from .core import (
-    GRAD,
-    IN_RANGE,
-    INDICES,
-    INNER_POSITIVE,
-    SPARSE_GRAD,
-    VAR_RANK,
-    Spec,
-    define,
-    grad,
-    grad_shape,
-    scalar,
-)
+from . import core as c
 
 __all__ = [
     "apply_gradient_descent",
@@ -26,31 +10,28 @@ __all__ = [
 ]
 
 
-APPLY_GRADIENT_DESCENT = Spec(
+APPLY_GRADIENT_DESCENT = c.Spec(
     "gradient_descent", (),
-    (scalar("alpha"), grad("delta"), grad_shape("delta")),
-    sparse=False)
+    (c.scalar("alpha"), c.grad("delta"), c.grad_shape("delta")), sparse=False)
 
-SPARSE_APPLY_GRADIENT_DESCENT = Spec(
+SPARSE_APPLY_GRADIENT_DESCENT = c.Spec(
     "gradient_descent", (),
-    (VAR_RANK, scalar("alpha"), INDICES, GRAD, SPARSE_GRAD, IN_RANGE),
+    (c.VAR_RANK, c.scalar("alpha"), c.INDICES, c.GRAD, c.SPARSE_GRAD, c.IN_RANGE),
     sparse=True)
 
-APPLY_PROXIMAL_GRADIENT_DESCENT = Spec(
+APPLY_PROXIMAL_GRADIENT_DESCENT = c.Spec(
     "proximal_gradient_descent", (),
-    (scalar("alpha"), scalar("l1", "l1 regularization strength"),
-     scalar("l2", "l2 regularization strength"), grad("delta"), grad_shape("delta")),
+    (c.scalar("alpha"), c.L1, c.L2, c.grad("delta"), c.grad_shape("delta")),
     sparse=False)
 
-SPARSE_APPLY_PROXIMAL_GRADIENT_DESCENT = Spec(
+SPARSE_APPLY_PROXIMAL_GRADIENT_DESCENT = c.Spec(
     "proximal_gradient_descent", (),
-    (VAR_RANK, scalar("alpha", "lr"), scalar("l1", "l1 regularization strength"),
-     scalar("l2", "l2 regularization strength"), INDICES, GRAD, SPARSE_GRAD,
-     INNER_POSITIVE, IN_RANGE),
+    (c.VAR_RANK, c.scalar("alpha", "lr"), c.L1, c.L2, c.INDICES, c.GRAD,
+     c.SPARSE_GRAD, c.INNER_POSITIVE, c.IN_RANGE),
     sparse=True)
 
 
-apply_gradient_descent = define(
+apply_gradient_descent = c.define(
     "apply_gradient_descent(var, alpha, delta, use_locking=False)",
     APPLY_GRADIENT_DESCENT,
     """Plain gradient descent: ``var -= delta * alpha``.
@@ -67,7 +48,7 @@ apply_gradient_descent = define(
     """)
 
 
-sparse_apply_gradient_descent = define(
+sparse_apply_gradient_descent = c.define(
     "sparse_apply_gradient_descent(var, alpha, grad, indices, use_locking=False)",
     SPARSE_APPLY_GRADIENT_DESCENT,
     """Gradient descent on rows: ``var[indices[k]] -= grad[k] * alpha``.
@@ -88,7 +69,7 @@ sparse_apply_gradient_descent = define(
     """)
 
 
-apply_proximal_gradient_descent = define(
+apply_proximal_gradient_descent = c.define(
     "apply_proximal_gradient_descent(var, alpha, l1, l2, delta, use_locking=False)",
     APPLY_PROXIMAL_GRADIENT_DESCENT,
     r"""Proximal gradient descent (FOBOS) with L1 and L2 regularisation.
@@ -113,7 +94,7 @@ apply_proximal_gradient_descent = define(
     """)
 
 
-sparse_apply_proximal_gradient_descent = define(
+sparse_apply_proximal_gradient_descent = c.define(
     "sparse_apply_proximal_gradient_descent(var, alpha, l1, l2, grad, indices, "
     "use_locking=False)",
     SPARSE_APPLY_PROXIMAL_GRADIENT_DESCENT,

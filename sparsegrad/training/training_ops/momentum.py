@@ -1,22 +1,6 @@
-"""Momentum (TensorFlow's) and Keras' momentum.
+"""Momentum (TensorFlow's) and Keras' momentum."""
 
-The public functions check their arguments through the specs below (see
-:mod:`.core`); the arithmetic is in ``sparsegrad._kernels.training``.
-"""
-
-from .core import (
-    GRAD,
-    GRAD_SHAPE,
-    IN_RANGE,
-    INDICES,
-    SPARSE_GRAD,
-    VAR_RANK,
-    Spec,
-    define,
-    flag,
-    same_shape,
-    scalar,
-)
+from . import core as c
 
 __all__ = [
     "apply_momentum",
@@ -26,34 +10,29 @@ __all__ = [
 ]
 
 
-APPLY_MOMENTUM = Spec(
-    "momentum", ("accum",),
-    (scalar("lr"), same_shape("accum"), GRAD, GRAD_SHAPE, scalar("momentum"),
-     flag("use_nesterov")),
-    sparse=False)
-
-SPARSE_APPLY_MOMENTUM = Spec(
-    "momentum", ("accum",),
-    (same_shape("accum"), VAR_RANK, scalar("lr", sep=" : "), INDICES, GRAD,
-     SPARSE_GRAD, scalar("momentum"), IN_RANGE,
-     flag("use_nesterov")),
-    sparse=True)
-
-APPLY_KERAS_MOMENTUM = Spec(
-    "keras_momentum", ("accum",),
-    (scalar("lr"), same_shape("accum"), GRAD, GRAD_SHAPE, scalar("momentum"),
-     flag("use_nesterov")),
-    sparse=False)
-
-SPARSE_APPLY_KERAS_MOMENTUM = Spec(
-    "keras_momentum", ("accum",),
-    (same_shape("accum"), VAR_RANK, scalar("lr", sep=" : "), INDICES, GRAD,
-     SPARSE_GRAD, scalar("momentum"), IN_RANGE.keras,
-     flag("use_nesterov")),
-    sparse=True)
+def _specs(kernel, in_range):
+    """The dense and the sparse spec of a momentum kernel (the two ops check
+    alike; Keras' sparse op has its own out-of-range message)."""
+    dense = c.Spec(
+        kernel, ("accum",),
+        (c.scalar("lr"), c.same_shape("accum"), c.GRAD, c.GRAD_SHAPE,
+         c.scalar("momentum"), c.flag("use_nesterov")),
+        sparse=False)
+    sparse = c.Spec(
+        kernel, ("accum",),
+        (c.same_shape("accum"), c.VAR_RANK, c.scalar("lr", sep=" : "), c.INDICES,
+         c.GRAD, c.SPARSE_GRAD, c.scalar("momentum"), in_range,
+         c.flag("use_nesterov")),
+        sparse=True)
+    return dense, sparse
 
 
-apply_momentum = define(
+APPLY_MOMENTUM, SPARSE_APPLY_MOMENTUM = _specs("momentum", c.IN_RANGE)
+APPLY_KERAS_MOMENTUM, SPARSE_APPLY_KERAS_MOMENTUM = _specs(
+    "keras_momentum", c.IN_RANGE.keras)
+
+
+apply_momentum = c.define(
     "apply_momentum(var, accum, lr, grad, momentum, use_locking=False, "
     "use_nesterov=False)",
     APPLY_MOMENTUM,
@@ -77,7 +56,7 @@ apply_momentum = define(
     """)
 
 
-sparse_apply_momentum = define(
+sparse_apply_momentum = c.define(
     "sparse_apply_momentum(var, accum, lr, grad, indices, momentum, "
     "use_locking=False, use_nesterov=False)",
     SPARSE_APPLY_MOMENTUM,
@@ -96,7 +75,7 @@ sparse_apply_momentum = define(
     """)
 
 
-apply_keras_momentum = define(
+apply_keras_momentum = c.define(
     "apply_keras_momentum(var, accum, lr, grad, momentum, use_locking=False, "
     "use_nesterov=False)",
     APPLY_KERAS_MOMENTUM,
@@ -121,7 +100,7 @@ apply_keras_momentum = define(
     """)
 
 
-sparse_apply_keras_momentum = define(
+sparse_apply_keras_momentum = c.define(
     "sparse_apply_keras_momentum(var, accum, lr, grad, indices, momentum, "
     "use_locking=False, use_nesterov=False)",
     SPARSE_APPLY_KERAS_MOMENTUM,

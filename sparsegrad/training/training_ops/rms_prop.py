@@ -1,21 +1,6 @@
-"""RMSProp, plain and centered.
+"""RMSProp, plain and centered."""
 
-The public functions check their arguments through the specs below (see
-:mod:`.core`); the arithmetic is in ``sparsegrad._kernels.training``.
-"""
-
-from .core import (
-    GRAD,
-    GRAD_SHAPE,
-    IN_RANGE,
-    INDICES,
-    SPARSE_GRAD,
-    VAR_RANK,
-    Spec,
-    define,
-    same_shape,
-    scalar,
-)
+from . import core as c
 
 __all__ = [
     "apply_rms_prop",
@@ -25,34 +10,26 @@ __all__ = [
 ]
 
 
-APPLY_RMS_PROP = Spec(
-    "rms_prop", ("ms", "mom"),
-    (scalar("lr", sep=" : "), scalar("rho"), scalar("momentum"), scalar("epsilon"),
-     same_shape("ms"), same_shape("mom"), GRAD, GRAD_SHAPE),
-    sparse=False)
-
-SPARSE_APPLY_RMS_PROP = Spec(
-    "rms_prop", ("ms", "mom"),
-    (scalar("lr", sep=": "), scalar("rho"), scalar("momentum"), scalar("epsilon"),
-     same_shape("ms"), same_shape("mom"), VAR_RANK,
-     INDICES, GRAD, SPARSE_GRAD, IN_RANGE),
-    sparse=True)
-
-APPLY_CENTERED_RMS_PROP = Spec(
-    "centered_rms_prop", ("mg", "ms", "mom"),
-    (scalar("lr", sep=" : "), scalar("rho"), scalar("momentum"), scalar("epsilon"),
-     same_shape("mg"), same_shape("ms"), same_shape("mom"), GRAD, GRAD_SHAPE),
-    sparse=False)
-
-SPARSE_APPLY_CENTERED_RMS_PROP = Spec(
-    "centered_rms_prop", ("mg", "ms", "mom"),
-    (scalar("lr", sep=": "), scalar("rho"), scalar("momentum"), scalar("epsilon"),
-     same_shape("mg"), same_shape("ms"), same_shape("mom"), VAR_RANK,
-     INDICES, GRAD, SPARSE_GRAD, IN_RANGE),
-    sparse=True)
+def _specs(kernel, slots):
+    """The dense and the sparse spec of an RMSProp kernel with `slots`."""
+    hyper = (c.scalar("rho"), c.scalar("momentum"), c.scalar("epsilon"),
+             *map(c.same_shape, slots))
+    dense = c.Spec(kernel, slots,
+                   (c.scalar("lr", sep=" : "), *hyper, c.GRAD, c.GRAD_SHAPE),
+                   sparse=False)
+    sparse = c.Spec(kernel, slots,
+                    (c.scalar("lr", sep=": "), *hyper, c.VAR_RANK, c.INDICES,
+                     c.GRAD, c.SPARSE_GRAD, c.IN_RANGE),
+                    sparse=True)
+    return dense, sparse
 
 
-apply_rms_prop = define(
+APPLY_RMS_PROP, SPARSE_APPLY_RMS_PROP = _specs("rms_prop", ("ms", "mom"))
+APPLY_CENTERED_RMS_PROP, SPARSE_APPLY_CENTERED_RMS_PROP = _specs(
+    "centered_rms_prop", ("mg", "ms", "mom"))
+
+
+apply_rms_prop = c.define(
     "apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, use_locking=False)",
     APPLY_RMS_PROP,
     r"""RMSProp with momentum, TensorFlow's ``ResourceApplyRMSProp``.
@@ -75,7 +52,7 @@ apply_rms_prop = define(
     """)
 
 
-sparse_apply_rms_prop = define(
+sparse_apply_rms_prop = c.define(
     "sparse_apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, indices, "
     "use_locking=False)",
     SPARSE_APPLY_RMS_PROP,
@@ -96,7 +73,7 @@ sparse_apply_rms_prop = define(
     """)
 
 
-apply_centered_rms_prop = define(
+apply_centered_rms_prop = c.define(
     "apply_centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilon, grad, "
     "use_locking=False)",
     APPLY_CENTERED_RMS_PROP,
@@ -123,7 +100,7 @@ apply_centered_rms_prop = define(
     """)
 
 
-sparse_apply_centered_rms_prop = define(
+sparse_apply_centered_rms_prop = c.define(
     "sparse_apply_centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilon, "
     "grad, indices, use_locking=False)",
     SPARSE_APPLY_CENTERED_RMS_PROP,

@@ -1,17 +1,6 @@
-"""AddSign and PowerSign.
+"""AddSign and PowerSign."""
 
-The public functions check their arguments through the specs below (see
-:mod:`.core`); the arithmetic is in ``sparsegrad._kernels.training``.
-"""
-
-from .core import (
-    GRAD,
-    GRAD_SHAPE,
-    Spec,
-    define,
-    same_shape,
-    scalar,
-)
+from . import core as c
 
 __all__ = [
     "apply_add_sign",
@@ -19,20 +8,20 @@ __all__ = [
 ]
 
 
-APPLY_ADD_SIGN = Spec(
-    "add_sign", ("m",),
-    (scalar("lr"), scalar("alpha"), scalar("sign_decay"), scalar("beta"),
-     same_shape("m"), GRAD, GRAD_SHAPE),
-    sparse=False)
-
-APPLY_POWER_SIGN = Spec(
-    "power_sign", ("m",),
-    (scalar("lr"), scalar("logbase"), scalar("sign_decay"), scalar("beta"),
-     same_shape("m"), GRAD, GRAD_SHAPE),
-    sparse=False)
+def _spec(kernel, name):
+    """The spec of a sign kernel whose second hyper-parameter is `name`."""
+    return c.Spec(
+        kernel, ("m",),
+        (c.scalar("lr"), c.scalar(name), c.scalar("sign_decay"), c.scalar("beta"),
+         c.same_shape("m"), c.GRAD, c.GRAD_SHAPE),
+        sparse=False)
 
 
-apply_add_sign = define(
+APPLY_ADD_SIGN = _spec("add_sign", "alpha")
+APPLY_POWER_SIGN = _spec("power_sign", "logbase")
+
+
+apply_add_sign = c.define(
     "apply_add_sign(var, m, lr, alpha, sign_decay, beta, grad, use_locking=False)",
     APPLY_ADD_SIGN,
     r"""AddSign, TensorFlow's ``ResourceApplyAddSign``.
@@ -59,7 +48,7 @@ alpha : float
     Weight of the sign agreement term. A scalar, rounded to var's dtype."""})
 
 
-apply_power_sign = define(
+apply_power_sign = c.define(
     "apply_power_sign(var, m, lr, logbase, sign_decay, beta, grad, use_locking=False)",
     APPLY_POWER_SIGN,
     r"""PowerSign, TensorFlow's ``ResourceApplyPowerSign``.
