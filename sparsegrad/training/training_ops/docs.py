@@ -14,6 +14,7 @@ for every parameter name (:data:`PARAMETERS`).
 
 import inspect
 import sys
+import textwrap
 
 __all__ = ["PARAMETERS", "define"]
 
@@ -23,92 +24,18 @@ PARAMETERS = {
     "accum": """\
 accum : ndarray or Variable
     Accumulator slot of var's shape and dtype. Updated in place.""",
-    "alpha": """\
-alpha : float
-    Learning rate. A scalar, rounded to var's dtype.""",
-    "accum_update": """\
-accum_update : ndarray or Variable
-    Slot of var's shape and dtype: running average of squared updates. Updated
-    in place.""",
-    "beta": """\
-beta : float
-    Decay rate of `m`. A scalar, rounded to var's dtype.""",
-    "beta1": """\
-beta1 : float
-    Decay rate of the first moment. A scalar, rounded to var's dtype.""",
-    "beta1_power": """\
-beta1_power : float
-    ``beta1 ** t`` at step t. A scalar, rounded to var's dtype.""",
-    "beta2": """\
-beta2 : float
-    Decay rate of the second moment. A scalar, rounded to var's dtype.""",
-    "beta2_power": """\
-beta2_power : float
-    ``beta2 ** t`` at step t. A scalar, rounded to var's dtype.""",
     "delta": """\
 delta : array_like of var's shape
     The gradient; an array must have var's dtype.""",
-    "epsilon": """\
-epsilon : float
-    Small constant for numerical stability. A scalar, rounded to var's dtype.""",
     "global_step": """\
 global_step : int
     The training step number (an integer scalar).""",
-    "gradient_accumulator": """\
-gradient_accumulator : ndarray or Variable
-    Slot of var's shape and dtype: sum of the gradients. Updated in place.""",
-    "gradient_squared_accumulator": """\
-gradient_squared_accumulator : ndarray or Variable
-    Slot of var's shape and dtype: sum of the squared gradients. Updated in
-    place.""",
-    "l1": """\
-l1 : float
-    L1 regularisation strength. A scalar, rounded to var's dtype.""",
-    "l2": """\
-l2 : float
-    L2 regularisation strength. A scalar, rounded to var's dtype.""",
-    "l2_shrinkage": """\
-l2_shrinkage : float
-    L2 shrinkage regularisation strength (FTRL-V2). A scalar, rounded to var's
-    dtype.""",
-    "linear": """\
-linear : ndarray or Variable
-    Slot of var's shape and dtype: FTRL's linear term. Updated in place.""",
-    "lr": """\
-lr : float
-    Learning rate. A scalar, rounded to var's dtype.""",
-    "lr_power": """\
-lr_power : float
-    Power of the accumulator in the learning rate (<= 0). A scalar, rounded to
-    var's dtype.""",
-    "logbase": """\
-logbase : float
-    Base of the logarithm of the sign term. A scalar, rounded to var's dtype.""",
     "m": """\
 m : ndarray or Variable
     First-moment slot of var's shape and dtype. Updated in place.""",
-    "mg": """\
-mg : ndarray or Variable
-    Slot of var's shape and dtype: mean of the gradients. Updated in place.""",
-    "mom": """\
-mom : ndarray or Variable
-    Slot of var's shape and dtype: the momentum of the update. Updated in place.""",
-    "momentum": """\
-momentum : float
-    Momentum. A scalar, rounded to var's dtype.""",
-    "ms": """\
-ms : ndarray or Variable
-    Slot of var's shape and dtype: mean square of the gradients. Updated in
-    place.""",
     "multiply_linear_by_lr": """\
 multiply_linear_by_lr : bool, default=False
     Keep `linear` multiplied by `lr` (TensorFlow's variant of the update).""",
-    "rho": """\
-rho : float
-    Decay rate. A scalar, rounded to var's dtype.""",
-    "sign_decay": """\
-sign_decay : float
-    Decay of the sign term. A scalar, rounded to var's dtype.""",
     "update_slots": """\
 update_slots : bool, default=True
     When False, `accum` is left as it is.""",
@@ -118,10 +45,6 @@ use_nesterov : bool, default=False
     "v": """\
 v : ndarray or Variable
     Second-moment slot of var's shape and dtype. Updated in place.""",
-    "vhat": """\
-vhat : ndarray or Variable
-    Slot of var's shape and dtype: the running maximum of `v`. Updated in
-    place.""",
     "var_sparse": """\
 var : ndarray or Variable of shape (n_rows, ...), float32 or float64
     Updated in place.""",
@@ -147,6 +70,50 @@ coalesce_duplicates : bool, default=False
     update once per distinct index, as Keras' optimizers do; otherwise every
     occurrence gets the full update, in order, as in TensorFlow.""",
 }
+
+
+def _wrapped(head, text):
+    """A parameter's description: `head`, then `text` wrapped under it."""
+    return head + "\n" + textwrap.fill(text, 78, initial_indent="    ",
+                                        subsequent_indent="    ")
+
+
+# Scalar hyper-parameters, by what they are.
+for _name, _text in {
+    "alpha": 'Learning rate.',
+    "beta": 'Decay rate of `m`.',
+    "beta1": 'Decay rate of the first moment.',
+    "beta1_power": '``beta1 ** t`` at step t.',
+    "beta2": 'Decay rate of the second moment.',
+    "beta2_power": '``beta2 ** t`` at step t.',
+    "epsilon": 'Small constant for numerical stability.',
+    "l1": 'L1 regularisation strength.',
+    "l2": 'L2 regularisation strength.',
+    "l2_shrinkage": 'L2 shrinkage regularisation strength (FTRL-V2).',
+    "lr": 'Learning rate.',
+    "lr_power": 'Power of the accumulator in the learning rate (<= 0).',
+    "logbase": 'Base of the logarithm of the sign term.',
+    "momentum": 'Momentum.',
+    "rho": 'Decay rate.',
+    "sign_decay": 'Decay of the sign term.',
+}.items():
+    PARAMETERS[_name] = _wrapped(f"{_name} : float",
+                                 f"{_text} A scalar, rounded to var's dtype.")
+
+# Slots of var's shape, by what they hold.
+for _name, _text in {
+    "accum_update": 'running average of squared updates.',
+    "gradient_accumulator": 'sum of the gradients.',
+    "gradient_squared_accumulator": 'sum of the squared gradients.',
+    "linear": "FTRL's linear term.",
+    "mg": 'mean of the gradients.',
+    "mom": 'the momentum of the update.',
+    "ms": 'mean square of the gradients.',
+    "vhat": 'the running maximum of `v`.',
+}.items():
+    PARAMETERS[_name] = _wrapped(
+        f"{_name} : ndarray or Variable",
+        f"Slot of var's shape and dtype: {_text} Updated in place.")
 
 
 _RETURNS = """\
