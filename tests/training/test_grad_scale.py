@@ -141,7 +141,7 @@ def test_sparse_scaled_step_matches_a_scaled_copy(op, dtype, driver, coalesce,
     spec, args = SPECS[op]
     # The by-row drivers run where rows are narrower than _NARROW_ROW (on
     # several threads) or to coalesce: force the driver either way.
-    monkeypatch.setattr(core, "_NARROW_ROW", 0 if driver == "hash" else 1 << 30)
+    monkeypatch.setattr(core.spec, "_NARROW_ROW", 0 if driver == "hash" else 1 << 30)
     sg.set_num_threads(n_threads)
     spy = _Spy(MODULES[module])
     rng = np.random.default_rng(7)
@@ -164,7 +164,7 @@ def test_sparse_scaled_step_beyond_the_by_row_limit(op, coalesce, monkeypatch):
     # Beyond the by-row drivers' int32 links the duplicates are summed first:
     # the sums must be those of the scaled rows.  The limit is lowered here.
     spec, args = SPECS[op]
-    monkeypatch.setattr(core, "_BY_ROW_MAX_N", 100)
+    monkeypatch.setattr(core.spec, "_BY_ROW_MAX_N", 100)
     rng = np.random.default_rng(8)
     for dtype in (np.float32, np.float64):
         indices = rng.integers(0, 60, size=500)

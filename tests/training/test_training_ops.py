@@ -818,11 +818,11 @@ def test_use_locking_serializes_concurrent_updates():
 
 
 def test_locks_are_per_buffer_and_weak():
-    from sparsegrad.training.training_ops import core as impl
+    from sparsegrad.training.training_ops import locks as impl
 
     base = np.zeros((4, 3))
-    assert impl._lock_of(base) is impl._lock_of(base.reshape(-1))
-    assert impl._lock_of(base) is not impl._lock_of(np.zeros(3))
+    assert impl._lock_of(base, False) is impl._lock_of(base.reshape(-1), False)
+    assert impl._lock_of(base, False) is not impl._lock_of(np.zeros(3), False)
     n_before = len(impl._LOCKS)
     scratch = np.zeros(3)
     training_ops.apply_gradient_descent(scratch, 1.0, np.ones(3), use_locking=True)
@@ -913,7 +913,7 @@ def test_more_indices_than_the_by_row_kernel_links(n_threads, monkeypatch, zipf)
     # Beyond 2**31 - 2 occurrences the by-row kernel's int32 links would
     # overflow: duplicates are summed first, then applied once per row.  The
     # limit is lowered here to take that path with a small gradient.
-    from sparsegrad.training.training_ops import core as impl
+    from sparsegrad.training.training_ops import spec as impl
 
     sg.set_num_threads(n_threads)
     indices = zipf(np.random.default_rng(5), 20000, 3000, dtype=np.int64)

@@ -6,7 +6,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from ...errors import InvalidArgumentError
-from ...framework import backend, sparse_rows
+from ...framework import sparse_rows
 from ...framework.variable import Variable
 from ..training_ops import adam as adam_ops
 from .base import Optimizer, check_number
@@ -137,7 +137,7 @@ class Adam(Optimizer):
             # TensorFlow's semantics: every row's moments decay (O(table)).
             # (zeros on var's device; scatter_add routes cupy arrays to the
             # GPU kernels of sparsegrad._cuda.slices)
-            dense = backend.get_array_module(var._value).zeros(var.shape, var.dtype)
+            dense = stage.backend.xp.zeros(var.shape, var.dtype)
             sparse_rows.scatter_add(dense, indices, stage.scaled(values))
             return self._adam_dense(dense, var, state, lr, stage.unscaled())
         return [self._op(stage, adam_ops.SPARSE_APPLY_ADAM, var, (state.m, state.v),

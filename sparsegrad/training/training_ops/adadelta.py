@@ -1,21 +1,6 @@
-"""Adadelta.
+"""Adadelta."""
 
-The public functions check their arguments through the specs below (see
-:mod:`.core`); the arithmetic is in ``sparsegrad._kernels.training``.
-"""
-
-from .core import (
-    GRAD,
-    GRAD_SHAPE,
-    IN_RANGE,
-    INDICES,
-    SPARSE_GRAD,
-    VAR_RANK,
-    Spec,
-    documented,
-    same_shape,
-    scalar,
-)
+from . import core as c
 
 __all__ = [
     "apply_adadelta",
@@ -23,22 +8,25 @@ __all__ = [
 ]
 
 
-APPLY_ADADELTA = Spec(
+_HYPER = (c.scalar("lr"), c.scalar("rho"), c.scalar("epsilon"))
+
+APPLY_ADADELTA = c.Spec(
     "adadelta", ("accum", "accum_update"),
-    (scalar("lr"), scalar("rho"), scalar("epsilon"), same_shape("accum"), GRAD,
-     GRAD_SHAPE, same_shape("accum_update")),
+    (*_HYPER, c.same_shape("accum"), c.GRAD, c.GRAD_SHAPE,
+     c.same_shape("accum_update")),
     sparse=False)
 
-SPARSE_APPLY_ADADELTA = Spec(
+SPARSE_APPLY_ADADELTA = c.Spec(
     "adadelta", ("accum", "accum_update"),
-    (same_shape("accum", "accum_grad"), same_shape("accum_update"), VAR_RANK,
-     scalar("lr"), scalar("rho"), scalar("epsilon"), INDICES, GRAD, SPARSE_GRAD,
-     IN_RANGE),
+    (c.same_shape("accum", "accum_grad"), c.same_shape("accum_update"), c.VAR_RANK,
+     *_HYPER, c.INDICES, c.GRAD, c.SPARSE_GRAD, c.IN_RANGE),
     sparse=True)
 
 
-@documented
-def apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, use_locking=False):
+apply_adadelta = c.define(
+    "apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, "
+    "use_locking=False)",
+    APPLY_ADADELTA,
     r"""Adadelta, TensorFlow's ``ResourceApplyAdadelta``.
 
     .. math::
@@ -48,20 +36,6 @@ def apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, use_locking
         var &\leftarrow var - lr\,u \\
         accum\_update &\leftarrow \rho\,accum\_update + (1-\rho)\,u^2
 
-    Parameters
-    ----------
-    %(var_dense)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(accum_update)s
-    %(lr)s
-    %(rho)s
-    %(epsilon)s
-    %(grad_dense)s
-    %(use_locking)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -69,43 +43,16 @@ def apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, use_locking
     >>> training_ops.apply_adadelta(var, accum, update, 1.0, 0.5, 1e-6, [1.0, 1.0])
     >>> accum
     array([0.5, 0.5])
-    """
-    APPLY_ADADELTA.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_adadelta(
-    var,
-    accum,
-    accum_update,
-    lr,
-    rho,
-    epsilon,
-    grad,
-    indices,
-    use_locking=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_adadelta = c.define(
+    "sparse_apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, "
+    "indices, use_locking=False)",
+    SPARSE_APPLY_ADADELTA,
     """Sparse :func:`apply_adadelta` on the rows ``indices``.
 
     TensorFlow's ``ResourceSparseApplyAdadelta`` (same formula per row).
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(accum_update)s
-    %(lr)s
-    %(rho)s
-    %(epsilon)s
-    %(grad_sparse)s
-    %(indices)s
-    %(use_locking)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -115,5 +62,4 @@ def sparse_apply_adadelta(
     ...     var, accum, update, 1.0, 0.5, 1e-6, [[1.0]], [2])
     >>> accum.ravel()
     array([0. , 0. , 0.5])
-    """
-    SPARSE_APPLY_ADADELTA.call(locals())
+    """)

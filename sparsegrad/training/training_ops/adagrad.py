@@ -1,30 +1,7 @@
-"""Adagrad and its variants: V2 (epsilon), proximal, dual averaging, row-wise.
-
-The public functions check their arguments through the specs below (see
-:mod:`.core`); the arithmetic is in ``sparsegrad._kernels.training``.
-"""
+"""Adagrad and its variants: V2 (epsilon), proximal, dual averaging, row-wise."""
 
 from ...errors import InvalidArgumentError
-from .core import (
-    GRAD,
-    GRAD_SHAPE,
-    IN_RANGE,
-    INDICES,
-    INNER_POSITIVE,
-    SPARSE_GRAD,
-    VAR_RANK,
-    Spec,
-    checked_scalar,
-    documented,
-    flag,
-    global_step,
-    non_negative,
-    positive,
-    same_shape,
-    scalar,
-    shape_str,
-    step,
-)
+from . import core as c
 
 __all__ = [
     "apply_adagrad",
@@ -45,90 +22,69 @@ def _rowwise_accum(call):
     if accum.shape != call.var.shape[:1]:
         raise InvalidArgumentError(
             "accum must have shape [var.shape[0]] (one accumulator per row of var): "
-            f"var has shape {shape_str(call.var.shape)} and accum "
-            f"{shape_str(accum.shape)}"
+            f"var has shape {c.shape_str(call.var.shape)} and accum "
+            f"{c.shape_str(accum.shape)}"
         )
 
 
-_ROWWISE_ACCUM = step(_rowwise_accum)
+_ROWWISE_ACCUM = c.step(_rowwise_accum)
+_ROWWISE_PARAMETERS = {"accum": """\
+accum : ndarray or Variable of shape (var.shape[0],)
+    One accumulator per row of var, var's dtype; updated in place."""}
 
 
-APPLY_ADAGRAD = Spec(
+def _specs(kernel, slots, dense, sparse, rowwise=False):
+    """The dense and the sparse spec of a kernel: `dense` and `sparse` list
+    the steps of each op in TensorFlow's order, ``G`` standing for the
+    gradient's checks (``GRAD, GRAD_SHAPE`` or ``INDICES, GRAD, SPARSE_GRAD,
+    INNER_POSITIVE, IN_RANGE``)."""
+    grads = {False: (c.GRAD, c.GRAD_SHAPE),
+             True: (c.INDICES, c.GRAD, c.SPARSE_GRAD, c.INNER_POSITIVE, c.IN_RANGE)}
+    return tuple(
+        c.Spec(kernel, slots,
+               [s for step in steps
+                for s in (grads[is_sparse] if step == "G" else (step,))],
+               sparse=is_sparse, rowwise=rowwise)
+        for is_sparse, steps in ((False, dense), (True, sparse)))
+
+
+_LR, _EPSILON, _UPDATE = c.scalar("lr"), c.scalar("epsilon"), c.flag("update_slots")
+_ACCUM = c.same_shape("accum")
+
+APPLY_ADAGRAD, SPARSE_APPLY_ADAGRAD = _specs(
     "adagrad", ("accum",),
-    (scalar("lr"), same_shape("accum"), GRAD, GRAD_SHAPE, flag("update_slots")),
-    sparse=False)
+    (_LR, _ACCUM, "G", _UPDATE), (_ACCUM, c.VAR_RANK, _LR, "G", _UPDATE))
 
-SPARSE_APPLY_ADAGRAD = Spec(
-    "adagrad", ("accum",),
-    (same_shape("accum"), VAR_RANK, scalar("lr"), INDICES, GRAD, SPARSE_GRAD,
-     INNER_POSITIVE, IN_RANGE, flag("update_slots")),
-    sparse=True)
-
-APPLY_ADAGRAD_V2 = Spec(
+APPLY_ADAGRAD_V2, SPARSE_APPLY_ADAGRAD_V2 = _specs(
     "adagrad_v2", ("accum",),
-    (scalar("lr"), scalar("epsilon"), same_shape("accum"), GRAD, GRAD_SHAPE,
-     flag("update_slots")),
-    sparse=False)
+    (_LR, _EPSILON, _ACCUM, "G", _UPDATE),
+    (_ACCUM, c.VAR_RANK, _LR, _EPSILON, "G", _UPDATE))
 
-SPARSE_APPLY_ADAGRAD_V2 = Spec(
-    "adagrad_v2", ("accum",),
-    (same_shape("accum"), VAR_RANK, scalar("lr"), scalar("epsilon"), INDICES, GRAD,
-     SPARSE_GRAD, INNER_POSITIVE, IN_RANGE, flag("update_slots")),
-    sparse=True)
-
-APPLY_PROXIMAL_ADAGRAD = Spec(
+_PROXIMAL = (c.checked_scalar("lr", "lr", c.positive, "a positive scalar"),
+             c.L1_NON_NEGATIVE, c.L2_NON_NEGATIVE)
+APPLY_PROXIMAL_ADAGRAD, SPARSE_APPLY_PROXIMAL_ADAGRAD = _specs(
     "proximal_adagrad", ("accum",),
-    (same_shape("accum"), checked_scalar("lr", "lr", positive, "a positive scalar"),
-     checked_scalar("l1", "l1 regularization strength", non_negative,
-                    "a non-negative scalar"),
-     checked_scalar("l2", "l2 regularization strength", non_negative,
-                    "a non-negative scalar"),
-     GRAD, GRAD_SHAPE),
-    sparse=False)
+    (_ACCUM, *_PROXIMAL, "G"), (_ACCUM, c.VAR_RANK, *_PROXIMAL, "G"))
 
-SPARSE_APPLY_PROXIMAL_ADAGRAD = Spec(
-    "proximal_adagrad", ("accum",),
-    (same_shape("accum"), VAR_RANK,
-     checked_scalar("lr", "lr", positive, "a positive scalar"),
-     checked_scalar("l1", "l1 regularization strength", non_negative,
-                    "a non-negative scalar"),
-     checked_scalar("l2", "l2 regularization strength", non_negative,
-                    "a non-negative scalar"),
-     INDICES, GRAD, SPARSE_GRAD, INNER_POSITIVE, IN_RANGE),
-    sparse=True)
-
-APPLY_ADAGRAD_DA = Spec(
+_DA_SLOTS = (c.same_shape("gradient_accumulator", "accum"),
+             c.same_shape("gradient_squared_accumulator", "accum"))
+_DA_HYPER = (_LR, c.L1, c.L2, c.global_step())
+APPLY_ADAGRAD_DA, SPARSE_APPLY_ADAGRAD_DA = _specs(
     "adagrad_da", ("gradient_accumulator", "gradient_squared_accumulator"),
-    (same_shape("gradient_accumulator", "accum"),
-     same_shape("gradient_squared_accumulator", "accum"), GRAD, GRAD_SHAPE,
-     scalar("lr"), scalar("l1", "l1 regularization strength"),
-     scalar("l2", "l2 regularization strength"), global_step()),
-    sparse=False)
+    (*_DA_SLOTS, "G", *_DA_HYPER),
+    # (the sparse op checks the indices first, the gradient after the rest)
+    (*_DA_SLOTS, c.VAR_RANK, c.INDICES, *_DA_HYPER, c.GRAD, c.SPARSE_GRAD,
+     c.INNER_POSITIVE, c.IN_RANGE))
 
-SPARSE_APPLY_ADAGRAD_DA = Spec(
-    "adagrad_da", ("gradient_accumulator", "gradient_squared_accumulator"),
-    (same_shape("gradient_accumulator", "accum"),
-     same_shape("gradient_squared_accumulator", "accum"), VAR_RANK, INDICES,
-     scalar("lr"), scalar("l1", "l1 regularization strength"),
-     scalar("l2", "l2 regularization strength"), global_step(), GRAD,
-     SPARSE_GRAD, INNER_POSITIVE, IN_RANGE),
-    sparse=True)
-
-APPLY_ROWWISE_ADAGRAD = Spec(
+APPLY_ROWWISE_ADAGRAD, SPARSE_APPLY_ROWWISE_ADAGRAD = _specs(
     "rowwise_adagrad", ("accum",),
-    (VAR_RANK, _ROWWISE_ACCUM, scalar("lr"), scalar("epsilon"), GRAD, GRAD_SHAPE,
-     INNER_POSITIVE),
-    sparse=False, rowwise=True)
-
-SPARSE_APPLY_ROWWISE_ADAGRAD = Spec(
-    "rowwise_adagrad", ("accum",),
-    (VAR_RANK, _ROWWISE_ACCUM, scalar("lr"), scalar("epsilon"), INDICES, GRAD,
-     SPARSE_GRAD, INNER_POSITIVE, IN_RANGE),
-    sparse=True, rowwise=True)
+    (c.VAR_RANK, _ROWWISE_ACCUM, _LR, _EPSILON, "G", c.INNER_POSITIVE),
+    (c.VAR_RANK, _ROWWISE_ACCUM, _LR, _EPSILON, "G"), rowwise=True)
 
 
-@documented
-def apply_adagrad(var, accum, lr, grad, use_locking=False, update_slots=True):
+apply_adagrad = c.define(
+    "apply_adagrad(var, accum, lr, grad, use_locking=False, update_slots=True)",
+    APPLY_ADAGRAD,
     r"""Adagrad without epsilon, TensorFlow's ``ResourceApplyAdagrad``.
 
     .. math::
@@ -139,18 +95,6 @@ def apply_adagrad(var, accum, lr, grad, use_locking=False, update_slots=True):
     ``1/sqrt`` is computed exactly (TensorFlow's float32 kernels use a
     hardware estimate, up to 4 ulp off).
 
-    Parameters
-    ----------
-    %(var_dense)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(lr)s
-    %(grad_dense)s
-    %(use_locking)s
-    %(update_slots)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -158,41 +102,18 @@ def apply_adagrad(var, accum, lr, grad, use_locking=False, update_slots=True):
     >>> training_ops.apply_adagrad(var, accum, 0.1, [2.0, -1.0])
     >>> var
     array([0.9, 1.1])
-    """
-    APPLY_ADAGRAD.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_adagrad(
-    var,
-    accum,
-    lr,
-    grad,
-    indices,
-    use_locking=False,
-    update_slots=True,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_adagrad = c.define(
+    "sparse_apply_adagrad(var, accum, lr, grad, indices, use_locking=False, "
+    "update_slots=True)",
+    SPARSE_APPLY_ADAGRAD,
     """Sparse :func:`apply_adagrad` on the rows ``indices``.
 
     TensorFlow's ``ResourceSparseApplyAdagrad``.  With ``R == 1`` TensorFlow
     divides by ``sqrt(accum)`` instead of multiplying by its reciprocal, and so
     does this op.
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(lr)s
-    %(grad_sparse)s
-    %(indices)s
-    %(use_locking)s
-    %(update_slots)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -201,33 +122,19 @@ def sparse_apply_adagrad(
     >>> training_ops.sparse_apply_adagrad(var, accum, 0.1, [[2.0]], [0])
     >>> var.ravel()
     array([0.9, 1. , 1. ])
-    """
-    SPARSE_APPLY_ADAGRAD.call(locals())
+    """)
 
 
-@documented
-def apply_adagrad_v2(
-    var, accum, lr, epsilon, grad, use_locking=False, update_slots=True
-):
+apply_adagrad_v2 = c.define(
+    "apply_adagrad_v2(var, accum, lr, epsilon, grad, use_locking=False, "
+    "update_slots=True)",
+    APPLY_ADAGRAD_V2,
     r"""Adagrad with epsilon outside the root, TensorFlow's ``ResourceApplyAdagradV2``.
 
     .. math::
 
         accum \leftarrow accum + g^2, \qquad
         var \leftarrow var - \frac{lr\,g}{\sqrt{accum} + \epsilon}
-
-    Parameters
-    ----------
-    %(var_dense)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(lr)s
-    %(epsilon)s
-    %(grad_dense)s
-    %(use_locking)s
-    %(update_slots)s
-
-    %(returns_dense)s
 
     Examples
     --------
@@ -236,42 +143,17 @@ def apply_adagrad_v2(
     >>> training_ops.apply_adagrad_v2(var, accum, 0.1, 0.0, [2.0, -1.0])
     >>> var
     array([0.9, 1.1])
-    """
-    APPLY_ADAGRAD_V2.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_adagrad_v2(
-    var,
-    accum,
-    lr,
-    epsilon,
-    grad,
-    indices,
-    use_locking=False,
-    update_slots=True,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_adagrad_v2 = c.define(
+    "sparse_apply_adagrad_v2(var, accum, lr, epsilon, grad, indices, "
+    "use_locking=False, update_slots=True)",
+    SPARSE_APPLY_ADAGRAD_V2,
     """Sparse :func:`apply_adagrad_v2` on the rows ``indices``.
 
     TensorFlow's ``ResourceSparseApplyAdagradV2`` (what Keras' ``Adagrad``
     calls for sparse gradients).
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(lr)s
-    %(epsilon)s
-    %(grad_sparse)s
-    %(indices)s
-    %(use_locking)s
-    %(update_slots)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -281,12 +163,12 @@ def sparse_apply_adagrad_v2(
     ...     var, accum, 0.5, 1e-7, [[0.3, 0.4]], [1])
     >>> accum[1]
     array([0.19, 0.26])
-    """
-    SPARSE_APPLY_ADAGRAD_V2.call(locals())
+    """)
 
 
-@documented
-def apply_proximal_adagrad(var, accum, lr, l1, l2, grad, use_locking=False):
+apply_proximal_adagrad = c.define(
+    "apply_proximal_adagrad(var, accum, lr, l1, l2, grad, use_locking=False)",
+    APPLY_PROXIMAL_ADAGRAD,
     r"""Proximal Adagrad, TensorFlow's ``ResourceApplyProximalAdagrad``.
 
     .. math::
@@ -298,19 +180,6 @@ def apply_proximal_adagrad(var, accum, lr, l1, l2, grad, use_locking=False):
 
     `lr` must be positive, `l1` and `l2` non-negative.
 
-    Parameters
-    ----------
-    %(var_dense)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(lr)s
-    %(l1)s
-    %(l2)s
-    %(grad_dense)s
-    %(use_locking)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -318,42 +187,17 @@ def apply_proximal_adagrad(var, accum, lr, l1, l2, grad, use_locking=False):
     >>> training_ops.apply_proximal_adagrad(var, accum, 0.5, 0.0, 0.0, [1.0, 2.0])
     >>> var
     array([0.5, 0.5])
-    """
-    APPLY_PROXIMAL_ADAGRAD.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_proximal_adagrad(
-    var,
-    accum,
-    lr,
-    l1,
-    l2,
-    grad,
-    indices,
-    use_locking=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_proximal_adagrad = c.define(
+    "sparse_apply_proximal_adagrad(var, accum, lr, l1, l2, grad, indices, "
+    "use_locking=False)",
+    SPARSE_APPLY_PROXIMAL_ADAGRAD,
     """Sparse :func:`apply_proximal_adagrad` on the rows ``indices``.
 
     TensorFlow's ``ResourceSparseApplyProximalAdagrad``, including its ``R == 1``
     path (exact division, final division in float64).
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(lr)s
-    %(l1)s
-    %(l2)s
-    %(grad_sparse)s
-    %(indices)s
-    %(use_locking)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -364,22 +208,13 @@ def sparse_apply_proximal_adagrad(
     >>> var
     array([[1. , 1. ],
            [0.5, 0.5]])
-    """
-    SPARSE_APPLY_PROXIMAL_ADAGRAD.call(locals())
+    """)
 
 
-@documented
-def apply_adagrad_da(
-    var,
-    gradient_accumulator,
-    gradient_squared_accumulator,
-    grad,
-    lr,
-    l1,
-    l2,
-    global_step,
-    use_locking=False,
-):
+apply_adagrad_da = c.define(
+    "apply_adagrad_da(var, gradient_accumulator, gradient_squared_accumulator, grad, "
+    "lr, l1, l2, global_step, use_locking=False)",
+    APPLY_ADAGRAD_DA,
     r"""Adagrad dual averaging, TensorFlow's ``ResourceApplyAdagradDA``.
 
     .. math::
@@ -391,20 +226,6 @@ def apply_adagrad_da(
     where ``t`` is `global_step` rounded to float32 (as TensorFlow does, for
     float64 variables too).  The new `var` does not depend on the old one.
 
-    Parameters
-    ----------
-    %(var_dense)s
-    %(gradient_accumulator)s
-    %(gradient_squared_accumulator)s
-    %(grad_dense)s
-    %(lr)s
-    %(l1)s
-    %(l2)s
-    %(global_step)s
-    %(use_locking)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -412,46 +233,19 @@ def apply_adagrad_da(
     >>> training_ops.apply_adagrad_da(var, acc, sq, [1.0, -2.0], 0.5, 0.0, 0.0, 1)
     >>> var
     array([-0.5,  0.5])
-    """
-    APPLY_ADAGRAD_DA.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_adagrad_da(
-    var,
-    gradient_accumulator,
-    gradient_squared_accumulator,
-    grad,
-    indices,
-    lr,
-    l1,
-    l2,
-    global_step,
-    use_locking=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_adagrad_da = c.define(
+    "sparse_apply_adagrad_da(var, gradient_accumulator, "
+    "gradient_squared_accumulator, grad, indices, lr, l1, l2, global_step, "
+    "use_locking=False)",
+    SPARSE_APPLY_ADAGRAD_DA,
     """Sparse :func:`apply_adagrad_da` on the rows ``indices``.
 
     TensorFlow's ``ResourceSparseApplyAdagradDA``: note that `grad` and
     `indices` come before `lr`.  ``global_step == 0`` gives NaN or inf, as in
     TensorFlow.
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    %(gradient_accumulator)s
-    %(gradient_squared_accumulator)s
-    %(grad_sparse)s
-    %(indices)s
-    %(lr)s
-    %(l1)s
-    %(l2)s
-    %(global_step)s
-    %(use_locking)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -462,12 +256,12 @@ def sparse_apply_adagrad_da(
     >>> var
     array([[-0.5,  0.5],
            [ 0. ,  0. ]])
-    """
-    SPARSE_APPLY_ADAGRAD_DA.call(locals())
+    """)
 
 
-@documented
-def apply_rowwise_adagrad(var, accum, lr, epsilon, grad, use_locking=False):
+apply_rowwise_adagrad = c.define(
+    "apply_rowwise_adagrad(var, accum, lr, epsilon, grad, use_locking=False)",
+    APPLY_ROWWISE_ADAGRAD,
     r"""Row-wise Adagrad: one accumulator per row of `var` (dense gradient).
 
     For each row ``i`` with gradient row ``g_i`` of ``R`` elements:
@@ -483,18 +277,6 @@ def apply_rowwise_adagrad(var, accum, lr, epsilon, grad, use_locking=False):
     computed in that dtype.  It keeps ``1/R`` of Adagrad's slot memory, which
     matters for embedding tables.
 
-    Parameters
-    ----------
-    %(var_dense)s
-    accum : ndarray or Variable of shape (var.shape[0],)
-        One accumulator per row of var, var's dtype; updated in place.
-    %(lr)s
-    %(epsilon)s
-    %(grad_dense)s
-    %(use_locking)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -505,41 +287,19 @@ def apply_rowwise_adagrad(var, accum, lr, epsilon, grad, use_locking=False):
     array([ 1. , 12.5])
     >>> var[0]
     array([0.5, 0.5])
-    """
-    APPLY_ROWWISE_ADAGRAD.call(locals())
+    """,
+    params=_ROWWISE_PARAMETERS)
 
 
-@documented
-def sparse_apply_rowwise_adagrad(
-    var,
-    accum,
-    lr,
-    epsilon,
-    grad,
-    indices,
-    use_locking=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_rowwise_adagrad = c.define(
+    "sparse_apply_rowwise_adagrad(var, accum, lr, epsilon, grad, indices, "
+    "use_locking=False)",
+    SPARSE_APPLY_ROWWISE_ADAGRAD,
     """Row-wise Adagrad on the rows ``indices`` (see :func:`apply_rowwise_adagrad`).
 
     A repeated index gets one full update per occurrence, in order (or one
     update with the summed rows when ``coalesce_duplicates=True``, as FBGEMM
     does).  Rows not indexed are untouched.
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    accum : ndarray or Variable of shape (var.shape[0],)
-        One accumulator per row of var, var's dtype; updated in place.
-    %(lr)s
-    %(epsilon)s
-    %(grad_sparse)s
-    %(indices)s
-    %(use_locking)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -549,5 +309,5 @@ def sparse_apply_rowwise_adagrad(
     ...     var, accum, 0.5, 0.0, [[3.0, 4.0]], [2])
     >>> accum
     array([ 0. ,  0. , 12.5])
-    """
-    SPARSE_APPLY_ROWWISE_ADAGRAD.call(locals())
+    """,
+    params=_ROWWISE_PARAMETERS)

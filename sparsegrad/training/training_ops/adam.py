@@ -1,25 +1,8 @@
-"""Adam, Adam with AMSGrad, and AdaMax.
-
-The public functions check their arguments through the specs below (see
-:mod:`.core`); the arithmetic is in ``sparsegrad._kernels.training``.
-"""
+"""Adam, Adam with AMSGrad, and AdaMax."""
 
 import numpy as np
 
-from .core import (
-    GRAD,
-    GRAD_SHAPE,
-    IN_RANGE,
-    INDICES,
-    SPARSE_GRAD,
-    VAR_RANK,
-    Spec,
-    documented,
-    flag,
-    same_shape,
-    scalar,
-    step,
-)
+from . import core as c
 
 __all__ = [
     "apply_adam",
@@ -51,63 +34,50 @@ def _formula(t, lr, b1p, b2p):
     return float((lr * np.sqrt(t(1) - b2p)) / (t(1) - b1p))
 
 
-_ADAM_STEP = step(lambda call: _step_size(call, True), hyper="alpha")
-_ADA_MAX_STEP = step(lambda call: _step_size(call, False), hyper="alpha")
+_ADAM_STEP = c.step(lambda call: _step_size(call, True), hyper="alpha")
+_ADA_MAX_STEP = c.step(lambda call: _step_size(call, False), hyper="alpha")
 
 
-APPLY_ADAM = Spec(
+_POWERS = (c.scalar("beta1_power"), c.scalar("beta2_power"))
+_HYPER = (c.scalar("lr", sep=" : "), c.scalar("beta1"), c.scalar("beta2"),
+          c.scalar("epsilon"))
+_MV = (c.same_shape("m"), c.same_shape("v"))
+_SPARSE_GRAD = (c.INDICES, c.GRAD, c.SPARSE_GRAD, c.IN_RANGE)
+
+APPLY_ADAM = c.Spec(
     "adam", ("m", "v"),
-    (scalar("beta1_power"), scalar("beta2_power"), scalar("lr", sep=" : "),
-     scalar("beta1"), scalar("beta2"), scalar("epsilon"), _ADAM_STEP,
-     same_shape("m"), same_shape("v"), GRAD, GRAD_SHAPE, flag("use_nesterov")),
+    (*_POWERS, *_HYPER, _ADAM_STEP, *_MV, c.GRAD, c.GRAD_SHAPE,
+     c.flag("use_nesterov")),
     sparse=False)
 
-SPARSE_APPLY_ADAM = Spec(
+SPARSE_APPLY_ADAM = c.Spec(
     "adam", ("m", "v"),
-    (same_shape("m"), same_shape("v"), VAR_RANK,
-     scalar("beta1_power"), scalar("beta2_power"), scalar("lr", sep=" : "),
-     scalar("beta1"), scalar("beta2"), scalar("epsilon"), _ADAM_STEP,
-     INDICES, GRAD, SPARSE_GRAD, IN_RANGE, flag("use_nesterov")),
+    (*_MV, c.VAR_RANK, *_POWERS, *_HYPER, _ADAM_STEP, *_SPARSE_GRAD,
+     c.flag("use_nesterov")),
     sparse=True)
 
-APPLY_ADAM_WITH_AMSGRAD = Spec(
+APPLY_ADAM_WITH_AMSGRAD = c.Spec(
     "adam_with_amsgrad", ("m", "v", "vhat"),
-    (scalar("beta1_power"), scalar("beta2_power"), scalar("lr", sep=" : "),
-     scalar("beta1"), scalar("beta2"), scalar("epsilon"), _ADAM_STEP,
-     same_shape("m"), same_shape("v"), GRAD, GRAD_SHAPE, same_shape("vhat")),
+    (*_POWERS, *_HYPER, _ADAM_STEP, *_MV, c.GRAD, c.GRAD_SHAPE,
+     c.same_shape("vhat")),
     sparse=False)
 
-APPLY_ADA_MAX = Spec(
+# AdaMax reads no beta2_power; its learning rate comes after beta1_power.
+APPLY_ADA_MAX = c.Spec(
     "ada_max", ("m", "v"),
-    (scalar("beta1_power"), scalar("lr", sep=" : "), scalar("beta1"),
-     scalar("beta2"), scalar("epsilon"), _ADA_MAX_STEP,
-     same_shape("m"), same_shape("v"), GRAD, GRAD_SHAPE),
+    (_POWERS[0], *_HYPER, _ADA_MAX_STEP, *_MV, c.GRAD, c.GRAD_SHAPE),
     sparse=False)
 
-SPARSE_APPLY_ADA_MAX = Spec(
+SPARSE_APPLY_ADA_MAX = c.Spec(
     "ada_max", ("m", "v"),
-    (same_shape("m"), same_shape("v"), VAR_RANK,
-     scalar("beta1_power"), scalar("lr", sep=" : "), scalar("beta1"),
-     scalar("beta2"), scalar("epsilon"), _ADA_MAX_STEP,
-     INDICES, GRAD, SPARSE_GRAD, IN_RANGE),
+    (*_MV, c.VAR_RANK, _POWERS[0], *_HYPER, _ADA_MAX_STEP, *_SPARSE_GRAD),
     sparse=True)
 
 
-@documented
-def apply_adam(
-    var,
-    m,
-    v,
-    beta1_power,
-    beta2_power,
-    lr,
-    beta1,
-    beta2,
-    epsilon,
-    grad,
-    use_locking=False,
-    use_nesterov=False,
-):
+apply_adam = c.define(
+    "apply_adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, "
+    "grad, use_locking=False, use_nesterov=False)",
+    APPLY_ADAM,
     r"""Adam, TensorFlow's ``ResourceApplyAdam``.
 
     The caller passes ``beta1_power = beta1**t`` and ``beta2_power = beta2**t``;
@@ -128,23 +98,6 @@ def apply_adam(
         ("epsilon hat"), as in TensorFlow; the paper and PyTorch add it after
         bias-correcting ``v``.
 
-    Parameters
-    ----------
-    %(var_dense)s
-    %(m)s
-    %(v)s
-    %(beta1_power)s
-    %(beta2_power)s
-    %(lr)s
-    %(beta1)s
-    %(beta2)s
-    %(epsilon)s
-    %(grad_dense)s
-    %(use_locking)s
-    %(use_nesterov)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -153,28 +106,13 @@ def apply_adam(
     ...     var, m, v, 0.9, 0.999, 0.001, 0.9, 0.999, 1e-7, [1.0, -1.0])
     >>> var.round(6)
     array([0.999, 1.001])
-    """
-    APPLY_ADAM.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_adam(
-    var,
-    m,
-    v,
-    beta1_power,
-    beta2_power,
-    lr,
-    beta1,
-    beta2,
-    epsilon,
-    grad,
-    indices,
-    use_locking=False,
-    use_nesterov=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_adam = c.define(
+    "sparse_apply_adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, "
+    "epsilon, grad, indices, use_locking=False, use_nesterov=False)",
+    SPARSE_APPLY_ADAM,
     """Lazy Adam on the rows ``indices`` (not a TensorFlow kernel).
 
     Each indexed row gets exactly :func:`apply_adam`'s update (same
@@ -184,25 +122,6 @@ def sparse_apply_adam(
     first (``coalesce_duplicates=True``); by default a repeated index gets one
     full update per occurrence, like TensorFlow's sparse kernels.
 
-    Parameters
-    ----------
-    %(var_sparse)s
-    %(m)s
-    %(v)s
-    %(beta1_power)s
-    %(beta2_power)s
-    %(lr)s
-    %(beta1)s
-    %(beta2)s
-    %(epsilon)s
-    %(grad_sparse)s
-    %(indices)s
-    %(use_locking)s
-    %(use_nesterov)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -211,48 +130,18 @@ def sparse_apply_adam(
     ...     var, m, v, 0.9, 0.999, 0.001, 0.9, 0.999, 1e-7, [[1.0]], [2])
     >>> var.ravel().round(6)
     array([1.   , 1.   , 0.999])
-    """
-    SPARSE_APPLY_ADAM.call(locals())
+    """)
 
 
-@documented
-def apply_adam_with_amsgrad(
-    var,
-    m,
-    v,
-    vhat,
-    beta1_power,
-    beta2_power,
-    lr,
-    beta1,
-    beta2,
-    epsilon,
-    grad,
-    use_locking=False,
-):
+apply_adam_with_amsgrad = c.define(
+    "apply_adam_with_amsgrad(var, m, v, vhat, beta1_power, beta2_power, lr, beta1, "
+    "beta2, epsilon, grad, use_locking=False)",
+    APPLY_ADAM_WITH_AMSGRAD,
     """AMSGrad, TensorFlow's ``ResourceApplyAdamWithAmsgrad``.
 
     As :func:`apply_adam`, then ``vhat = max(vhat, v)`` and
     ``var -= alpha * m / (sqrt(vhat) + epsilon)``.  Unlike TensorFlow, the
     shape of `vhat` is checked.
-
-    Parameters
-    ----------
-    %(var_dense)s
-    %(m)s
-    %(v)s
-    vhat : ndarray or Variable
-        Slot of var's shape and dtype: the running maximum of `v`. Updated in place.
-    %(beta1_power)s
-    %(beta2_power)s
-    %(lr)s
-    %(beta1)s
-    %(beta2)s
-    %(epsilon)s
-    %(grad_dense)s
-    %(use_locking)s
-
-    %(returns_dense)s
 
     Examples
     --------
@@ -262,14 +151,13 @@ def apply_adam_with_amsgrad(
     ...     var, m, v, vhat, 0.9, 0.999, 0.001, 0.9, 0.999, 1e-7, [1.0])
     >>> vhat
     array([1.])
-    """
-    APPLY_ADAM_WITH_AMSGRAD.call(locals())
+    """)
 
 
-@documented
-def apply_ada_max(
-    var, m, v, beta1_power, lr, beta1, beta2, epsilon, grad, use_locking=False
-):
+apply_ada_max = c.define(
+    "apply_ada_max(var, m, v, beta1_power, lr, beta1, beta2, epsilon, grad, "
+    "use_locking=False)",
+    APPLY_ADA_MAX,
     r"""AdaMax, TensorFlow's ``ResourceApplyAdaMax``.
 
     .. math::
@@ -278,21 +166,6 @@ def apply_ada_max(
         v \leftarrow \max(\beta_2 v, |g|) \\
         var &\leftarrow var - \frac{lr}{1 - \beta_1^t}\,\frac{m}{v + \epsilon}
 
-    Parameters
-    ----------
-    %(var_dense)s
-    %(m)s
-    %(v)s
-    %(beta1_power)s
-    %(lr)s
-    %(beta1)s
-    %(beta2)s
-    %(epsilon)s
-    %(grad_dense)s
-    %(use_locking)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -300,48 +173,18 @@ def apply_ada_max(
     >>> training_ops.apply_ada_max(var, m, v, 0.9, 0.001, 0.9, 0.999, 1e-7, [2.0, -2.0])
     >>> var.round(6)
     array([0.999, 1.001])
-    """
-    APPLY_ADA_MAX.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_ada_max(
-    var,
-    m,
-    v,
-    beta1_power,
-    lr,
-    beta1,
-    beta2,
-    epsilon,
-    grad,
-    indices,
-    use_locking=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_ada_max = c.define(
+    "sparse_apply_ada_max(var, m, v, beta1_power, lr, beta1, beta2, epsilon, grad, "
+    "indices, use_locking=False)",
+    SPARSE_APPLY_ADA_MAX,
     """Lazy AdaMax on the rows ``indices`` (not a TensorFlow kernel).
 
     Each indexed row gets :func:`apply_ada_max`'s update; rows not indexed keep
     their `m` and `v` and do not move (what Keras' Adamax does for sparse
     gradients, after coalescing duplicates).
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    %(m)s
-    %(v)s
-    %(beta1_power)s
-    %(lr)s
-    %(beta1)s
-    %(beta2)s
-    %(epsilon)s
-    %(grad_sparse)s
-    %(indices)s
-    %(use_locking)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -351,5 +194,4 @@ def sparse_apply_ada_max(
     ...     var, m, v, 0.9, 0.001, 0.9, 0.999, 1e-7, [[2.0]], [1])
     >>> var.ravel().round(6)
     array([1.   , 0.999])
-    """
-    SPARSE_APPLY_ADA_MAX.call(locals())
+    """)

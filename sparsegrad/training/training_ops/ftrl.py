@@ -1,29 +1,6 @@
-"""FTRL-Proximal (FTRL and FTRL-V2 with L2 shrinkage).
+"""FTRL-Proximal (FTRL and FTRL-V2 with L2 shrinkage)."""
 
-The public functions check their arguments through the specs below (see
-:mod:`.core`); the arithmetic is in ``sparsegrad._kernels.training``.
-"""
-
-from .core import (
-    GRAD,
-    GRAD_SHAPE,
-    IN_RANGE,
-    INDICES,
-    INNER_POSITIVE,
-    SPARSE_GRAD,
-    VAR_RANK,
-    Spec,
-    checked_scalar,
-    constant,
-    documented,
-    flag,
-    non_negative,
-    non_positive,
-    positive,
-    same_shape,
-    scalar,
-    step,
-)
+from . import core as c
 
 __all__ = [
     "apply_ftrl",
@@ -33,10 +10,9 @@ __all__ = [
 ]
 
 
-
 _LR_WHAT = "a positive scalar (or zero if multiply_linear_by_lr is set)"
-_LR_POSITIVE = checked_scalar("lr", "lr", positive, _LR_WHAT)
-_LR_NON_NEGATIVE = checked_scalar("lr", "lr", non_negative, _LR_WHAT)
+_LR_POSITIVE = c.checked_scalar("lr", "lr", c.positive, _LR_WHAT)
+_LR_NON_NEGATIVE = c.checked_scalar("lr", "lr", c.non_negative, _LR_WHAT)
 
 
 def _ftrl_lr(call):
@@ -47,68 +23,45 @@ def _ftrl_lr(call):
         _LR_POSITIVE(call)
 
 
-_FTRL_LR = step(_ftrl_lr, hyper="lr")
+_FTRL_LR = c.step(_ftrl_lr, hyper="lr")
 
 
-APPLY_FTRL = Spec(
-    "ftrl", ("accum", "linear"),
-    (same_shape("accum"), same_shape("linear"), GRAD, GRAD_SHAPE, scalar("lr"),
-     scalar("l1", "l1 regularization strength"),
-     scalar("l2", "l2 regularization strength"), scalar("lr_power", sep=""),
-     constant("l2_shrinkage", 0.0), flag("multiply_linear_by_lr"),
-     constant("is_v2", False)),
-    sparse=False)
-
-APPLY_FTRL_V2 = Spec(
-    "ftrl", ("accum", "linear"),
-    (same_shape("accum"), same_shape("linear"), GRAD, GRAD_SHAPE, scalar("lr"),
-     scalar("l1", "l1 regularization strength"),
-     scalar("l2", "l2 regularization strength"), scalar("lr_power", sep=""),
-     scalar("l2_shrinkage", "l2 shrinkage regularization strength"),
-     flag("multiply_linear_by_lr"), constant("is_v2", True)),
-    sparse=False)
-
-SPARSE_APPLY_FTRL = Spec(
-    "ftrl", ("accum", "linear"),
-    (same_shape("accum"), same_shape("linear"), VAR_RANK, INDICES, _FTRL_LR,
-     checked_scalar("l1", "l1 regularization strength", non_negative,
-                    "a non-negative scalar"),
-     checked_scalar("l2", "l2 regularization strength", non_negative,
-                    "a non-negative scalar"),
-     checked_scalar("lr_power", "lr_power", non_positive, "a non-positive scalar"),
-     GRAD, SPARSE_GRAD, INNER_POSITIVE,
-     constant("l2_shrinkage", 0.0),
-     IN_RANGE, flag("multiply_linear_by_lr"), constant("is_v2", False)),
-    sparse=True)
-
-SPARSE_APPLY_FTRL_V2 = Spec(
-    "ftrl", ("accum", "linear"),
-    (same_shape("accum"), same_shape("linear"), VAR_RANK, INDICES, _FTRL_LR,
-     checked_scalar("l1", "l1 regularization strength", non_negative,
-                    "a non-negative scalar"),
-     checked_scalar("l2", "l2 regularization strength", non_negative,
-                    "a non-negative scalar"),
-     checked_scalar("lr_power", "lr_power", non_positive, "a non-positive scalar"),
-     GRAD, SPARSE_GRAD, INNER_POSITIVE,
-     checked_scalar("l2_shrinkage", "l2 shrinkage regularization strength",
-                    non_negative, "a non-negative scalar"),
-     IN_RANGE, flag("multiply_linear_by_lr"), constant("is_v2", True)),
-    sparse=True)
+def _specs(v2):
+    """The dense and the sparse spec of FTRL (`v2`: FTRL-V2, whose
+    ``l2_shrinkage`` is an argument; 0 for FTRL)."""
+    slots = (c.same_shape("accum"), c.same_shape("linear"))
+    dense_shrinkage = sparse_shrinkage = c.constant("l2_shrinkage", 0.0)
+    if v2:
+        label = "l2 shrinkage regularization strength"
+        dense_shrinkage = c.scalar("l2_shrinkage", label)
+        sparse_shrinkage = c.checked_scalar("l2_shrinkage", label, c.non_negative,
+                                            "a non-negative scalar")
+    tail = (c.flag("multiply_linear_by_lr"), c.constant("is_v2", v2))
+    dense = c.Spec(
+        "ftrl", ("accum", "linear"),
+        (*slots, c.GRAD, c.GRAD_SHAPE, c.scalar("lr"), c.L1, c.L2,
+         c.scalar("lr_power", sep=""), dense_shrinkage, *tail),
+        sparse=False)
+    sparse = c.Spec(
+        "ftrl", ("accum", "linear"),
+        (*slots, c.VAR_RANK, c.INDICES, _FTRL_LR, c.L1_NON_NEGATIVE,
+         c.L2_NON_NEGATIVE,
+         c.checked_scalar("lr_power", "lr_power", c.non_positive,
+                          "a non-positive scalar"),
+         c.GRAD, c.SPARSE_GRAD, c.INNER_POSITIVE, sparse_shrinkage, c.IN_RANGE,
+         *tail),
+        sparse=True)
+    return dense, sparse
 
 
-@documented
-def apply_ftrl(
-    var,
-    accum,
-    linear,
-    grad,
-    lr,
-    l1,
-    l2,
-    lr_power,
-    use_locking=False,
-    multiply_linear_by_lr=False,
-):
+APPLY_FTRL, SPARSE_APPLY_FTRL = _specs(False)
+APPLY_FTRL_V2, SPARSE_APPLY_FTRL_V2 = _specs(True)
+
+
+apply_ftrl = c.define(
+    "apply_ftrl(var, accum, linear, grad, lr, l1, l2, lr_power, use_locking=False, "
+    "multiply_linear_by_lr=False)",
+    APPLY_FTRL,
     r"""FTRL-Proximal, TensorFlow's ``ResourceApplyFtrl``.
 
     With :math:`P(x) = x^{-p}` for ``p = lr_power`` (a square root when
@@ -128,22 +81,6 @@ def apply_ftrl(
     value and the formula is rearranged accordingly.  No value checks (a zero
     `lr` divides by zero), as in TensorFlow's dense kernel.
 
-    Parameters
-    ----------
-    %(var_dense)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(linear)s
-    %(grad_dense)s
-    %(lr)s
-    %(l1)s
-    %(l2)s
-    %(lr_power)s
-    %(use_locking)s
-    %(multiply_linear_by_lr)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -153,46 +90,18 @@ def apply_ftrl(
     array([1.  , 0.05])
     >>> var.round(6)
     array([-0.085812,  0.      ])
-    """
-    APPLY_FTRL.call(locals())
+    """)
 
 
-@documented
-def apply_ftrl_v2(
-    var,
-    accum,
-    linear,
-    grad,
-    lr,
-    l1,
-    l2,
-    l2_shrinkage,
-    lr_power,
-    use_locking=False,
-    multiply_linear_by_lr=False,
-):
+apply_ftrl_v2 = c.define(
+    "apply_ftrl_v2(var, accum, linear, grad, lr, l1, l2, l2_shrinkage, lr_power, "
+    "use_locking=False, multiply_linear_by_lr=False)",
+    APPLY_FTRL_V2,
     """FTRL with L2 shrinkage, TensorFlow's ``ResourceApplyFtrlV2``.
 
     As :func:`apply_ftrl`, with ``g + 2 * l2_shrinkage * var`` in place of ``g``
     in the `linear` update (`accum` still accumulates ``g**2``).  Note that
     `l2_shrinkage` comes before `lr_power`.
-
-    Parameters
-    ----------
-    %(var_dense)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(linear)s
-    %(grad_dense)s
-    %(lr)s
-    %(l1)s
-    %(l2)s
-    %(l2_shrinkage)s
-    %(lr_power)s
-    %(use_locking)s
-    %(multiply_linear_by_lr)s
-
-    %(returns_dense)s
 
     Examples
     --------
@@ -202,49 +111,18 @@ def apply_ftrl_v2(
     ...     var, accum, linear, [0.0, 0.0], 0.1, 0.0, 0.0, 0.5, -0.5)
     >>> linear
     array([1., 1.])
-    """
-    APPLY_FTRL_V2.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_ftrl(
-    var,
-    accum,
-    linear,
-    grad,
-    indices,
-    lr,
-    l1,
-    l2,
-    lr_power,
-    use_locking=False,
-    multiply_linear_by_lr=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_ftrl = c.define(
+    "sparse_apply_ftrl(var, accum, linear, grad, indices, lr, l1, l2, lr_power, "
+    "use_locking=False, multiply_linear_by_lr=False)",
+    SPARSE_APPLY_FTRL,
     """Sparse :func:`apply_ftrl` on the rows ``indices``.
 
     TensorFlow's ``ResourceSparseApplyFtrl``, including the ``R == 1`` path
     and its value checks: ``lr > 0`` (``>= 0`` with `multiply_linear_by_lr`),
     ``l1 >= 0``, ``l2 >= 0``, ``lr_power <= 0``.
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(linear)s
-    %(grad_sparse)s
-    %(indices)s
-    %(lr)s
-    %(l1)s
-    %(l2)s
-    %(lr_power)s
-    %(use_locking)s
-    %(multiply_linear_by_lr)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -255,50 +133,17 @@ def sparse_apply_ftrl(
     >>> var.round(6)
     array([[ 0.      ,  0.      ],
            [-0.085812,  0.      ]])
-    """
-    SPARSE_APPLY_FTRL.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_ftrl_v2(
-    var,
-    accum,
-    linear,
-    grad,
-    indices,
-    lr,
-    l1,
-    l2,
-    l2_shrinkage,
-    lr_power,
-    use_locking=False,
-    multiply_linear_by_lr=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_ftrl_v2 = c.define(
+    "sparse_apply_ftrl_v2(var, accum, linear, grad, indices, lr, l1, l2, "
+    "l2_shrinkage, lr_power, use_locking=False, multiply_linear_by_lr=False)",
+    SPARSE_APPLY_FTRL_V2,
     """Sparse :func:`apply_ftrl_v2` on the rows ``indices``.
 
     TensorFlow's ``ResourceSparseApplyFtrlV2``; each occurrence of a repeated
     index recomputes the shrinkage term from the current `var`.
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(linear)s
-    %(grad_sparse)s
-    %(indices)s
-    %(lr)s
-    %(l1)s
-    %(l2)s
-    %(l2_shrinkage)s
-    %(lr_power)s
-    %(use_locking)s
-    %(multiply_linear_by_lr)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -308,5 +153,4 @@ def sparse_apply_ftrl_v2(
     ...     var, accum, linear, [[0.0]], [0], 0.1, 0.0, 0.0, 0.5, -0.5)
     >>> linear.ravel()
     array([1., 0.])
-    """
-    SPARSE_APPLY_FTRL_V2.call(locals())
+    """)

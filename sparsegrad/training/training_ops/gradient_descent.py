@@ -1,22 +1,6 @@
-"""Gradient descent and proximal gradient descent (FOBOS).
+"""Gradient descent and proximal gradient descent (FOBOS)."""
 
-The public functions check their arguments through the specs below (see
-:mod:`.core`); the arithmetic is in ``sparsegrad._kernels.training``.
-"""
-
-from .core import (
-    GRAD,
-    IN_RANGE,
-    INDICES,
-    INNER_POSITIVE,
-    SPARSE_GRAD,
-    VAR_RANK,
-    Spec,
-    documented,
-    grad,
-    grad_shape,
-    scalar,
-)
+from . import core as c
 
 __all__ = [
     "apply_gradient_descent",
@@ -26,45 +10,33 @@ __all__ = [
 ]
 
 
-APPLY_GRADIENT_DESCENT = Spec(
+APPLY_GRADIENT_DESCENT = c.Spec(
     "gradient_descent", (),
-    (scalar("alpha"), grad("delta"), grad_shape("delta")),
-    sparse=False)
+    (c.scalar("alpha"), c.grad("delta"), c.grad_shape("delta")), sparse=False)
 
-SPARSE_APPLY_GRADIENT_DESCENT = Spec(
+SPARSE_APPLY_GRADIENT_DESCENT = c.Spec(
     "gradient_descent", (),
-    (VAR_RANK, scalar("alpha"), INDICES, GRAD, SPARSE_GRAD, IN_RANGE),
+    (c.VAR_RANK, c.scalar("alpha"), c.INDICES, c.GRAD, c.SPARSE_GRAD, c.IN_RANGE),
     sparse=True)
 
-APPLY_PROXIMAL_GRADIENT_DESCENT = Spec(
+APPLY_PROXIMAL_GRADIENT_DESCENT = c.Spec(
     "proximal_gradient_descent", (),
-    (scalar("alpha"), scalar("l1", "l1 regularization strength"),
-     scalar("l2", "l2 regularization strength"), grad("delta"), grad_shape("delta")),
+    (c.scalar("alpha"), c.L1, c.L2, c.grad("delta"), c.grad_shape("delta")),
     sparse=False)
 
-SPARSE_APPLY_PROXIMAL_GRADIENT_DESCENT = Spec(
+SPARSE_APPLY_PROXIMAL_GRADIENT_DESCENT = c.Spec(
     "proximal_gradient_descent", (),
-    (VAR_RANK, scalar("alpha", "lr"), scalar("l1", "l1 regularization strength"),
-     scalar("l2", "l2 regularization strength"), INDICES, GRAD, SPARSE_GRAD,
-     INNER_POSITIVE, IN_RANGE),
+    (c.VAR_RANK, c.scalar("alpha", "lr"), c.L1, c.L2, c.INDICES, c.GRAD,
+     c.SPARSE_GRAD, c.INNER_POSITIVE, c.IN_RANGE),
     sparse=True)
 
 
-@documented
-def apply_gradient_descent(var, alpha, delta, use_locking=False):
+apply_gradient_descent = c.define(
+    "apply_gradient_descent(var, alpha, delta, use_locking=False)",
+    APPLY_GRADIENT_DESCENT,
     """Plain gradient descent: ``var -= delta * alpha``.
 
     TensorFlow's ``ResourceApplyGradientDescent``.
-
-    Parameters
-    ----------
-    %(var_dense)s
-    alpha : float
-        Learning rate. A scalar, rounded to var's dtype.
-    %(delta)s
-    %(use_locking)s
-
-    %(returns_dense)s
 
     Examples
     --------
@@ -73,30 +45,16 @@ def apply_gradient_descent(var, alpha, delta, use_locking=False):
     >>> training_ops.apply_gradient_descent(var, 0.5, [2.0, -2.0])
     >>> var
     array([0., 3.])
-    """
-    APPLY_GRADIENT_DESCENT.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_gradient_descent(
-    var, alpha, grad, indices, use_locking=False, *, coalesce_duplicates=False
-):
+sparse_apply_gradient_descent = c.define(
+    "sparse_apply_gradient_descent(var, alpha, grad, indices, use_locking=False)",
+    SPARSE_APPLY_GRADIENT_DESCENT,
     """Gradient descent on rows: ``var[indices[k]] -= grad[k] * alpha``.
 
     Not a TensorFlow kernel (TensorFlow scatter-adds ``-alpha * grad``); the
     result is the same: duplicates accumulate one after another.
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    alpha : float
-        Learning rate. A scalar, rounded to var's dtype.
-    %(grad_sparse)s
-    %(indices)s
-    %(use_locking)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -108,12 +66,12 @@ def sparse_apply_gradient_descent(
     array([[ 0.,  0.],
            [ 0.,  0.],
            [-2., -3.]])
-    """
-    SPARSE_APPLY_GRADIENT_DESCENT.call(locals())
+    """)
 
 
-@documented
-def apply_proximal_gradient_descent(var, alpha, l1, l2, delta, use_locking=False):
+apply_proximal_gradient_descent = c.define(
+    "apply_proximal_gradient_descent(var, alpha, l1, l2, delta, use_locking=False)",
+    APPLY_PROXIMAL_GRADIENT_DESCENT,
     r"""Proximal gradient descent (FOBOS) with L1 and L2 regularisation.
 
     TensorFlow's ``ResourceApplyProximalGradientDescent``:
@@ -126,18 +84,6 @@ def apply_proximal_gradient_descent(var, alpha, l1, l2, delta, use_locking=False
 
     (with ``l1 <= 0``, ``var = p / (1 + l2 * alpha)``).
 
-    Parameters
-    ----------
-    %(var_dense)s
-    alpha : float
-        Learning rate. A scalar, rounded to var's dtype.
-    %(l1)s
-    %(l2)s
-    %(delta)s
-    %(use_locking)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -145,41 +91,18 @@ def apply_proximal_gradient_descent(var, alpha, l1, l2, delta, use_locking=False
     >>> training_ops.apply_proximal_gradient_descent(var, 0.5, 0.2, 0.0, [1.0, 0.0])
     >>> var
     array([ 0.4, -0.9])
-    """
-    APPLY_PROXIMAL_GRADIENT_DESCENT.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_proximal_gradient_descent(
-    var,
-    alpha,
-    l1,
-    l2,
-    grad,
-    indices,
-    use_locking=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_proximal_gradient_descent = c.define(
+    "sparse_apply_proximal_gradient_descent(var, alpha, l1, l2, grad, indices, "
+    "use_locking=False)",
+    SPARSE_APPLY_PROXIMAL_GRADIENT_DESCENT,
     """Sparse :func:`apply_proximal_gradient_descent` on the rows ``indices``.
 
     TensorFlow's ``ResourceSparseApplyProximalGradientDescent``; when a row
     has one element (``R == 1``) the final division is done in float64, as
     TensorFlow's scalar path does.
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    alpha : float
-        Learning rate. A scalar, rounded to var's dtype.
-    %(l1)s
-    %(l2)s
-    %(grad_sparse)s
-    %(indices)s
-    %(use_locking)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -191,5 +114,4 @@ def sparse_apply_proximal_gradient_descent(
     array([[1.        , 1.        ],
            [0.33333333, 0.33333333],
            [1.        , 1.        ]])
-    """
-    SPARSE_APPLY_PROXIMAL_GRADIENT_DESCENT.call(locals())
+    """)

@@ -1,22 +1,6 @@
-"""Momentum (TensorFlow's) and Keras' momentum.
+"""Momentum (TensorFlow's) and Keras' momentum."""
 
-The public functions check their arguments through the specs below (see
-:mod:`.core`); the arithmetic is in ``sparsegrad._kernels.training``.
-"""
-
-from .core import (
-    GRAD,
-    GRAD_SHAPE,
-    IN_RANGE,
-    INDICES,
-    SPARSE_GRAD,
-    VAR_RANK,
-    Spec,
-    documented,
-    flag,
-    same_shape,
-    scalar,
-)
+from . import core as c
 
 __all__ = [
     "apply_momentum",
@@ -26,37 +10,32 @@ __all__ = [
 ]
 
 
-APPLY_MOMENTUM = Spec(
-    "momentum", ("accum",),
-    (scalar("lr"), same_shape("accum"), GRAD, GRAD_SHAPE, scalar("momentum"),
-     flag("use_nesterov")),
-    sparse=False)
-
-SPARSE_APPLY_MOMENTUM = Spec(
-    "momentum", ("accum",),
-    (same_shape("accum"), VAR_RANK, scalar("lr", sep=" : "), INDICES, GRAD,
-     SPARSE_GRAD, scalar("momentum"), IN_RANGE,
-     flag("use_nesterov")),
-    sparse=True)
-
-APPLY_KERAS_MOMENTUM = Spec(
-    "keras_momentum", ("accum",),
-    (scalar("lr"), same_shape("accum"), GRAD, GRAD_SHAPE, scalar("momentum"),
-     flag("use_nesterov")),
-    sparse=False)
-
-SPARSE_APPLY_KERAS_MOMENTUM = Spec(
-    "keras_momentum", ("accum",),
-    (same_shape("accum"), VAR_RANK, scalar("lr", sep=" : "), INDICES, GRAD,
-     SPARSE_GRAD, scalar("momentum"), IN_RANGE.keras,
-     flag("use_nesterov")),
-    sparse=True)
+def _specs(kernel, in_range):
+    """The dense and the sparse spec of a momentum kernel (the two ops check
+    alike; Keras' sparse op has its own out-of-range message)."""
+    dense = c.Spec(
+        kernel, ("accum",),
+        (c.scalar("lr"), c.same_shape("accum"), c.GRAD, c.GRAD_SHAPE,
+         c.scalar("momentum"), c.flag("use_nesterov")),
+        sparse=False)
+    sparse = c.Spec(
+        kernel, ("accum",),
+        (c.same_shape("accum"), c.VAR_RANK, c.scalar("lr", sep=" : "), c.INDICES,
+         c.GRAD, c.SPARSE_GRAD, c.scalar("momentum"), in_range,
+         c.flag("use_nesterov")),
+        sparse=True)
+    return dense, sparse
 
 
-@documented
-def apply_momentum(
-    var, accum, lr, grad, momentum, use_locking=False, use_nesterov=False
-):
+APPLY_MOMENTUM, SPARSE_APPLY_MOMENTUM = _specs("momentum", c.IN_RANGE)
+APPLY_KERAS_MOMENTUM, SPARSE_APPLY_KERAS_MOMENTUM = _specs(
+    "keras_momentum", c.IN_RANGE.keras)
+
+
+apply_momentum = c.define(
+    "apply_momentum(var, accum, lr, grad, momentum, use_locking=False, "
+    "use_nesterov=False)",
+    APPLY_MOMENTUM,
     r"""Momentum, TensorFlow's ``ResourceApplyMomentum``.
 
     .. math::
@@ -67,19 +46,6 @@ def apply_momentum(
     With ``use_nesterov=True``:
     ``var -= g * lr + accum * momentum * lr``.
 
-    Parameters
-    ----------
-    %(var_dense)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(lr)s
-    %(grad_dense)s
-    %(momentum)s
-    %(use_locking)s
-    %(use_nesterov)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -87,42 +53,17 @@ def apply_momentum(
     >>> training_ops.apply_momentum(var, accum, 0.1, [1.0, 0.0], 0.5)
     >>> var
     array([0.85, 0.95])
-    """
-    APPLY_MOMENTUM.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_momentum(
-    var,
-    accum,
-    lr,
-    grad,
-    indices,
-    momentum,
-    use_locking=False,
-    use_nesterov=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_momentum = c.define(
+    "sparse_apply_momentum(var, accum, lr, grad, indices, momentum, "
+    "use_locking=False, use_nesterov=False)",
+    SPARSE_APPLY_MOMENTUM,
     """Sparse :func:`apply_momentum` on the rows ``indices`` (lazy).
 
     TensorFlow's ``ResourceSparseApplyMomentum``; `momentum` comes after
     `indices`.  Rows not indexed keep their `accum` and do not move.
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(lr)s
-    %(grad_sparse)s
-    %(indices)s
-    %(momentum)s
-    %(use_locking)s
-    %(use_nesterov)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -131,14 +72,13 @@ def sparse_apply_momentum(
     >>> training_ops.sparse_apply_momentum(var, accum, 0.1, [[1.0]], [0], 0.5)
     >>> var.ravel()
     array([0.85, 1.  ])
-    """
-    SPARSE_APPLY_MOMENTUM.call(locals())
+    """)
 
 
-@documented
-def apply_keras_momentum(
-    var, accum, lr, grad, momentum, use_locking=False, use_nesterov=False
-):
+apply_keras_momentum = c.define(
+    "apply_keras_momentum(var, accum, lr, grad, momentum, use_locking=False, "
+    "use_nesterov=False)",
+    APPLY_KERAS_MOMENTUM,
     r"""Keras-style momentum, TensorFlow's ``ResourceApplyKerasMomentum``.
 
     `accum` holds the velocity, with the learning rate folded in:
@@ -150,19 +90,6 @@ def apply_keras_momentum(
 
     With ``use_nesterov=True``: ``var += accum * momentum - g * lr``.
 
-    Parameters
-    ----------
-    %(var_dense)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(lr)s
-    %(grad_dense)s
-    %(momentum)s
-    %(use_locking)s
-    %(use_nesterov)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -170,42 +97,17 @@ def apply_keras_momentum(
     >>> training_ops.apply_keras_momentum(var, accum, 0.5, [1.0, -1.0], 0.9)
     >>> var
     array([0.5, 1.5])
-    """
-    APPLY_KERAS_MOMENTUM.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_keras_momentum(
-    var,
-    accum,
-    lr,
-    grad,
-    indices,
-    momentum,
-    use_locking=False,
-    use_nesterov=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_keras_momentum = c.define(
+    "sparse_apply_keras_momentum(var, accum, lr, grad, indices, momentum, "
+    "use_locking=False, use_nesterov=False)",
+    SPARSE_APPLY_KERAS_MOMENTUM,
     """Sparse :func:`apply_keras_momentum` on the rows ``indices`` (lazy).
 
     TensorFlow's ``ResourceSparseApplyKerasMomentum``; its out-of-range message
     reads ``indices[i] = idx is not in [0, n_rows)``.
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    accum : ndarray or Variable
-        Accumulator slot of var's shape and dtype. Updated in place.
-    %(lr)s
-    %(grad_sparse)s
-    %(indices)s
-    %(momentum)s
-    %(use_locking)s
-    %(use_nesterov)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -214,5 +116,4 @@ def sparse_apply_keras_momentum(
     >>> training_ops.sparse_apply_keras_momentum(var, accum, 0.5, [[1.0]], [1], 0.9)
     >>> var.ravel()
     array([1. , 0.5])
-    """
-    SPARSE_APPLY_KERAS_MOMENTUM.call(locals())
+    """)

@@ -1,21 +1,6 @@
-"""RMSProp, plain and centered.
+"""RMSProp, plain and centered."""
 
-The public functions check their arguments through the specs below (see
-:mod:`.core`); the arithmetic is in ``sparsegrad._kernels.training``.
-"""
-
-from .core import (
-    GRAD,
-    GRAD_SHAPE,
-    IN_RANGE,
-    INDICES,
-    SPARSE_GRAD,
-    VAR_RANK,
-    Spec,
-    documented,
-    same_shape,
-    scalar,
-)
+from . import core as c
 
 __all__ = [
     "apply_rms_prop",
@@ -25,35 +10,28 @@ __all__ = [
 ]
 
 
-APPLY_RMS_PROP = Spec(
-    "rms_prop", ("ms", "mom"),
-    (scalar("lr", sep=" : "), scalar("rho"), scalar("momentum"), scalar("epsilon"),
-     same_shape("ms"), same_shape("mom"), GRAD, GRAD_SHAPE),
-    sparse=False)
-
-SPARSE_APPLY_RMS_PROP = Spec(
-    "rms_prop", ("ms", "mom"),
-    (scalar("lr", sep=": "), scalar("rho"), scalar("momentum"), scalar("epsilon"),
-     same_shape("ms"), same_shape("mom"), VAR_RANK,
-     INDICES, GRAD, SPARSE_GRAD, IN_RANGE),
-    sparse=True)
-
-APPLY_CENTERED_RMS_PROP = Spec(
-    "centered_rms_prop", ("mg", "ms", "mom"),
-    (scalar("lr", sep=" : "), scalar("rho"), scalar("momentum"), scalar("epsilon"),
-     same_shape("mg"), same_shape("ms"), same_shape("mom"), GRAD, GRAD_SHAPE),
-    sparse=False)
-
-SPARSE_APPLY_CENTERED_RMS_PROP = Spec(
-    "centered_rms_prop", ("mg", "ms", "mom"),
-    (scalar("lr", sep=": "), scalar("rho"), scalar("momentum"), scalar("epsilon"),
-     same_shape("mg"), same_shape("ms"), same_shape("mom"), VAR_RANK,
-     INDICES, GRAD, SPARSE_GRAD, IN_RANGE),
-    sparse=True)
+def _specs(kernel, slots):
+    """The dense and the sparse spec of an RMSProp kernel with `slots`."""
+    hyper = (c.scalar("rho"), c.scalar("momentum"), c.scalar("epsilon"),
+             *map(c.same_shape, slots))
+    dense = c.Spec(kernel, slots,
+                   (c.scalar("lr", sep=" : "), *hyper, c.GRAD, c.GRAD_SHAPE),
+                   sparse=False)
+    sparse = c.Spec(kernel, slots,
+                    (c.scalar("lr", sep=": "), *hyper, c.VAR_RANK, c.INDICES,
+                     c.GRAD, c.SPARSE_GRAD, c.IN_RANGE),
+                    sparse=True)
+    return dense, sparse
 
 
-@documented
-def apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, use_locking=False):
+APPLY_RMS_PROP, SPARSE_APPLY_RMS_PROP = _specs("rms_prop", ("ms", "mom"))
+APPLY_CENTERED_RMS_PROP, SPARSE_APPLY_CENTERED_RMS_PROP = _specs(
+    "centered_rms_prop", ("mg", "ms", "mom"))
+
+
+apply_rms_prop = c.define(
+    "apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, use_locking=False)",
+    APPLY_RMS_PROP,
     r"""RMSProp with momentum, TensorFlow's ``ResourceApplyRMSProp``.
 
     .. math::
@@ -64,20 +42,6 @@ def apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, use_locking=F
 
     Epsilon is inside the square root.
 
-    Parameters
-    ----------
-    %(var_dense)s
-    %(ms)s
-    %(mom)s
-    %(lr)s
-    %(rho)s
-    %(momentum)s
-    %(epsilon)s
-    %(grad_dense)s
-    %(use_locking)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -85,46 +49,18 @@ def apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, use_locking=F
     >>> training_ops.apply_rms_prop(var, ms, mom, 0.1, 0.75, 0.0, 0.0, [2.0, -2.0])
     >>> var
     array([0.8, 1.2])
-    """
-    APPLY_RMS_PROP.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_rms_prop(
-    var,
-    ms,
-    mom,
-    lr,
-    rho,
-    momentum,
-    epsilon,
-    grad,
-    indices,
-    use_locking=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_rms_prop = c.define(
+    "sparse_apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, indices, "
+    "use_locking=False)",
+    SPARSE_APPLY_RMS_PROP,
     """Sparse :func:`apply_rms_prop` on the rows ``indices`` (lazy).
 
     TensorFlow's ``ResourceSparseApplyRMSProp``, whose per-row arithmetic is
     arranged differently from the dense kernel's
     (``ms * rho + g**2 * (1 - rho)``), so results may differ in the last bit.
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    %(ms)s
-    %(mom)s
-    %(lr)s
-    %(rho)s
-    %(momentum)s
-    %(epsilon)s
-    %(grad_sparse)s
-    %(indices)s
-    %(use_locking)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -134,14 +70,13 @@ def sparse_apply_rms_prop(
     ...     var, ms, mom, 0.1, 0.75, 0.0, 0.0, [[2.0]], [0])
     >>> var.ravel()
     array([0.8, 1. ])
-    """
-    SPARSE_APPLY_RMS_PROP.call(locals())
+    """)
 
 
-@documented
-def apply_centered_rms_prop(
-    var, mg, ms, mom, lr, rho, momentum, epsilon, grad, use_locking=False
-):
+apply_centered_rms_prop = c.define(
+    "apply_centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilon, grad, "
+    "use_locking=False)",
+    APPLY_CENTERED_RMS_PROP,
     r"""Centered RMSProp, TensorFlow's ``ResourceApplyCenteredRMSProp``.
 
     .. math::
@@ -154,21 +89,6 @@ def apply_centered_rms_prop(
 
     Note that `mg` comes before `ms`.
 
-    Parameters
-    ----------
-    %(var_dense)s
-    %(mg)s
-    %(ms)s
-    %(mom)s
-    %(lr)s
-    %(rho)s
-    %(momentum)s
-    %(epsilon)s
-    %(grad_dense)s
-    %(use_locking)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -177,47 +97,17 @@ def apply_centered_rms_prop(
     ...     var, mg, ms, mom, 0.1, 0.5, 0.0, 0.0, [2.0])
     >>> mg, ms
     (array([1.]), array([2.]))
-    """
-    APPLY_CENTERED_RMS_PROP.call(locals())
+    """)
 
 
-@documented
-def sparse_apply_centered_rms_prop(
-    var,
-    mg,
-    ms,
-    mom,
-    lr,
-    rho,
-    momentum,
-    epsilon,
-    grad,
-    indices,
-    use_locking=False,
-    *,
-    coalesce_duplicates=False,
-):
+sparse_apply_centered_rms_prop = c.define(
+    "sparse_apply_centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilon, "
+    "grad, indices, use_locking=False)",
+    SPARSE_APPLY_CENTERED_RMS_PROP,
     """Sparse :func:`apply_centered_rms_prop` on the rows ``indices`` (lazy).
 
     TensorFlow's ``ResourceSparseApplyCenteredRMSProp`` (per-row arithmetic
     arranged as in :func:`sparse_apply_rms_prop`).
-
-    Parameters
-    ----------
-    %(var_sparse)s
-    %(mg)s
-    %(ms)s
-    %(mom)s
-    %(lr)s
-    %(rho)s
-    %(momentum)s
-    %(epsilon)s
-    %(grad_sparse)s
-    %(indices)s
-    %(use_locking)s
-    %(coalesce_duplicates)s
-
-    %(returns_sparse)s
 
     Examples
     --------
@@ -227,5 +117,4 @@ def sparse_apply_centered_rms_prop(
     ...     var, mg, ms, mom, 0.1, 0.5, 0.0, 0.0, [[2.0]], [1])
     >>> mg.ravel(), ms.ravel()
     (array([0., 1.]), array([0., 2.]))
-    """
-    SPARSE_APPLY_CENTERED_RMS_PROP.call(locals())
+    """)

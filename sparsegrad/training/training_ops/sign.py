@@ -1,17 +1,6 @@
-"""AddSign and PowerSign.
+"""AddSign and PowerSign."""
 
-The public functions check their arguments through the specs below (see
-:mod:`.core`); the arithmetic is in ``sparsegrad._kernels.training``.
-"""
-
-from .core import (
-    GRAD,
-    GRAD_SHAPE,
-    Spec,
-    documented,
-    same_shape,
-    scalar,
-)
+from . import core as c
 
 __all__ = [
     "apply_add_sign",
@@ -19,21 +8,22 @@ __all__ = [
 ]
 
 
-APPLY_ADD_SIGN = Spec(
-    "add_sign", ("m",),
-    (scalar("lr"), scalar("alpha"), scalar("sign_decay"), scalar("beta"),
-     same_shape("m"), GRAD, GRAD_SHAPE),
-    sparse=False)
-
-APPLY_POWER_SIGN = Spec(
-    "power_sign", ("m",),
-    (scalar("lr"), scalar("logbase"), scalar("sign_decay"), scalar("beta"),
-     same_shape("m"), GRAD, GRAD_SHAPE),
-    sparse=False)
+def _spec(kernel, name):
+    """The spec of a sign kernel whose second hyper-parameter is `name`."""
+    return c.Spec(
+        kernel, ("m",),
+        (c.scalar("lr"), c.scalar(name), c.scalar("sign_decay"), c.scalar("beta"),
+         c.same_shape("m"), c.GRAD, c.GRAD_SHAPE),
+        sparse=False)
 
 
-@documented
-def apply_add_sign(var, m, lr, alpha, sign_decay, beta, grad, use_locking=False):
+APPLY_ADD_SIGN = _spec("add_sign", "alpha")
+APPLY_POWER_SIGN = _spec("power_sign", "logbase")
+
+
+apply_add_sign = c.define(
+    "apply_add_sign(var, m, lr, alpha, sign_decay, beta, grad, use_locking=False)",
+    APPLY_ADD_SIGN,
     r"""AddSign, TensorFlow's ``ResourceApplyAddSign``.
 
     .. math::
@@ -45,20 +35,6 @@ def apply_add_sign(var, m, lr, alpha, sign_decay, beta, grad, use_locking=False)
     with ``d = sign_decay``.  A non-scalar `sign_decay` is an error (TensorFlow
     checks `alpha` twice instead).
 
-    Parameters
-    ----------
-    %(var_dense)s
-    %(m)s
-    %(lr)s
-    alpha : float
-        Weight of the sign agreement term. A scalar, rounded to var's dtype.
-    %(sign_decay)s
-    %(beta)s
-    %(grad_dense)s
-    %(use_locking)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -66,12 +42,15 @@ def apply_add_sign(var, m, lr, alpha, sign_decay, beta, grad, use_locking=False)
     >>> training_ops.apply_add_sign(var, m, 0.1, 1.0, 1.0, 0.9, [1.0, -1.0])
     >>> var
     array([0.8, 1.2])
-    """
-    APPLY_ADD_SIGN.call(locals())
+    """,
+    params={"alpha": """\
+alpha : float
+    Weight of the sign agreement term. A scalar, rounded to var's dtype."""})
 
 
-@documented
-def apply_power_sign(var, m, lr, logbase, sign_decay, beta, grad, use_locking=False):
+apply_power_sign = c.define(
+    "apply_power_sign(var, m, lr, logbase, sign_decay, beta, grad, use_locking=False)",
+    APPLY_POWER_SIGN,
     r"""PowerSign, TensorFlow's ``ResourceApplyPowerSign``.
 
     .. math::
@@ -82,20 +61,6 @@ def apply_power_sign(var, m, lr, logbase, sign_decay, beta, grad, use_locking=Fa
 
     with ``log b = logbase`` and ``d = sign_decay``.
 
-    Parameters
-    ----------
-    %(var_dense)s
-    %(m)s
-    %(lr)s
-    logbase : float
-        Base of the logarithm of the sign term. A scalar, rounded to var's dtype.
-    %(sign_decay)s
-    %(beta)s
-    %(grad_dense)s
-    %(use_locking)s
-
-    %(returns_dense)s
-
     Examples
     --------
     >>> from sparsegrad import training_ops
@@ -103,5 +68,4 @@ def apply_power_sign(var, m, lr, logbase, sign_decay, beta, grad, use_locking=Fa
     >>> training_ops.apply_power_sign(var, m, 0.1, 0.0, 1.0, 0.9, [1.0, -1.0])
     >>> var
     array([0.9, 1.1])
-    """
-    APPLY_POWER_SIGN.call(locals())
+    """)
