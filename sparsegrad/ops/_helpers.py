@@ -12,6 +12,7 @@ import numpy as np
 from ..autodiff.recording import record_variable_read
 from ..errors import InvalidArgumentError
 from ..framework import backend
+from ..framework.buffers import UNCHECKED_BYTES, check_allocation
 from ..framework.dtypes import check_numeric
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, convert_to_tensor, wrap
@@ -21,10 +22,12 @@ __all__ = [
     "as_borrowed_tensor",
     "as_tensor",
     "binary_operands",
+    "check_float",
     "same_device",
     "convert_like",
     "normalize_axis",
     "read_variable",
+    "unary_operand",
 ]
 
 _ndarray = np.ndarray
@@ -365,3 +368,44 @@ def normalize_axis(axis, ndim, op_name):
     if len(set(out)) != len(out):
         raise InvalidArgumentError(f"{op_name}: repeated axis in {axis!r}")
     return tuple(sorted(out))
+
+
+def unary_operand(x, op_name):
+    """The operand of a one-operand elementwise op as a Tensor.
+
+    A large strided operand (a broadcast view costs nothing) is checked for
+    the result and the contiguous copy the compiled functions read, both of
+    its whole shape.
+
+    Parameters
+    ----------
+    x : Tensor, Variable or array_like
+    op_name : str
+        The op's name in error messages.
+
+    Returns
+    -------
+    Tensor
+    """
+    if type(x) is not Tensor:
+        x = as_tensor(x, name="x")
+    if x._value.size * 16 >= UNCHECKED_BYTES and not x._value.flags.c_contiguous:
+        buffer = (x.shape, x.dtype, f"{op_name}: x")
+        check_allocation(buffer, buffer)
+    return x
+
+
+def check_float(x, op_name):
+    """Raise InvalidArgumentError unless Tensor `x` has a floating dtype.
+
+    Parameters
+    ----------
+    x : Tensor
+    op_name : str
+        The op's name in the message.
+    """
+    if x._value.dtype.kind != "f":
+        raise InvalidArgumentError(
+            f"{op_name}: x has dtype {x.dtype}; {op_name} needs a floating dtype "
+            "(use sg.cast)"
+        )
