@@ -11,7 +11,7 @@ import numpy as np
 
 from ..autodiff.recording import record_variable_read
 from ..errors import InvalidArgumentError
-from ..framework import backend
+from ..framework.backend import backend_of
 from ..framework.buffers import UNCHECKED_BYTES, check_allocation
 from ..framework.dtypes import check_numeric
 from ..framework.indexed_slices import IndexedSlices
@@ -122,7 +122,7 @@ def as_borrowed_tensor(x, name=None):
     -------
     Tensor
     """
-    if type(x) is _ndarray or backend.is_cupy_array(x):
+    if type(x) is _ndarray or backend_of(x).on_gpu:
         check_numeric(x.dtype, name or "value")
         return wrap(x.view())
     return as_tensor(x, name=name)
@@ -173,7 +173,7 @@ def convert_like(value, like, op_name, arg):
                 f"other operand has dtype {dtype}"
             )
         return value
-    on_gpu = backend.is_cupy_array(like._value)
+    on_gpu = backend_of(like._value).on_gpu
     vt = type(value)
     if vt is float or vt is int or vt is bool:
         # a cached scalar lives on one device: the GPU's number is in the key
@@ -199,7 +199,7 @@ def convert_like(value, like, op_name, arg):
         return t
     if value is None:
         raise TypeError(f"{op_name}: {arg} is None; expected a Tensor or array_like")
-    if backend.is_cupy_array(value):
+    if backend_of(value).on_gpu:
         array = value
     else:
         try:
@@ -248,17 +248,17 @@ def same_device(array, like):
     -------
     ndarray or cupy.ndarray
     """
-    a_gpu = backend.is_cupy_array(array)
-    l_gpu = backend.is_cupy_array(like)
+    a_gpu = backend_of(array).on_gpu
+    l_gpu = backend_of(like).on_gpu
     if a_gpu == l_gpu:
         return array
     if l_gpu:
         return _on_device(array, True)
-    backend.get_array_module(array, like)   # raises: a GPU value, a host Tensor
+    backend_of(array, like)   # raises: a GPU value, a host Tensor
     return array
     if l_gpu and array.ndim == 0:
         return _on_device(array, True)
-    backend.get_array_module(array, like)   # raises: a host and a GPU array
+    backend_of(array, like)   # raises: a host and a GPU array
     return array
 
 
@@ -311,7 +311,7 @@ def binary_operands(x, y, op_name):
         return convert_like(x, y, op_name, "x"), y
     x = convert_to_tensor(x, name="x")
     y = convert_to_tensor(y, name="y")
-    if backend.is_cupy_array(x._value) != backend.is_cupy_array(y._value):
+    if backend_of(x._value).on_gpu != backend_of(y._value).on_gpu:
         x = wrap(same_device(x._value, y._value))
         y = wrap(same_device(y._value, x._value))
     if x.dtype != y.dtype:
