@@ -11,7 +11,8 @@ import numpy as np
 
 from ..autodiff.recording import record_variable_read
 from ..errors import InvalidArgumentError
-from ..framework import backend
+from ..framework.backend import backend_of
+from ..framework.buffers import UNCHECKED_BYTES, check_allocation
 from ..framework.dtypes import check_numeric
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, convert_to_tensor, wrap
@@ -21,10 +22,12 @@ __all__ = [
     "as_borrowed_tensor",
     "as_tensor",
     "binary_operands",
+    "check_float",
     "same_device",
     "convert_like",
     "normalize_axis",
     "read_variable",
+    "unary_operand",
 ]
 
 _ndarray = np.ndarray
@@ -119,7 +122,7 @@ def as_borrowed_tensor(x, name=None):
     -------
     Tensor
     """
-    if type(x) is _ndarray or backend.is_cupy_array(x):
+    if type(x) is _ndarray or backend_of(x).on_gpu:
         check_numeric(x.dtype, name or "value")
         return wrap(x.view())
     return as_tensor(x, name=name)
@@ -170,7 +173,7 @@ def convert_like(value, like, op_name, arg):
                 f"other operand has dtype {dtype}"
             )
         return value
-    on_gpu = backend.is_cupy_array(like._value)
+    on_gpu = backend_of(like._value).on_gpu
     vt = type(value)
     if vt is float or vt is int or vt is bool:
         # a cached scalar lives on one device: the GPU's number is in the key
@@ -196,7 +199,7 @@ def convert_like(value, like, op_name, arg):
         return t
     if value is None:
         raise TypeError(f"{op_name}: {arg} is None; expected a Tensor or array_like")
-    if backend.is_cupy_array(value):
+    if backend_of(value).on_gpu:
         array = value
     else:
         try:
@@ -245,17 +248,17 @@ def same_device(array, like):
     -------
     ndarray or cupy.ndarray
     """
-    a_gpu = backend.is_cupy_array(array)
-    l_gpu = backend.is_cupy_array(like)
+    a_gpu = backend_of(array).on_gpu
+    l_gpu = backend_of(like).on_gpu
     if a_gpu == l_gpu:
         return array
     if l_gpu:
         return _on_device(array, True)
-    backend.get_array_module(array, like)   # raises: a GPU value, a host Tensor
+    backend_of(array, like)   # raises: a GPU value, a host Tensor
     return array
     if l_gpu and array.ndim == 0:
         return _on_device(array, True)
-    backend.get_array_module(array, like)   # raises: a host and a GPU array
+    backend_of(array, like)   # raises: a host and a GPU array
     return array
 
 
@@ -308,7 +311,7 @@ def binary_operands(x, y, op_name):
         return convert_like(x, y, op_name, "x"), y
     x = convert_to_tensor(x, name="x")
     y = convert_to_tensor(y, name="y")
-    if backend.is_cupy_array(x._value) != backend.is_cupy_array(y._value):
+    if backend_of(x._value).on_gpu != backend_of(y._value).on_gpu:
         x = wrap(same_device(x._value, y._value))
         y = wrap(same_device(y._value, x._value))
     if x.dtype != y.dtype:
@@ -365,3 +368,44 @@ def normalize_axis(axis, ndim, op_name):
     if len(set(out)) != len(out):
         raise InvalidArgumentError(f"{op_name}: repeated axis in {axis!r}")
     return tuple(sorted(out))
+
+
+def unary_operand(x, op_name):
+    """The operand of a one-operand elementwise op as a Tensor.
+
+    A large strided operand (a broadcast view costs nothing) is checked for
+    the result and the contiguous copy the compiled functions read, both of
+    its whole shape.
+
+    Parameters
+    ----------
+    x : Tensor, Variable or array_like
+    op_name : str
+        The op's name in error messages.
+
+    Returns
+    -------
+    Tensor
+    """
+    if type(x) is not Tensor:
+        x = as_tensor(x, name="x")
+    if x._value.size * 16 >= UNCHECKED_BYTES and not x._value.flags.c_contiguous:
+        buffer = (x.shape, x.dtype, f"{op_name}: x")
+        check_allocation(buffer, buffer)
+    return x
+
+
+def check_float(x, op_name):
+    """Raise InvalidArgumentError unless Tensor `x` has a floating dtype.
+
+    Parameters
+    ----------
+    x : Tensor
+    op_name : str
+        The op's name in the message.
+    """
+    if x._value.dtype.kind != "f":
+        raise InvalidArgumentError(
+            f"{op_name}: x has dtype {x.dtype}; {op_name} needs a floating dtype "
+            "(use sg.cast)"
+        )

@@ -16,8 +16,9 @@ import numpy as np
 from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
-from ..framework import backend, buffers
+from ..framework import buffers
 from ..framework import elementwise as _elementwise
+from ..framework.backend import backend_of
 from ..framework.tensor import wrap
 from . import array_ops, reduction_ops, unary_ops
 from ._helpers import as_tensor, same_device
@@ -25,7 +26,7 @@ from ._helpers import as_tensor, same_device
 
 def _xp(array):
     """The array module of `array` (numpy, or cupy for a GPU array)."""
-    return backend.get_array_module(array)
+    return backend_of(array).xp
 
 
 def _as(array, dtype):
@@ -642,7 +643,7 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
     zv = z._value
     if zv.size and bool((zv.min() < 0) | (zv.max() >= n_classes)):
         # the error path: the labels go to the host for the message
-        flat = (zv.get() if backend.is_cupy_array(zv) else zv).reshape(-1)
+        flat = backend_of(zv).host(zv).reshape(-1)
         bad = flat[np.flatnonzero((flat < 0) | (flat >= n_classes))[0]]
         shown = " ".join(str(v) for v in flat[:100])
         more = " ..." if flat.size > 100 else ""

@@ -19,7 +19,7 @@ from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
 from ..framework import scipy_input
-from ..framework.backend import is_cupy_array
+from ..framework.backend import backend_of
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import wrap
 from . import array_ops
@@ -134,7 +134,7 @@ def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
         )
     what = f"sparse_dense_matmul: sp_a of shape {checked.shape}"
     buffers = [((checked.shape[1] + 1,), np.int64, what)] if adjoint_a else []
-    if not is_cupy_array(b_value):  # the product, on the host
+    if not backend_of(b_value).on_gpu:  # the product, on the host
         buffers.append(((op_shape[0], b_value.shape[1]), bt.dtype,
                         f"sparse_dense_matmul: the product of {op_shape[0]} rows"))
     csr = _private_csr(checked, bt.dtype, buffers)
@@ -166,7 +166,7 @@ _INT32_MAX = 2**31 - 1
 def _matmul(csr, b, adjoint_b):
     """``csr @ op(b)`` for a validated CSR array of b's dtype; recorded."""
     b_value = b._value.T if adjoint_b else b._value
-    if is_cupy_array(b_value):
+    if backend_of(b_value).on_gpu:
         import cupy
 
         out = cupy.ascontiguousarray(_device_csr(csr) @ cupy.ascontiguousarray(b_value))
@@ -205,7 +205,7 @@ def _sparse_dense_matmul_grad(op, grad):
         return array_ops.transpose(_matmul(csr.T.tocsr(), grad, False))
     cols, narrow_t = _touched_columns(csr)
     values = _matmul(narrow_t, grad, False)
-    if is_cupy_array(values._value):
+    if backend_of(values._value).on_gpu:
         import cupy
 
         cols = cupy.asarray(cols)       # the indices live with the values

@@ -14,19 +14,12 @@ import numpy as np
 
 from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
-from ..errors import InvalidArgumentError
-from ..framework import backend
 from ..framework import elementwise as _elementwise
-from ..framework.buffers import UNCHECKED_BYTES, check_allocation
-from ..framework.indexed_slices import IndexedSlices
-from ..framework.tensor import Tensor, wrap
+from ..framework.backend import backend_of
+from ..framework.tensor import wrap
 from . import array_ops, math_ops
-from ._helpers import as_tensor
-
-
-def _xp(array):
-    """The array module of `array` (numpy, or cupy for a GPU array)."""
-    return backend.get_array_module(array)
+from ._helpers import check_float, unary_operand
+from .math_ops.arithmetic import log, negative
 
 __all__ = [
     "abs",
@@ -43,59 +36,7 @@ __all__ = [
 ]
 
 
-def _check_float(x, op_name):
-    if x._value.dtype.kind != "f":
-        raise InvalidArgumentError(
-            f"{op_name}: x has dtype {x.dtype}; {op_name} needs a floating dtype "
-            "(use sg.cast)"
-        )
-
-
 # -- unary ---------------------------------------------------------------------------
-
-
-def _unary(x, op_name):
-    if type(x) is not Tensor:
-        x = as_tensor(x, name="x")
-    if x._value.size * 16 >= UNCHECKED_BYTES and not x._value.flags.c_contiguous:
-        # A broadcast view costs nothing; the result (and the contiguous
-        # copy the compiled functions read) take its whole shape.
-        buffer = (x.shape, x.dtype, f"{op_name}: x")
-        check_allocation(buffer, buffer)
-    return x
-
-
-def negative(x, name=None):
-    """Elementwise ``-x``.  An IndexedSlices gives an IndexedSlices.
-
-    Parameters
-    ----------
-    x : Tensor, Variable, IndexedSlices or array_like
-    name : str, optional
-        Ignored (TensorFlow compatibility).
-
-    Returns
-    -------
-    Tensor or IndexedSlices
-        Of the shape and dtype of `x` (an IndexedSlices for an IndexedSlices).
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.negative([1.0, -2.0]).numpy()
-    array([-1.,  2.])
-    """
-    if type(x) is IndexedSlices:
-        return IndexedSlices._from_trusted(negative(x.values), x.indices, x.dense_shape)
-    x = _unary(x, "negative")
-    z = wrap(_xp(x._value).negative(x._value))
-    record_operation("Neg", (x,), (z,))
-    return z
-
-
-@register_gradient("Neg")
-def _neg_grad(op, grad):
-    return negative(grad)
 
 
 def square(x, name=None):
@@ -118,8 +59,8 @@ def square(x, name=None):
     >>> sg.square([2.0, -3.0]).numpy()
     array([4., 9.])
     """
-    x = _unary(x, "square")
-    z = wrap(_xp(x._value).square(x._value))
+    x = unary_operand(x, "square")
+    z = wrap(backend_of(x._value).xp.square(x._value))
     record_operation("Square", (x,), (z,))
     return z
 
@@ -151,10 +92,10 @@ def sqrt(x, name=None):
     >>> sg.sqrt([4.0, 9.0]).numpy()
     array([2., 3.])
     """
-    x = _unary(x, "sqrt")
-    _check_float(x, "sqrt")
+    x = unary_operand(x, "sqrt")
+    check_float(x, "sqrt")
     with np.errstate(invalid="ignore"):
-        z = wrap(_xp(x._value).sqrt(x._value))
+        z = wrap(backend_of(x._value).xp.sqrt(x._value))
     record_operation("Sqrt", (x,), (z,))
     return z
 
@@ -203,10 +144,10 @@ def rsqrt(x, name=None):
     >>> sg.rsqrt([4.0, 16.0]).numpy()
     array([0.5 , 0.25])
     """
-    x = _unary(x, "rsqrt")
-    _check_float(x, "rsqrt")
+    x = unary_operand(x, "rsqrt")
+    check_float(x, "rsqrt")
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = wrap(1 / _xp(x._value).sqrt(x._value))
+        z = wrap(1 / backend_of(x._value).xp.sqrt(x._value))
     record_operation("Rsqrt", (x,), (z,))
     return z
 
@@ -259,8 +200,8 @@ def exp(x, name=None):
     >>> sg.exp([0.0]).numpy()
     array([1.])
     """
-    x = _unary(x, "exp")
-    _check_float(x, "exp")
+    x = unary_operand(x, "exp")
+    check_float(x, "exp")
     z = wrap(_elementwise.exp(x._value))
     record_operation("Exp", (x,), (z,))
     return z
@@ -269,41 +210,6 @@ def exp(x, name=None):
 @register_gradient("Exp")
 def _exp_grad(op, grad):
     return math_ops.multiply(array_ops.densify(grad), op.outputs[0])
-
-
-def log(x, name=None):
-    """Elementwise natural logarithm (``-inf`` at 0, NaN below).
-
-    Computed by :func:`sparsegrad.framework.elementwise.log`, as :func:`exp`.
-
-    Parameters
-    ----------
-    x : Tensor, Variable or array_like
-        Of a floating dtype.
-    name : str, optional
-        Ignored (TensorFlow compatibility).
-
-    Returns
-    -------
-    Tensor
-        Of the shape and dtype of `x`.
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.log([1.0]).numpy()
-    array([0.])
-    """
-    x = _unary(x, "log")
-    _check_float(x, "log")
-    z = wrap(_elementwise.log(x._value))
-    record_operation("Log", (x,), (z,))
-    return z
-
-
-@register_gradient("Log")
-def _log_grad(op, grad):
-    return math_ops.divide(array_ops.densify(grad), op.inputs[0])
 
 
 def log1p(x, name=None):
@@ -329,8 +235,8 @@ def log1p(x, name=None):
     >>> sg.log1p([0.0]).numpy()
     array([0.])
     """
-    x = _unary(x, "log1p")
-    _check_float(x, "log1p")
+    x = unary_operand(x, "log1p")
+    check_float(x, "log1p")
     z = wrap(_elementwise.log1p(x._value))
     record_operation("Log1p", (x,), (z,))
     return z
@@ -361,8 +267,8 @@ def abs(x, name=None):
     >>> sg.abs([-1.5, 2.0]).numpy()
     array([1.5, 2. ])
     """
-    x = _unary(x, "abs")
-    z = wrap(_xp(x._value).abs(x._value))
+    x = unary_operand(x, "abs")
+    z = wrap(backend_of(x._value).xp.abs(x._value))
     record_operation("Abs", (x,), (z,))
     return z
 
@@ -394,8 +300,8 @@ def sign(x, name=None):
     >>> sg.sign([-2.0, 0.0, 3.0]).numpy()
     array([-1.,  0.,  1.])
     """
-    x = _unary(x, "sign")
-    z = wrap(_xp(x._value).sign(x._value))
+    x = unary_operand(x, "sign")
+    z = wrap(backend_of(x._value).xp.sign(x._value))
     record_operation("Sign", (x,), (z,))
     return z
 
@@ -428,8 +334,8 @@ def tanh(x, name=None):
     >>> sg.tanh([0.0]).numpy()
     array([0.])
     """
-    x = _unary(x, "tanh")
-    _check_float(x, "tanh")
+    x = unary_operand(x, "tanh")
+    check_float(x, "tanh")
     z = wrap(_elementwise.tanh(x._value))
     record_operation("Tanh", (x,), (z,))
     return z
@@ -481,8 +387,8 @@ def sigmoid(x, name=None):
     >>> sg.sigmoid([0.0]).numpy()
     array([0.5])
     """
-    x = _unary(x, "sigmoid")
-    _check_float(x, "sigmoid")
+    x = unary_operand(x, "sigmoid")
+    check_float(x, "sigmoid")
     # 1 / (1 + exp(-x)), full relative precision for very negative x.  -x is
     # capped where exp would overflow: below the cap the result is already
     # smaller than the dtype's smallest normal number.
@@ -490,7 +396,7 @@ def sigmoid(x, name=None):
     half = v.dtype.char == "e"
     if half:  # float16's range is too small for the cap: compute in float32
         v = v.astype(np.float32)
-    xp = _xp(v)
+    xp = backend_of(v).xp
     e = _elementwise.exp(xp.minimum(xp.negative(v), _EXP_CAP[v.dtype.char]))
     e += 1
     out = xp.reciprocal(e, out=e)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ...errors import InvalidArgumentError
 from ...framework import scipy_input, sparse_rows
-from ...framework.backend import get_array_module, is_cupy_array
+from ...framework.backend import backend_of
 from ...framework.buffers import check_allocation
 from ...framework.tensor import Tensor
 from ...framework.variable import Variable
@@ -166,7 +166,7 @@ def output_buffers(params, n_out, op):
     on the GPU, or one the op will reject)."""
     first = params[0] if isinstance(params, (list, tuple)) and params else params
     table = first._value if isinstance(first, (Variable, Tensor)) else first
-    if is_cupy_array(table) or not hasattr(table, "shape") or len(table.shape) < 1:
+    if backend_of(table).on_gpu or not hasattr(table, "shape") or len(table.shape) < 1:
         return []
     return [((n_out,) + tuple(table.shape[1:]), table.dtype,
              f"{op}: the output of {n_out} bags")]
@@ -191,7 +191,7 @@ def combine(params, ids, splits, weights, combiner, max_norm, cast_to=None,
         rows = array_ops.cast(rows, cast_to)
     if max_norm is not None:
         rows = clip_rows(rows, max_norm, 1)
-    positions = get_array_module(ids).arange(ids.shape[0], dtype=np.int64)
+    positions = backend_of(ids).xp.arange(ids.shape[0], dtype=np.int64)
     return embedding_bag(rows, positions, splits, weights, combiner)
 
 
@@ -199,9 +199,9 @@ def _ids_to_device_of(params, ids, splits, weights):
     """The ids of a ``scipy.sparse`` matrix (always on the host) copied to the
     GPU when the table lives there: the one upload of this op, O(nnz)."""
     table = params._value if isinstance(params, (Variable, Tensor)) else params
-    if not is_cupy_array(table) or is_cupy_array(ids):
+    if not backend_of(table).on_gpu or backend_of(ids).on_gpu:
         return ids, splits, weights
-    xp = get_array_module(table)
+    xp = backend_of(table).xp
     return (xp.asarray(ids), xp.asarray(splits),
             None if weights is None else xp.asarray(weights))
 
@@ -262,7 +262,7 @@ def _ragged_weights(sp_weights, splits, nnz, op, names):
             f"when {ids_name} is a RaggedTensor, got a scipy.sparse matrix"
         )
     if hasattr(sp_weights, "row_splits") and hasattr(sp_weights, "values"):
-        xp = get_array_module(splits)
+        xp = backend_of(splits).xp
         w_splits = sparse_rows.as_array_of(xp, sp_weights.row_splits)
         if w_splits.shape != splits.shape or not bool((w_splits == splits).all()):
             raise InvalidArgumentError(
@@ -289,4 +289,4 @@ def _ragged_values(values, name):
         values = values.value()
     if isinstance(values, Tensor):
         return values._value
-    return values if is_cupy_array(values) else np.asarray(values)
+    return values if backend_of(values).on_gpu else np.asarray(values)

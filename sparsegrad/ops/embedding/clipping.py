@@ -11,7 +11,7 @@ zeros, not ``0 / 0``.
 import numpy as np
 
 from ...errors import InvalidArgumentError
-from ...framework.backend import get_array_module, is_cupy_array
+from ...framework.backend import backend_of
 from ...framework.tensor import Tensor, wrap
 from ...framework.variable import Variable
 from .. import math_ops, reduction_ops, unary_ops
@@ -50,7 +50,7 @@ def check_max_norm(max_norm, op):
     value = max_norm.value() if isinstance(max_norm, Variable) else max_norm
     if isinstance(value, Tensor):
         value = value._value
-    if is_cupy_array(value):
+    if backend_of(value).on_gpu:
         value = value.get()  # one scalar, read back once
     try:
         array = np.asarray(value)
@@ -92,12 +92,12 @@ def clip_rows(rows, max_norm, ids_rank):
         else:
             sq = reduction_ops.reduce_sum(rows * rows, axis=axes, keepdims=True)
             positive = wrap(sq._value > 0)
-            safe = math_ops.where(positive, sq, wrap(get_array_module(
-                sq._value).ones_like(sq._value)))
+            ones = backend_of(sq._value).xp.ones_like(sq._value)
+            safe = math_ops.where(positive, sq, wrap(ones))
             norm = math_ops.where(positive, unary_ops.sqrt(safe), sq)
         divisor = math_ops.maximum(norm, max_norm)
         if max_norm == 0:  # zeros, not 0 / 0, for a zero embedding
-            xp = get_array_module(divisor._value)
+            xp = backend_of(divisor._value).xp
             divisor = math_ops.where(wrap(divisor._value > 0), divisor,
                                      wrap(xp.ones_like(divisor._value)))
         return rows * max_norm / divisor

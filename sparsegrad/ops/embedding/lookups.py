@@ -14,35 +14,19 @@ import numpy as np
 from ...autodiff.recording import record_operation
 from ...autodiff.registry import register_gradient
 from ...errors import InvalidArgumentError
-from ...framework import buffers, sparse_rows
-from ...framework.backend import get_array_module, is_cupy_array
+from ...framework import sparse_rows
+from ...framework.backend import backend_of
 from ...framework.indexed_slices import IndexedSlices
-from ...framework.tensor import Tensor, wrap
-from ...framework.variable import Variable
+from ...framework.tensor import wrap
 from .. import array_ops
 from .._helpers import as_borrowed_tensor, as_tensor
+from ..array_ops.rows import gather_checked, index_tensor, take
 from .clipping import check_max_norm, clip_rows
 
 __all__ = ["gather", "gather_nd", "embedding_lookup"]
 
 
 # -- argument checks -------------------------------------------------------------
-
-
-def _index_tensor(indices, name="indices"):
-    """`indices` as an int32 or int64 Tensor of any rank.
-
-    The conversion is :func:`sparsegrad.framework.sparse_rows.index_array`;
-    an int32 or int64 Tensor is returned as it is, anything else becomes a
-    new Tensor (a caller's array is copied, never frozen).
-    """
-    if isinstance(indices, Variable):
-        indices = indices.value()
-    if isinstance(indices, Tensor):
-        array = sparse_rows.index_array(indices._value, name)
-        return indices if array is indices._value else wrap(array)
-    array = sparse_rows.index_array(indices, name)
-    return wrap(array.copy() if is_cupy_array(array) else buffers.copy(array))
 
 
 def _int_argument(value, name):
@@ -141,16 +125,14 @@ def gather(params, indices, axis=None, name=None, *, batch_dims=0):
     p = as_borrowed_tensor(params, "params")  # an ndarray (or cupy) table is not copied
     if p.ndim == 0:
         raise InvalidArgumentError("gather: params must be at least 1-D, got a scalar")
-    idx = _index_tensor(indices)
+    idx = index_tensor(indices)
     batch_dims = _check_batch_dims(batch_dims, idx.ndim)
     axis = _check_gather_axis(batch_dims if axis is None else axis, p.ndim)
-    get_array_module(p._value, idx._value)  # no mixing of host and device
+    be = backend_of(p._value, idx._value)  # no mixing of host and device
     sparse_rows.check_in_range(idx._value, p.shape[axis])
     if batch_dims:
         return _batched_gather(p, idx, axis, batch_dims)
-    out = wrap(_take(p._value, idx._value, axis))
-    record_operation("GatherV2", (p, idx), (out,), {"axis": axis})
-    return out
+    return gather_checked(p, idx, axis, be)
 
 
 def _check_batch_dims(batch_dims, indices_ndim):
@@ -199,19 +181,6 @@ def _batched_gather(p, idx, axis, b):
             + tuple(range(m + 1 + k, rows.ndim)))
     rows = array_ops.transpose(rows, perm)
     return array_ops.reshape(rows, p.shape[:axis] + idx.shape[b:] + after)
-
-
-def _take(array, indices, axis):
-    """``np.take`` without its copy of a non-contiguous `array` (which would
-    cost O(array) for a strided or broadcast table); rows of a contiguous
-    table on the kernel threads."""
-    if is_cupy_array(array) and not (axis == 0 and array.flags.c_contiguous):
-        return array[(slice(None),) * axis + (indices,)]
-    if array.flags.c_contiguous:
-        if axis == 0:
-            return sparse_rows.gather_rows(array, indices)
-        return np.take(array, indices, axis=axis)
-    return np.asarray(array[(slice(None),) * axis + (indices,)])
 
 
 @register_gradient("GatherV2")
@@ -351,7 +320,7 @@ def gather_nd(params, indices, batch_dims=0, name=None):
     """
     del name
     p = as_borrowed_tensor(params, name="params")
-    idx = _index_tensor(indices)
+    idx = index_tensor(indices)
     if idx.ndim == 0:
         raise InvalidArgumentError("gather_nd: indices must be at least a vector")
     b = _int_argument(batch_dims, "batch_dims")
@@ -394,7 +363,7 @@ def gather_nd(params, indices, batch_dims=0, name=None):
         )
     inner = p.shape[b + m :]
     table = p._value.reshape((n_batch * n_cells,) + inner)
-    out = wrap(_take(table, rows, 0).reshape(idx.shape[:-1] + inner))
+    out = wrap(take(table, rows, 0, backend_of(table)).reshape(idx.shape[:-1] + inner))
     attrs = {"rows": rows, "table_rows": n_batch * n_cells,
              "whole_rows": b == 0 and m == 1}
     record_operation("GatherNd", (p, idx), (out,), attrs)
@@ -560,8 +529,8 @@ def _sharded_lookup(shards, ids, strategy):
             f"embedding_lookup: shards of {sizes} rows do not split {n_rows} rows "
             f"the {strategy!r} way, which gives shard sizes {expected}"
         )
-    xp = get_array_module(*(t._value for t in tensors))
-    idx = _index_tensor(ids, "ids")
+    xp = backend_of(*(t._value for t in tensors)).xp
+    idx = index_tensor(ids, "ids")
     # host ids beside device shards go to the device, as for one table
     flat = sparse_rows.as_array_of(xp, idx._value)
     sparse_rows.check_in_range(flat, n_rows, "ids")

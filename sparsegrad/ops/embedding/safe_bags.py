@@ -6,7 +6,7 @@ import operator
 import numpy as np
 
 from ...errors import InvalidArgumentError
-from ...framework.backend import get_array_module, is_cupy_array
+from ...framework.backend import backend_of
 from ...framework.tensor import Tensor, wrap
 from ...framework.variable import Variable
 from .. import math_ops
@@ -160,7 +160,7 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
                   max_norm, cast_to)
     if default_id is None and empty.any():
         # Chosen, not multiplied: a NaN row (max_norm=inf) still gives zeros.
-        xp = get_array_module(out._value)
+        xp = backend_of(out._value).xp
         filled_rows = (~empty).reshape((n_out,) + (1,) * (out.ndim - 1))
         out = math_ops.where(wrap(xp.asarray(filled_rows)), out,
                              wrap(xp.zeros((), out.dtype)))
@@ -188,7 +188,7 @@ def _table_in_dtype_of(params, dtype):
                     f"but sparse_weights has dtype {dtype}; they must match, as "
                     f"in TensorFlow (cast one of them)"
                 )
-        elif isinstance(p, np.ndarray) or is_cupy_array(p):
+        elif isinstance(p, np.ndarray) or backend_of(p).on_gpu:
             if p.dtype != dtype:
                 cast_to = dtype
         else:  # a Python list: converted to the weights' dtype, as TensorFlow does
