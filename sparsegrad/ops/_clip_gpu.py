@@ -1,78 +1,75 @@
 """The GPU side of the clip ops (``sparsegrad.ops.clip_ops``) for CuPy
 arguments: norms that stay on the device, and scaling by factors the kernels
-read from device memory, so that no norm makes a host round trip.
+read from device memory, so that no norm makes a host round trip.  Each
+function takes the call's GPU backend `be`.
 """
 
 import numpy as np
 
-from .._cuda import clip as _cuda_clip
-from ..framework import backend, sparse_rows
+from ..framework.backend import backend_of
 from ..framework.dtypes import is_kernel_float
 
-__all__ = ["on_device", "onto_module_of", "device_norm", "device_scaled",
+__all__ = ["onto_device_of", "device_norm", "device_scaled",
            "device_global_scale", "device_clip_by_norm"]
 
 
-def on_device(array):
-    """True for a CuPy array."""
-    return backend.is_cupy_array(array)
-
-
-def onto_module_of(gradient, like):
-    """`gradient` on the device of `like`: the gradient of a scalar or bound
-    argument (clip_norm, use_norm, a clip_by_value bound) that lives on the
-    other side of the clipped values.  Such an argument is read back by the
-    forward pass already; its gradient crosses the same way (one small copy)."""
-    if on_device(gradient) == on_device(like):
+def onto_device_of(be, gradient, like):
+    """`gradient` (on `be`) on the device of `like`: the gradient of a scalar
+    or bound argument (clip_norm, use_norm, a clip_by_value bound) that lives
+    on the other side of the clipped values.  Such an argument is read back by
+    the forward pass already; its gradient crosses the same way (one small
+    copy)."""
+    there = backend_of(like)
+    if there is be:
         return gradient
-    if on_device(gradient):
-        return gradient.get()
-    return sparse_rows.module_of(like).asarray(gradient)
+    return be.host(gradient) if be.on_gpu else there.asarray(gradient)
 
 
-def device_norm(entries, dtype):
-    """``(norm, total)`` of a list of clip_ops ``_Rows`` holding CuPy arrays
+def device_norm(be, entries, dtype):
+    """``(norm, total)`` of a list of clip_ops ``Rows`` holding CuPy arrays
     (None skipped): the float64 sum of squares (the CPU's bits) and its
     square root rounded once to `dtype`, both 0-d device arrays."""
-    squares = [r.squares_entry() for r in entries if r is not None]
+    squares = [r.squares_entry(be) for r in entries if r is not None]
+    kernels = be.kernels("clip")
     if is_kernel_float(dtype):
-        return _cuda_clip.norm_of_list(squares, dtype)
-    norm64, total = _cuda_clip.norm_of_list(squares, np.dtype(np.float64))
+        return kernels.norm_of_list(squares, dtype)
+    norm64, total = kernels.norm_of_list(squares, np.dtype(np.float64))
     return norm64.astype(dtype), total  # float16: one rounding, as the CPU
 
 
-def device_scaled(x, cd):
+def device_scaled(be, x, cd):
     """``(x * cd[0]) / cd[1]`` (``x * cd[0]`` when ``cd[1]`` is 1) for a CuPy
     `x`, the factors a (2,) device array of x's dtype, read by the kernel."""
-    xp = sparse_rows.module_of(x)
+    xp = be.xp
     if not (x.size and is_kernel_float(x.dtype)):
         return (x * cd[0]) / cd[1]
     out = xp.empty(x.shape, x.dtype)
-    _cuda_clip.scale_dev(xp.ascontiguousarray(x).reshape(-1), cd, out.reshape(-1))
+    be.kernels("clip").scale_dev(xp.ascontiguousarray(x).reshape(-1), cd,
+                                 out.reshape(-1))
     return out
 
 
-def device_global_scale(norm, c):
+def device_global_scale(be, norm, c):
     """clip_ops.global_norm_scale of a 0-d device `norm` and a host 0-d `c`
     of its dtype, as the (2,) device factors ``(scale, 1)`` of
     :func:`device_scaled`."""
     if is_kernel_float(norm.dtype):
-        return _cuda_clip.global_scale(norm, c[()])
-    xp = sparse_rows.module_of(norm)
+        return be.kernels("clip").global_scale(norm, c[()])
+    xp = be.xp
     c = c[()]
     one = norm.dtype.type(1)
     scale = c * xp.minimum(one / norm, one / c) + (norm - norm)
     return xp.stack([scale, xp.ones_like(scale)])
 
 
-def device_clip_by_norm(rows, xv, c, dtype):
+def device_clip_by_norm(be, rows, xv, c, dtype):
     """clip_by_norm over every axis of CuPy values `xv` (`rows`: their
-    clip_ops ``_Rows``; `c` a host 0-d array of `dtype`, >= 0): the CPU's
+    clip_ops ``Rows``; `c` a host 0-d array of `dtype`, >= 0): the CPU's
     operations in its order, the norm and the divisor kept on the device."""
-    norm, _ = device_norm([rows], dtype)
+    norm, _ = device_norm(be, [rows], dtype)
     if is_kernel_float(dtype):
-        return device_scaled(xv, _cuda_clip.norm_divisor(norm, c[()]))
-    xp = sparse_rows.module_of(xv)
+        return device_scaled(be, xv, be.kernels("clip").norm_divisor(norm, c[()]))
+    xp = be.xp
     divisor = xp.maximum(norm, c[()])
     divisor = xp.where(divisor == 0, xp.ones_like(divisor), divisor)
     return (xv * c[()]) / divisor

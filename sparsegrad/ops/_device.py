@@ -19,16 +19,14 @@ depend on it, so those are the CPU's results too.  float16 is not supported
 
 import numpy as np
 
-from .._cuda import segment as _cuda_segment
-from .._cuda import sort as _cuda_sort
+from .._kernels import segment as _segment
 from ..errors import InvalidArgumentError
 from ..framework import buffers, sparse_rows
-from ..framework.backend import get_array_module
 from ..framework.buffers import check_allocation
 from ..framework.dtypes import is_kernel_float
 
 __all__ = [
-    "host_copy", "check_device_dtype",
+    "check_device_dtype",
     "sorted_segment_reduce", "unsorted_segment_reduce", "segment_prod_others",
 ]
 
@@ -36,15 +34,15 @@ __all__ = [
 # -- arguments -------------------------------------------------------------------
 
 
-def host_copy(array):
-    """A host copy, for building an error message only."""
-    return _cuda_segment.cupy().asnumpy(array)
-
-
 def check_device_dtype(dtype, what, half=False, integers=False):
     """The GPU kernels take float32 and float64 values (and float16 where
     `half`: an op that computes it in float32, as on the CPU; integers
-    where `integers`: the segment reductions' CuPy path)."""
+    where `integers`: the segment reductions' CuPy path).
+
+    Examples
+    --------
+    >>> check_device_dtype(np.float32, "op")
+    """
     dtype = np.dtype(dtype)
     if is_kernel_float(dtype) or (half and dtype == np.float16):
         return
@@ -63,20 +61,21 @@ def check_device_dtype(dtype, what, half=False, integers=False):
 # -- segment reductions ----------------------------------------------------------
 
 
-def _rows_2d(array, n):
+def _rows_2d(xp, array, n):
     width = int(np.prod(array.shape[1:], dtype=np.int64))
-    return get_array_module(array).ascontiguousarray(array).reshape(n, width)
+    return xp.ascontiguousarray(array).reshape(n, width)
 
 
-def sorted_segment_reduce(data, ids, op, fill, what):
+def sorted_segment_reduce(be, data, ids, op, fill, what):
     """The sorted reduction `op` of cupy `data` (n, ...) by 1-D `ids`:
     ``(out of shape (n_segments,) + data.shape[1:], contiguous ids)``.
 
     The ids are summarized on the device and read back once (their last id
     sets the output's size; a bad id raises TensorFlow's error), then turned
-    into row splits and reduced, one thread per output element.
+    into row splits and reduced, one thread per output element (`be`: the
+    GPU backend of the call).
     """
-    xp = get_array_module(data, ids)
+    xp = be.xp
     check_allocation(buffers.copy_of(ids, f"{what}: segment_ids"))
     ids = xp.ascontiguousarray(ids)
     n = ids.shape[0]
@@ -92,21 +91,21 @@ def sorted_segment_reduce(data, ids, op, fill, what):
                      ((n_segments + 1,), np.int64, f"{what}: segment_ids"),
                      buffers.copy_of(data, f"{what}: data"))
     check_device_dtype(data.dtype, what, integers=True)
-    x = _rows_2d(data, n)
+    x = _rows_2d(xp, data, n)
     out = xp.empty((n_segments, x.shape[1]), dtype=data.dtype)
     if out.size:
         splits = sparse_rows.sorted_segment_splits(ids, n_segments, summary=summary)
         if data.dtype.kind in "iu":
             out.fill(fill)
             present = xp.flatnonzero(splits[1:] > splits[:-1])
-            _integer_reduce(x, ids, splits[:-1][present], splits[1:][present],
+            _integer_reduce(xp, x, ids, splits[:-1][present], splits[1:][present],
                             present, op, out)
         else:
-            _cuda_segment.reduce_sorted(x, splits, op, fill, False, out)
+            be.kernels("segment").reduce_sorted(x, splits, op, fill, False, out)
     return out.reshape(shape), ids
 
 
-def unsorted_segment_reduce(data, ids, n_segments, op, fill, check_below,
+def unsorted_segment_reduce(be, data, ids, n_segments, op, fill, check_below,
                             shaped_ids=None):
     """The unsorted reduction `op` of cupy `data` (n, ...) by 1-D `ids` as an
     (n_segments, width) array, on the CPU's two paths: sorted ids (what
@@ -116,15 +115,16 @@ def unsorted_segment_reduce(data, ids, n_segments, op, fill, check_below,
     ``check_below(host ids, n_segments)`` (`shaped_ids`: the ids as the
     caller shaped them, for the position in the message) before any write.
     """
-    xp = get_array_module(data, ids)
+    xp = be.xp
+    kernels = be.kernels("segment")
     ids = xp.ascontiguousarray(ids)
     n = ids.shape[0]
-    x = _rows_2d(data, n)
+    x = _rows_2d(xp, data, n)
     summary = None
     if n:
         summary = sparse_rows.device_id_summary(ids)
         if summary[1] >= n_segments:
-            check_below(host_copy(ids if shaped_ids is None else shaped_ids),
+            check_below(be.host(ids if shaped_ids is None else shaped_ids),
                         n_segments)
             raise AssertionError("segment ids failed a check that found no error")
     out = xp.empty((n_segments, x.shape[1]), dtype=x.dtype)
@@ -136,9 +136,9 @@ def unsorted_segment_reduce(data, ids, n_segments, op, fill, check_below,
         out.fill(fill)
         # fill is the op's identity here (0, 1, the dtype's min or max), so
         # each segment's reduction is the CPU's op.at into the fill
-        unique, order, starts = _cuda_sort.group_rows(ids)
+        unique, order, starts = be.kernels("sort").group_rows(ids)
         keep = xp.flatnonzero(unique >= 0)  # negative ids are dropped
-        _integer_reduce(x[order], ids[order], starts[:-1][keep], starts[1:][keep],
+        _integer_reduce(xp, x[order], ids[order], starts[:-1][keep], starts[1:][keep],
                         unique[keep], op, out)
         return out
     _, _, decrease, _, last = summary
@@ -148,23 +148,22 @@ def unsorted_segment_reduce(data, ids, n_segments, op, fill, check_below,
         else:
             # not sorted_segment_splits: these ids may start with negative
             # ones, which unsorted reductions drop (skipped at the head)
-            splits = _cuda_segment.splits_of_sorted(ids, n_segments)
-            _cuda_segment.reduce_sorted(x, splits, op, fill, True, out)
+            splits = kernels.splits_of_sorted(ids, n_segments)
+            kernels.reduce_sorted(x, splits, op, fill, True, out)
         return out
     out.fill(fill)
     # one stable sort, no further read back (negative ids fall outside the
     # splits of [0, n_segments) and are dropped)
-    order, splits = _cuda_segment.sort_ids(ids, n_segments)
-    _cuda_segment.reduce_ordered(x, order, splits, op, out)
+    order, splits = kernels.sort_ids(ids, n_segments)
+    kernels.reduce_ordered(x, order, splits, op, out)
     return out
 
 
-_UFUNCS = {_cuda_segment.SUM: "add", _cuda_segment.MEAN: "add",
-           _cuda_segment.MAX: "maximum", _cuda_segment.MIN: "minimum",
-           _cuda_segment.PROD: "multiply"}
+_UFUNCS = {_segment.SUM: "add", _segment.MEAN: "add", _segment.MAX: "maximum",
+           _segment.MIN: "minimum", _segment.PROD: "multiply"}
 
 
-def _integer_reduce(x, labels, starts, ends, segments, op, out):
+def _integer_reduce(xp, x, labels, starts, ends, segments, op, out):
     """``out[segments[k]] = op(x[starts[k]:ends[k]])`` for integer rows `x`
     (n, width) whose runs of equal `labels` are the segments (``starts[k] <
     ends[k]``: non-empty ones only); MEAN truncates the sum's quotient
@@ -175,7 +174,6 @@ def _integer_reduce(x, labels, starts, ends, segments, op, out):
     to x's dtype, which matters only for the mean (a sum that would wrap in
     int32 does not in int64).
     """
-    xp = get_array_module(x)
     if segments.shape[0] == 0 or x.shape[1] == 0:
         return
     acc = np.add.reduceat(np.zeros(1, x.dtype), [0]).dtype
@@ -191,28 +189,30 @@ def _integer_reduce(x, labels, starts, ends, segments, op, out):
             [rows[:d], xp.where(same, ufunc(rows[:-d], rows[d:]), rows[d:])])
         d *= 2
     reduced = rows[ends - 1]
-    if op == _cuda_segment.MEAN:
+    if op == _segment.MEAN:
         counts = (ends - starts).astype(acc).reshape(-1, 1)
         reduced = xp.sign(reduced) * (xp.abs(reduced) // counts)
     out[segments] = reduced.astype(out.dtype, copy=False)
 
 
-def segment_prod_others(x, ids, n_segments, is_sorted):
+def segment_prod_others(be, x, ids, n_segments, is_sorted):
     """The "product of the other rows" factor of the segment product's
     gradient, of the shape of `x`: sorted ids as their row splits, others
     grouped stably (the rows of negative ids get 0, as on the CPU)."""
-    xp = get_array_module(x, ids)
+    xp = be.xp
+    kernels = be.kernels("segment")
     check_device_dtype(x.dtype, "segment product gradient")
     n = ids.shape[0]
-    rows = _rows_2d(x, n)
+    rows = _rows_2d(xp, x, n)
     others = xp.zeros_like(rows)
     if n:
         if is_sorted:
             order = xp.arange(n, dtype=np.int64)
-            starts = _cuda_segment.splits_of_sorted(ids, n_segments)
+            starts = kernels.splits_of_sorted(ids, n_segments)
         else:
-            _, order, starts = _cuda_sort.group_rows(xp.ascontiguousarray(ids))
-        _cuda_segment.prod_others(rows, order, starts, others, 0)
+            _, order, starts = be.kernels("sort").group_rows(
+                xp.ascontiguousarray(ids))
+        kernels.prod_others(rows, order, starts, others, 0)
         if not is_sorted:
             others = xp.where((ids < 0).reshape(-1, 1),
                               xp.zeros((), dtype=x.dtype), others)

@@ -16,7 +16,7 @@ from sparsegrad._cuda import segment as cuda_segment
 from sparsegrad._kernels import segment as cpu_segment
 from sparsegrad.errors import InvalidArgumentError
 from sparsegrad.framework.tensor import wrap
-from sparsegrad.ops import segment_ops
+from sparsegrad.ops.segment_ops import common as segment_common
 
 DTYPES = [np.float32, np.float64]
 SORTED = {
@@ -175,11 +175,11 @@ def test_gradients(device, dtype, op, kind, recorded_gradient):
         f, args = UNSORTED[op], (ids, 6)
         n_out = 6
     upstream = rng.standard_normal((n_out, 3)).astype(dtype)
-    want = recorded_gradient(segment_ops, f, (x,) + args,
+    want = recorded_gradient(segment_common, f, (x,) + args,
                              wrap(upstream))
     d_args = tuple(device.asarray(a) if isinstance(a, np.ndarray) else a
                    for a in (x,) + args)
-    got = recorded_gradient(segment_ops, f, d_args,
+    got = recorded_gradient(segment_common, f, d_args,
                             wrap(device.asarray(upstream)))
     np.testing.assert_array_equal(_host(device, got), want.numpy())
 
@@ -286,10 +286,10 @@ def test_gradient_of_sparse_upstream(device, recorded_gradient):
     ids = np.array([0, 0, 1, 3, 3, 3])
     values, rows = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), np.array([3, 0, 3])
     for f in (sg.math.segment_sum, sg.math.segment_mean, sg.math.segment_max):
-        want = recorded_gradient(segment_ops, f, (x, ids),
+        want = recorded_gradient(segment_common, f, (x, ids),
                                  IndexedSlices(wrap(values), wrap(rows), (4, 2)))
         got = recorded_gradient(
-            segment_ops, f, (device.asarray(x), device.asarray(ids)),
+            segment_common, f, (device.asarray(x), device.asarray(ids)),
             IndexedSlices(wrap(device.asarray(values)), wrap(device.asarray(rows)),
                           (4, 2)))
         np.testing.assert_array_equal(_host(device, got), want.numpy())

@@ -16,10 +16,9 @@ from sparsegrad._kernels import segment as cpu_segment
 from sparsegrad.errors import InvalidArgumentError
 from sparsegrad.framework.indexed_slices import IndexedSlices
 from sparsegrad.framework.tensor import wrap
-from sparsegrad.ops import sparse_segment_ops
 from sparsegrad.ops.array_ops import rows
 from sparsegrad.ops.embedding import lookups
-from sparsegrad.ops.sparse_segment_ops import embedding_bag
+from sparsegrad.ops.sparse_segment_ops import embedding_bag, primitive, segments
 
 DTYPES = [np.float32, np.float64]
 SPARSE = {
@@ -65,10 +64,10 @@ def test_sparse_segment_forward_and_gradient(device, dtype, row_shape,
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(_host(device, got), want)
     upstream = rng.standard_normal(want.shape).astype(dtype)
-    g_want = recorded_gradient(sparse_segment_ops, SPARSE[op],
+    g_want = recorded_gradient(segments, SPARSE[op],
                                (table, indices, segment_ids, 9), wrap(upstream))
     g_got = recorded_gradient(
-        sparse_segment_ops, SPARSE[op],
+        segments, SPARSE[op],
         (device.asarray(table), device.asarray(indices),
          device.asarray(segment_ids), 9),
         wrap(device.asarray(upstream)))
@@ -95,9 +94,9 @@ def test_embedding_bag(device, dtype, combiner, weighted, recorded_gradient):
     got = embedding_bag(*d_args)
     np.testing.assert_array_equal(_host(device, got), want)
     upstream = rng.standard_normal(want.shape).astype(dtype)
-    g_want = recorded_gradient(sparse_segment_ops, embedding_bag,
+    g_want = recorded_gradient(primitive, embedding_bag,
                                args, wrap(upstream))
-    g_got = recorded_gradient(sparse_segment_ops, embedding_bag,
+    g_got = recorded_gradient(primitive, embedding_bag,
                               d_args, wrap(device.asarray(upstream)))
     _assert_slices_equal(device, g_got, g_want)
 
@@ -118,9 +117,9 @@ def test_float16_bags_in_float32(device, combiner, recorded_gradient):
     assert got.dtype == np.float16
     np.testing.assert_array_equal(_host(device, got), want)
     upstream = rng.standard_normal(want.shape).astype(np.float16)
-    g_want = recorded_gradient(sparse_segment_ops, embedding_bag,
+    g_want = recorded_gradient(primitive, embedding_bag,
                                args, wrap(upstream))
-    g_got = recorded_gradient(sparse_segment_ops, embedding_bag,
+    g_got = recorded_gradient(primitive, embedding_bag,
                               d_args, wrap(device.asarray(upstream)))
     _assert_slices_equal(device, g_got, g_want)
     seg = np.array([0, 0, 1, 1, 1, 3, 3])

@@ -1,0 +1,252 @@
+"""The arguments of the clip ops: a value or IndexedSlices with its row
+grouping (:class:`Rows`), their checks, sums of squares, scaling, and
+``sum_of_squares`` for the optimizers."""
+
+import collections.abc
+
+import numpy as np
+
+from ...errors import InvalidArgumentError
+from ...framework import buffers, sparse_rows
+from ...framework.backend import backend_of
+from ...framework.dtypes import check_numeric, is_kernel_float
+from ...framework.indexed_slices import IndexedSlices
+from ...framework.tensor import Tensor
+from ...framework.threads import get_num_threads
+from ...framework.variable import Variable
+from .. import array_ops
+from .._helpers import as_borrowed_tensor, as_tensor
+
+__all__ = ["FLOATS", "Rows", "repeated", "squares_entry", "sum_of_squares",
+           "float_values", "as_list", "scalar_norm_arg", "rows_sum_of_squares",
+           "scaled", "dense"]
+
+
+FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
+# -- arguments ---------------------------------------------------------------------
+
+
+class Rows:
+    """One argument of a clip op: its values as a Tensor and, for an
+    IndexedSlices, how its rows group by index (the IndexedSlices' own
+    grouping, computed once and kept on it)."""
+
+    __slots__ = ("values", "slices")
+
+    def __init__(self, t, name):
+        if isinstance(t, IndexedSlices):
+            self.slices = t
+            self.values = t.values
+        else:
+            self.slices = None
+            self.values = as_borrowed_tensor(t, name=name)
+
+    def rewrap(self, values):
+        """`values` in the form of the argument (an IndexedSlices when it was
+        one, keeping the grouping of its indices)."""
+        if self.slices is None:
+            return values
+        return IndexedSlices._from_trusted(
+            values, self.slices.indices, self.slices.dense_shape,
+            self.slices._groups,
+        )
+
+    def groups(self):
+        """``(order, starts)`` of the repeated indices, or None when the rows
+        are the tensor's own (dense, or distinct indices)."""
+        if self.slices is None or self.slices.indices.shape[0] < 2:
+            return None
+        return repeated(self.slices._row_groups())
+
+    def squares_entry(self, be):
+        """This argument as an entry of ``sum_of_squares_list`` (the clip
+        kernels')."""
+        return squares_entry(be, self.values._value, self.groups())
+
+    def represented(self, be):
+        """``(rows, row_group)``: the rows of the represented tensor in float64
+        and, for repeated indices, the row of each value row (else None).
+
+        The rows of an index are summed in the values' dtype, in their original
+        order, from zero (``sparse_rows.group_sum`` on the grouping the
+        IndexedSlices keeps), as the norm kernel sums them."""
+        values = self.values._value
+        if self.groups() is None:
+            return values.astype(np.float64), None
+        indices = self.slices.indices._value
+        unique, order, starts = self.slices._row_groups()
+        rows = sparse_rows.group_sum(values, order, starts)
+        return rows.astype(np.float64), be.xp.searchsorted(unique, indices)
+
+
+def repeated(grouped):
+    """``(order, starts)`` of a :func:`sparse_rows.group_rows` result, or None
+    when its indices are distinct (the rows are then the tensor's own)."""
+    _, order, starts = grouped
+    return (order, starts) if starts.shape[0] - 1 < order.shape[0] else None
+
+
+def squares_entry(be, values, groups):
+    """An entry of the clip kernels' ``sum_of_squares_list``: `values` (rows
+    grouped by `groups` when not None)."""
+    if not is_kernel_float(values.dtype):
+        values = values.astype(np.float32)  # float16: exact in float32
+    values = be.xp.ascontiguousarray(values)
+    if groups is None:
+        return (values,)
+    return (values.reshape(values.shape[0], -1),) + groups
+
+
+def sum_of_squares(grads):
+    """The float64 sum of squares of a list of gradients, of any float dtypes.
+
+    For the optimizers, whose gradients are already checked: no conversion,
+    no copy (float16 excepted).  The same bits for any thread count.
+
+    Parameters
+    ----------
+    grads : list
+        ndarrays (dense), ``(values, indices, n_rows)`` tuples (rows of a
+        variable with `n_rows` rows: they count as the tensor they represent,
+        repeated indices summed first) or None (skipped).  A tuple may carry
+        a fourth item, the ``(unique, order, starts)`` that
+        :func:`sparsegrad.framework.sparse_rows.group_rows` gave for its
+        indices, so that a caller who needs those groups again (the lazy
+        optimizers' update kernels) groups the indices once.
+
+    Returns
+    -------
+    float
+        For CuPy gradients, a 0-d float64 CuPy array (nothing read back).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsegrad.ops.clip_ops import sum_of_squares
+    >>> sum_of_squares([np.array([1.0, 2.0]), (np.array([[1.0], [2.0]]),
+    ...                 np.array([0, 0]), 3)])
+    14.0
+    """
+    grads = [g for g in grads if g is not None]
+    # (NumPy and CuPy arrays must not mix)
+    be = backend_of(*(a for g in grads for a in (g[:2] if isinstance(g, tuple)
+                                                  else (g,))))
+    entries = []
+    for g in grads:
+        if isinstance(g, tuple):
+            values, indices, n_rows = g[:3]
+            if indices.shape[0] < 2:
+                groups = None
+            elif len(g) > 3:
+                groups = repeated(g[3])
+            else:
+                groups = repeated(sparse_rows.group_rows(indices, n_rows - 1))
+            entries.append(squares_entry(be, values, groups))
+        else:
+            entries.append(squares_entry(be, g, None))
+    return be.kernels("clip").sum_of_squares_list(entries, get_num_threads())
+
+
+def float_values(rows, op_name, arg):
+    """The dtype of `rows`, which must be float16, float32 or float64."""
+    dtype = rows.values._value.dtype
+    check_numeric(dtype, f"{op_name}: {arg}")
+    if dtype not in FLOATS:
+        raise InvalidArgumentError(
+            f"{op_name}: {arg} has dtype {dtype}; norms need float16, float32 or "
+            "float64 values (cast integers first)"
+        )
+    return dtype
+
+
+def as_list(t_list, op_name, one_dtype=True):
+    """``(entries, dtype, be)``: the entries of `t_list` as Rows (None kept),
+    of float dtypes, all one (that of the first) when `one_dtype`, and their
+    backend."""
+    if isinstance(t_list, (str, bytes)) or not isinstance(
+        t_list, collections.abc.Sequence
+    ):
+        raise TypeError(
+            f"{op_name}: `t_list` should be a sequence of tensors. Received "
+            f"{type(t_list).__name__}."
+        )
+    entries, dtype, first = [], None, None
+    for i, t in enumerate(t_list):
+        if t is None:
+            entries.append(None)
+            continue
+        rows = Rows(t, f"t_list[{i}]")
+        this = float_values(rows, op_name, f"t_list[{i}]")
+        if dtype is None:
+            dtype, first = this, i
+        elif this != dtype and one_dtype:
+            raise InvalidArgumentError(
+                f"{op_name}: t_list[{i}] has dtype {this} but t_list[{first}] has "
+                f"dtype {dtype}; every tensor of the list must have one dtype"
+            )
+        entries.append(rows)
+    be = backend_of(*(r.values._value for r in entries if r is not None))
+    return entries, dtype, be
+
+
+def scalar_norm_arg(value, dtype, op_name, arg):
+    """A clip_norm / use_norm argument: ``(value as a 0-d array of `dtype`,
+    the Tensor to differentiate or None)``.  Python and NumPy numbers adopt
+    `dtype`; a Tensor must be a scalar of a float dtype."""
+    if isinstance(value, Variable):
+        value = as_tensor(value)
+    if isinstance(value, Tensor):
+        array = value._value
+        array = backend_of(array).host(array)  # a scalar argument: read back once
+        tensor = value
+    else:
+        if isinstance(value, (bool, np.bool_)) or value is None:
+            raise TypeError(f"{op_name}: {arg} must be a number, got {value!r}")
+        try:
+            array = np.asarray(value)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{op_name}: {arg} must be a number, got {value!r}"
+            ) from None
+        tensor = None
+    check_numeric(array.dtype, f"{op_name}: {arg}")
+    if array.dtype.kind == "b":
+        raise TypeError(f"{op_name}: {arg} must be a number, got {value!r}")
+    if array.size != 1 or (array.ndim and tensor is not None):
+        raise InvalidArgumentError(
+            f"{op_name}: {arg} must be a scalar, got shape {tuple(array.shape)}"
+        )
+    return np.asarray(array.reshape(()), dtype=dtype), tensor
+
+
+def rows_sum_of_squares(be, entries):
+    """The float64 sum of squares of a list of host Rows (None skipped)."""
+    return be.kernels("clip").sum_of_squares_list(
+        [r.squares_entry(be) for r in entries if r is not None], get_num_threads()
+    )
+
+
+def scaled(be, x, c, d=1.0):
+    """``(x * c) / d`` in x's dtype, a new array (c and d are in that dtype)."""
+    if x.size and is_kernel_float(x.dtype):
+        xp = be.xp
+        out = xp.empty(x.shape, x.dtype) if be.on_gpu else buffers.empty(
+            x.shape, x.dtype)
+        be.kernels("clip").scale(
+            xp.ascontiguousarray(x).reshape(-1), float(c), float(d),
+            out.reshape(-1), 1 if be.on_gpu else get_num_threads(),
+        )
+        return out
+    c, d = np.asarray(c, x.dtype)[()], np.asarray(d, x.dtype)[()]
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        return x * c if d == 1 else (x * c) / d
+
+
+def dense(be, grad, like):
+    """An output gradient as an array of `like`'s shape and module (None:
+    float64 zeros)."""
+    if grad is None:
+        return be.xp.zeros(like.shape)
+    return array_ops.densify(grad)._value

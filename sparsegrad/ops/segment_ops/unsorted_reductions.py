@@ -1,0 +1,360 @@
+"""Unsorted segment reductions (``unsorted_segment_*``): ids in any order
+(negative ones dropped), ``num_segments`` rows; their gradients are in
+:mod:`.gradients`."""
+
+import numpy as np
+
+from ...errors import InvalidArgumentError
+from ...framework import buffers
+from ...framework.backend import backend_of
+from ...framework.buffers import check_allocation
+from ...framework.dtypes import is_kernel_float
+from ...framework.threads import get_num_threads
+from .. import array_ops, math_ops
+from .._device import unsorted_segment_reduce
+from ..segment_shared import with_sections
+from .common import (
+    MAX,
+    MIN,
+    PROD,
+    SUM,
+    UFUNC,
+    check_below,
+    checked_num_segments,
+    data_tensor,
+    fill_value,
+    ids_array,
+    operand,
+    record_reduction,
+    rows_2d,
+    segment_counts,
+)
+
+__all__ = [
+    "unsorted_segment_sum", "unsorted_segment_max", "unsorted_segment_min",
+    "unsorted_segment_prod", "unsorted_segment_mean", "unsorted_segment_sqrt_n",
+    "unsorted_forward", "UNSORTED_TYPES",
+]
+
+UNSORTED_TYPES = {
+    SUM: "UnsortedSegmentSum", MAX: "UnsortedSegmentMax",
+    MIN: "UnsortedSegmentMin", PROD: "UnsortedSegmentProd",
+}
+
+_PARAMETERS = """\
+Parameters
+----------
+data : array_like, Tensor or Variable
+    A real dtype.
+segment_ids : array_like or Tensor, int16, int32 or int64
+    Any shape that is a prefix of ``data.shape``; ids below
+    `num_segments` (negative ids are dropped).
+num_segments : int or 0-d integer array_like
+    Non-negative.
+name : str, optional
+    Ignored (TensorFlow compatibility).
+"""
+
+_RESULT = """\
+Returns
+-------
+Tensor of shape ``(num_segments,) + data.shape[segment_ids.ndim:]`` and
+the dtype of `data`.
+
+Raises
+------
+InvalidArgumentError
+    With TensorFlow's messages: the shapes do not match ("data.shape =
+    [3,4] does not start with segment_ids.shape = [2]"), an id is too
+    large ("segment_ids[1] = 5 is out of range [0, 2)"), `num_segments`
+    is negative ("Input num_segments == -1 must not be negative.") or not
+    an integer scalar, or asks for more memory than the process may
+    allocate (checked before allocating).
+"""
+
+
+def _unsorted_args(data, segment_ids, n_segments, what):
+    """(data Tensor, ids array, n_segments, backend) after every check."""
+    d = data_tensor(data, what)
+    ids = ids_array(segment_ids, what)
+    n_segments = checked_num_segments(n_segments, what)
+    if d.shape[: ids.ndim] != ids.shape:
+        raise InvalidArgumentError(
+            f"data.shape = {_shape_text(d.shape)} does not start with "
+            f"segment_ids.shape = {_shape_text(ids.shape)}"
+        )
+    return d, ids, n_segments, backend_of(d._value, ids)
+
+
+def _shape_text(shape):
+    return "[" + ",".join(str(int(k)) for k in shape) + "]"
+
+
+def _unsorted_reduce(data, segment_ids, num_segments, op, what):
+    d, ids, n_segments, be = _unsorted_args(data, segment_ids, num_segments, what)
+    row_shape = d.shape[ids.ndim:]
+    check_allocation(*_unsorted_buffers(d, ids, n_segments, op, what))
+    flat_ids = be.xp.ascontiguousarray(ids.reshape(-1))
+    if ids.ndim != 1:
+        if not be.on_gpu:  # (the device path checks with its one read back)
+            check_below(ids, n_segments)  # reports the multi-dimensional position
+        d = array_ops.reshape(d, (flat_ids.shape[0],) + row_shape)
+    out = unsorted_forward(be, d._value, flat_ids, n_segments, op, shaped_ids=ids)
+    return record_reduction(UNSORTED_TYPES[op], d, flat_ids,
+                            out.reshape((n_segments,) + row_shape),
+                            {"num_segments": n_segments})
+
+
+def _unsorted_buffers(d, ids, n_segments, op, what):
+    """What an unsorted reduction allocates, for ``check_allocation``: the
+    result, the NaN counts of the NumPy path's max and min, and contiguous
+    copies of broadcast (or other strided) arguments."""
+    shape = (n_segments,) + d.shape[ids.ndim:]
+    sized = f"{what}: num_segments"
+    nan_counts = (op in (MAX, MIN) and d.dtype.kind == "f"
+                  and not is_kernel_float(d.dtype))
+    return [(shape, d.dtype, sized),
+            (shape, np.int64, sized) if nan_counts else None,
+            buffers.copy_of(ids, f"{what}: segment_ids"),
+            buffers.copy_of(d._value, f"{what}: data")]
+
+
+def unsorted_forward(be, data, ids, n_segments, op, shaped_ids=None):
+    """The unsorted reduction of `data` (n, ...) by 1-D `ids` as an
+    (n_segments, width) array; raises for an id >= n_segments before writing
+    anything the caller sees (`shaped_ids`: the ids as the caller shaped
+    them, for the position in the message)."""
+    if be.on_gpu:
+        return unsorted_segment_reduce(
+            be, data, ids, n_segments, op,
+            fill_value(op, data.dtype, unsorted=True), check_below, shaped_ids)
+    n = ids.shape[0]
+    x = rows_2d(be, data, n)
+    fill = fill_value(op, x.dtype, unsorted=True)
+    out = np.empty((n_segments, x.shape[1]), dtype=x.dtype)
+    if n == 0 or x.shape[1] == 0 or n_segments == 0:
+        check_below(ids, n_segments)
+        out.fill(fill)
+        return out
+    threads = get_num_threads()
+    kernels = be.kernels("segment")
+    kernel = is_kernel_float(x.dtype)
+    # Sorted ids (what ragged rows give) are reduced in one pass, checks
+    # included; otherwise that pass stops early, and each thread scatters the
+    # rows of its own range of segments (all in the rows' order).
+    if kernel and not kernels.segment_reduce_ids(x, ids, op, fill, True, out,
+                                                  threads):
+        if ids[-1] < 0:
+            out.fill(fill)
+        return out
+    out.fill(fill)
+    if kernel:
+        if kernels.scatter_reduce(x, ids, op, out, threads):
+            check_below(ids, n_segments)
+        return out
+    check_below(ids, n_segments)
+    keep = ids >= 0
+    UFUNC[op].at(out, ids[keep], x[keep])
+    if op in (MAX, MIN) and x.dtype.kind == "f":
+        nan_rows = np.isnan(x[keep])
+        if nan_rows.any():
+            has_nan = np.zeros(out.shape, dtype=np.int64)
+            np.add.at(has_nan, ids[keep], nan_rows)
+            out[has_nan > 0] = np.nan
+    return out
+
+
+@with_sections(parameters=_PARAMETERS, result=_RESULT)
+def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
+    """Sum the entries of `data` that share a segment id, ids in any order.
+
+    ``output[s] = sum(data[p] for positions p with segment_ids[p] == s)``,
+    in the order of the positions, in the dtype of `data`; negative ids are
+    dropped (their data is ignored).  Sorted ids are reduced in one pass;
+    otherwise the ids are grouped first (a stable O(n) radix sort).
+
+    {parameters}
+
+    {result}
+
+    Notes
+    -----
+    The gradient w.r.t. `data` is ``gather(upstream, segment_ids)`` with
+    zeros for the negative ids; an IndexedSlices upstream is not densified.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> c = [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0], [4.0, 3.0, 2.0, 1.0]]
+    >>> sg.math.unsorted_segment_sum(c, [0, 1, 0], num_segments=2).numpy()
+    array([[5., 5., 5., 5.],
+           [5., 6., 7., 8.]])
+    >>> sg.math.unsorted_segment_sum([1.0, 2.0, 3.0], [2, -1, 2], 3).numpy()
+    array([0., 0., 4.])
+    """
+    del name
+    return _unsorted_reduce(data, segment_ids, num_segments, SUM,
+                            "unsorted_segment_sum")
+
+
+@with_sections(parameters=_PARAMETERS, result=_RESULT)
+def unsorted_segment_max(data, segment_ids, num_segments, name=None):
+    """The elementwise maximum of the entries of `data` that share a segment id.
+
+    Negative ids are dropped; NaN propagates; segments without entries give
+    the lowest finite value of the dtype (float32 ``-3.4028235e38``).
+
+    {parameters}
+
+    {result}
+
+    Notes
+    -----
+    The gradient is shared equally among the elements equal to their
+    segment's maximum.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> import numpy as np
+    >>> x = np.array([1.0, 5.0, 3.0], dtype=np.float32)
+    >>> sg.math.unsorted_segment_max(x, [0, 0, 2], 3).numpy()
+    array([ 5.0000000e+00, -3.4028235e+38,  3.0000000e+00], dtype=float32)
+    """
+    del name
+    return _unsorted_reduce(data, segment_ids, num_segments, MAX,
+                            "unsorted_segment_max")
+
+
+@with_sections(parameters=_PARAMETERS, result=_RESULT)
+def unsorted_segment_min(data, segment_ids, num_segments, name=None):
+    """The elementwise minimum of the entries of `data` that share a segment id.
+
+    Negative ids are dropped; NaN propagates; segments without entries give
+    the highest finite value of the dtype (int32 ``2147483647``).
+
+    {parameters}
+
+    {result}
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> import numpy as np
+    >>> x = np.array([4, 2, 7], dtype=np.int32)
+    >>> sg.math.unsorted_segment_min(x, [1, 1, -1], 3).numpy()
+    array([2147483647,          2, 2147483647], dtype=int32)
+    """
+    del name
+    return _unsorted_reduce(data, segment_ids, num_segments, MIN,
+                            "unsorted_segment_min")
+
+
+@with_sections(parameters=_PARAMETERS, result=_RESULT)
+def unsorted_segment_prod(data, segment_ids, num_segments, name=None):
+    """The elementwise product of the entries of `data` that share a segment id.
+
+    Negative ids are dropped; segments without entries give 1.
+
+    {parameters}
+
+    {result}
+
+    Notes
+    -----
+    The gradient of an entry is the upstream gradient times the product of
+    the other entries of its segment (0 for a negative id).
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> sg.math.unsorted_segment_prod([2.0, 3.0, 4.0], [1, -1, 1], 3).numpy()
+    array([1., 8., 1.])
+    """
+    del name
+    return _unsorted_reduce(data, segment_ids, num_segments, PROD,
+                            "unsorted_segment_prod")
+
+
+def _unsorted_normalized(data, segment_ids, num_segments, what, root):
+    d, ids, n_segments, be = _unsorted_args(data, segment_ids, num_segments, what)
+    if root and d.dtype.kind != "f":
+        raise InvalidArgumentError(
+            f"{what}: data of dtype {d.dtype} is not supported (the square root "
+            "of the counts needs a floating dtype)"
+        )
+    dtype = d.dtype if d.dtype.kind == "f" else np.dtype(np.float64)
+    # the sum, its cast, the counts and the quotient, all of num_segments rows
+    shape, sized = (n_segments,) + d.shape[ids.ndim:], f"{what}: num_segments"
+    check_allocation(*_unsorted_buffers(d, ids, n_segments, SUM, what),
+                     None if dtype == d.dtype else (shape, dtype, sized),
+                     ((n_segments,), np.int64, sized), ((n_segments,), dtype, sized),
+                     (shape, dtype, sized))
+    total = unsorted_segment_sum(d, ids, n_segments)
+    counts = segment_counts(be, ids, n_segments, d.ndim - ids.ndim, dtype)
+    if root:
+        counts = be.xp.sqrt(counts)
+    if total.dtype != dtype:
+        total = array_ops.cast(total, dtype)
+    return math_ops.divide(total, operand(be, counts))
+
+
+@with_sections(parameters=_PARAMETERS)
+def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
+    """Average the entries of `data` that share a segment id.
+
+    :func:`unsorted_segment_sum` divided by ``max(count, 1)`` (TensorFlow's
+    composition): integer data gives float64; segments without entries are 0.
+
+    {parameters}
+
+    Returns
+    -------
+    Tensor of shape ``(num_segments,) + data.shape[segment_ids.ndim:]``, of
+    the dtype of floating `data`, float64 for integer `data`.
+
+    Raises
+    ------
+    InvalidArgumentError
+        As :func:`unsorted_segment_sum`.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> sg.math.unsorted_segment_mean([1, 3, 3, 2], [0, 0, -1, 1], 3).numpy()
+    array([2., 2., 0.])
+    """
+    del name
+    return _unsorted_normalized(data, segment_ids, num_segments,
+                                "unsorted_segment_mean", root=False)
+
+
+@with_sections(parameters=_PARAMETERS)
+def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
+    """Sum the entries of `data` that share a segment id, divided by the
+    square root of their count.
+
+    :func:`unsorted_segment_sum` divided by ``sqrt(max(count, 1))``, in the
+    dtype of `data` (TensorFlow's composition); segments without entries are 0.
+
+    {parameters}
+
+    Returns
+    -------
+    Tensor of shape ``(num_segments,) + data.shape[segment_ids.ndim:]`` and
+    the dtype of `data`.
+
+    Raises
+    ------
+    InvalidArgumentError
+        If `data` is of an integer dtype, or as :func:`unsorted_segment_sum`.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> sg.math.unsorted_segment_sqrt_n([1.0, 3.0, 3.0, 2.0], [0, 0, -1, 1], 3).numpy()
+    array([2.82842712, 2.        , 0.        ])
+    """
+    del name
+    return _unsorted_normalized(data, segment_ids, num_segments,
+                                "unsorted_segment_sqrt_n", root=True)

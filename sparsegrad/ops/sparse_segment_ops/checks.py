@@ -1,0 +1,124 @@
+"""The argument checks of the sparse segment ops and the embedding bags
+(TensorFlow's messages)."""
+
+
+from ...errors import InvalidArgumentError
+from ...framework import sparse_rows
+from .._helpers import as_borrowed_tensor
+from ..segment_shared import raw_value
+
+__all__ = ["COMBINERS", "table_tensor", "check_float", "index_input",
+           "check_bag_splits", "check_combiner"]
+
+# The kernel's combiner codes (COMBINER_* in _kernels/_sparse_segment.pxi).
+COMBINERS = {"sum": 0, "mean": 1, "sqrtn": 2}
+
+
+def table_tensor(data, what, name="data"):
+    """The table of an op as a Tensor of rank >= 1 (an ndarray or device
+    table is not copied)."""
+    t = as_borrowed_tensor(data, name)
+    if t.ndim == 0:
+        raise InvalidArgumentError(
+            f"{what}: Shape must be at least rank 1 but is rank 0 ({name} is a "
+            f"scalar)"
+        )
+    return t
+
+
+def check_float(t, what, combiner, name="data"):
+    """A real table, floating unless `combiner` is "sum"."""
+    if t.dtype.kind != "f" and combiner != "sum":
+        raise InvalidArgumentError(
+            f"{what}: {name} must be a floating-point tensor for combiner "
+            f"{combiner!r}, got dtype {t.dtype}"
+        )
+    if t.dtype.kind not in "iuf":
+        raise InvalidArgumentError(
+            f"{what}: {name} must be a real numeric tensor, got dtype {t.dtype}"
+        )
+
+
+def index_input(x, name):
+    """An index argument as a checked 1-D index array (of its device)."""
+    return sparse_rows.as_index_array(raw_value(x), name)
+
+
+def check_bag_splits(spl, nnz, what, name="splits"):
+    """The row splits of bags of `nnz` ids: from 0 to `nnz`, non-decreasing.
+
+    Parameters
+    ----------
+    spl : ndarray of int32 or int64 (on the host)
+    nnz : int
+        The number of ids.
+    what : str
+        The op, which starts the message.
+    name : str, optional
+        The argument, as the message names it (``"sp_ids.row_splits"``).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    InvalidArgumentError
+        If `spl` is empty, does not run from 0 to `nnz`, or decreases.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsegrad.errors import InvalidArgumentError
+    >>> try:
+    ...     check_bag_splits(np.array([0, 2, 1, 3]), 3, "op")
+    ... except InvalidArgumentError as error:
+    ...     print(error)
+    op: splits must be non-decreasing, but splits[2] = 1 < splits[1] = 2
+    """
+    if spl.shape[0] == 0:
+        raise InvalidArgumentError(f"{what}: {name} is empty")
+    if spl[0] != 0 or spl[-1] != nnz:
+        raise InvalidArgumentError(
+            f"{what}: {name} must run from 0 to the number of ids ({nnz}), got "
+            f"{int(spl[0])} ... {int(spl[-1])}"
+        )
+    k = sparse_rows.first_decrease(spl)   # (a difference of extremes wraps)
+    if k is not None:
+        label = name.rsplit(".", 1)[-1]
+        raise InvalidArgumentError(
+            f"{what}: {name} must be non-decreasing, but {label}[{k + 1}] = "
+            f"{int(spl[k + 1])} < {label}[{k}] = {int(spl[k])}"
+        )
+
+
+def check_combiner(combiner):
+    """`combiner` as one of "sum", "mean", "sqrtn" (None means "mean").
+
+    Parameters
+    ----------
+    combiner : str or None
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        TensorFlow's ``combiner must be one of 'mean', 'sqrtn' or 'sum', got
+        max``.
+
+    Examples
+    --------
+    >>> from sparsegrad.ops.sparse_segment_ops import check_combiner
+    >>> check_combiner(None)
+    'mean'
+    """
+    if combiner is None:
+        return "mean"
+    if not isinstance(combiner, str) or combiner not in COMBINERS:
+        raise ValueError(
+            f"combiner must be one of 'mean', 'sqrtn' or 'sum', got {combiner}"
+        )
+    return combiner
