@@ -329,8 +329,6 @@ OVER_LIMIT = {
 
 # The modules that call is_cupy_array (the goal: five at most).
 IS_CUPY_PLACES = {
-    "sparsegrad/distributed/comm.py",
-    "sparsegrad/distributed/embedding.py",
     "sparsegrad/framework/backend.py",
     "sparsegrad/framework/elementwise.py",
     "sparsegrad/framework/indexed_slices.py",
