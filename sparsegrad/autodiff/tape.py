@@ -55,11 +55,10 @@ class UnconnectedGradients(enum.Enum):
     Examples
     --------
     >>> import sparsegrad as sg
-    >>> x = sg.constant(2.0)
+    >>> w = sg.Variable(2.0, dtype="float64")
     >>> with sg.GradientTape() as tape:
-    ...     tape.watch(x)
-    ...     y = sg.constant(3.0) * 1.0
-    >>> tape.gradient(y, x, unconnected_gradients=sg.UnconnectedGradients.ZERO)
+    ...     y = sg.constant(3.0) * 1.0      # does not read w
+    >>> tape.gradient(y, w, unconnected_gradients=sg.UnconnectedGradients.ZERO)
     <sparsegrad.Tensor: shape=(), dtype=float64, numpy=0.0>
     """
 
@@ -128,21 +127,25 @@ class GradientTape:
 
     Examples
     --------
-    >>> import sparsegrad as sg
-    >>> x = sg.constant(3.0)
-    >>> with sg.GradientTape() as tape:
-    ...     tape.watch(x)
-    ...     y = x * x
-    >>> tape.gradient(y, x)
-    <sparsegrad.Tensor: shape=(), dtype=float64, numpy=6.0>
-
     Variables are watched when read:
 
+    >>> import sparsegrad as sg
     >>> w = sg.Variable([1.0, 2.0])
     >>> with sg.GradientTape() as tape:
     ...     loss = sg.reduce_sum(w * w)
     >>> tape.gradient(loss, w).numpy()
     array([2., 4.])
+
+    A Tensor is recorded once watched; a persistent tape gives several
+    gradients:
+
+    >>> x = sg.constant(3.0)
+    >>> with sg.GradientTape(persistent=True) as tape:
+    ...     tape.watch(x)
+    ...     y = x * x
+    ...     z = y * x
+    >>> float(tape.gradient(y, x)), float(tape.gradient(z, x))
+    (6.0, 27.0)
     """
 
     def __init__(self, persistent=False, watch_accessed_variables=True):

@@ -63,6 +63,11 @@ def copy_bandwidth(n_bytes=BANDWIDTH_BYTES, repeat=9, n_threads=1):
     ValueError
         If `n_bytes` is below 4096 or `n_threads` below 1.
 
+    Notes
+    -----
+    The best of the `repeat` copies counts: the floor is what the memory can
+    do, not what it did on average.
+
     Examples
     --------
     >>> copy_bandwidth(n_bytes=1 << 20, repeat=3) > 0

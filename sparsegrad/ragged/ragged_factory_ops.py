@@ -180,10 +180,12 @@ def is_ragged(value):
     Parameters
     ----------
     value : object
+        Anything.
 
     Returns
     -------
     bool
+        Whether `value` is a RaggedTensor (a dense Tensor is not).
 
     Examples
     --------

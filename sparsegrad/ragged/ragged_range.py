@@ -43,6 +43,7 @@ def splits_dtype(dtype, attr="Tsplits"):
     Returns
     -------
     numpy.dtype
+        ``int32`` or ``int64``.
 
     Raises
     ------
@@ -77,6 +78,7 @@ def range_dtype(dtype):
     Returns
     -------
     numpy.dtype
+        One of :data:`RANGE_DTYPES`.
 
     Raises
     ------

@@ -9,6 +9,7 @@ here (arithmetic, :meth:`RaggedTensor.to_tensor`, row selection).
 """
 
 import numbers
+from operator import attrgetter
 
 import numpy as np
 
@@ -59,6 +60,32 @@ def _binary_operator(fn, op_name, reverse=False):
 
     operator.__name__ = f"__{'r' if reverse else ''}{op_name}__"
     return operator
+
+
+_ROW_VECTOR_DOC = """{summary}
+
+Returns
+-------
+ndarray of the splits' dtype, shape ({length},){note}
+
+Examples
+--------
+>>> import sparsegrad as sg
+>>> sg.ragged.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []]).{name}()
+{result}
+"""
+
+
+def _row_vector_doc(summary, result, length="nrows", note=""):
+    """The docstring of a method giving one vector of the row partition."""
+
+    def document(method):
+        method.__doc__ = _ROW_VECTOR_DOC.format(
+            summary=summary, length=length, name=method.__name__, result=result,
+            note=f"\n    {note}" if note else "")
+        return method
+
+    return document
 
 
 # -- the class -------------------------------------------------------------------
@@ -273,36 +300,21 @@ class RaggedTensor(RaggedConversions):
 
     # -- structure -----------------------------------------------------------
 
-    @property
-    def values(self):
-        """The concatenated rows, a Tensor of shape ``(nvals, ...)``."""
-        return self._values
-
-    @property
-    def flat_values(self):
-        """The innermost dense values: :attr:`values` (ragged_rank 1)."""
-        return self._values
-
-    @property
-    def row_splits(self):
-        """The row splits, a read-only int32/int64 ndarray of length ``nrows + 1``
-        (a cupy array when the RaggedTensor lives on the GPU)."""
-        return self._row_splits
+    values = property(attrgetter("_values"), doc=(
+        "The concatenated rows, a Tensor of shape ``(nvals, ...)``."))
+    flat_values = property(attrgetter("_values"), doc=(
+        "The innermost dense values: :attr:`values` (ragged_rank 1)."))
+    row_splits = property(attrgetter("_row_splits"), doc=(
+        "The row splits, a read-only int32/int64 ndarray of length ``nrows + 1`` "
+        "(a cupy array when the RaggedTensor lives on the GPU)."))
+    dtype = property(attrgetter("_values.dtype"), doc="The values' dtype.")
+    row_splits_dtype = property(attrgetter("_row_splits.dtype"), doc=(
+        "The row splits' dtype (int32 or int64)."))
 
     @property
     def nested_row_splits(self):
         """``(row_splits,)``: the splits of every ragged dimension."""
         return (self._row_splits,)
-
-    @property
-    def dtype(self):
-        """The values' dtype."""
-        return self._values.dtype
-
-    @property
-    def row_splits_dtype(self):
-        """The row splits' dtype (int32 or int64)."""
-        return self._row_splits.dtype
 
     @property
     def shape(self):
@@ -337,68 +349,33 @@ class RaggedTensor(RaggedConversions):
     def __len__(self):
         return self.nrows()
 
+    @_row_vector_doc(
+        "The length of each row, ``diff(row_splits)``.",
+        "array([4, 0, 3, 1, 0])")
     def row_lengths(self):
-        """The length of each row, ``diff(row_splits)``.
-
-        Returns
-        -------
-        ndarray of the splits' dtype, shape (nrows,)
-
-        Examples
-        --------
-        >>> import sparsegrad as sg
-        >>> sg.ragged.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []]).row_lengths()
-        array([4, 0, 3, 1, 0])
-        """
         if self._row_lengths is None:
             xp = backend_of(self._row_splits).xp
             self._row_lengths = freeze(xp.diff(self._row_splits))
         return self._row_lengths
 
+    @_row_vector_doc(
+        "The first value position of each row, ``row_splits[:-1]``.",
+        "array([0, 4, 4, 7, 8])")
     def row_starts(self):
-        """The first value position of each row, ``row_splits[:-1]``.
-
-        Returns
-        -------
-        ndarray of the splits' dtype, shape (nrows,)
-
-        Examples
-        --------
-        >>> import sparsegrad as sg
-        >>> sg.ragged.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []]).row_starts()
-        array([0, 4, 4, 7, 8])
-        """
         return self._row_splits[:-1]
 
+    @_row_vector_doc(
+        "The end (exclusive) of each row, ``row_splits[1:]``.",
+        "array([4, 4, 7, 8, 8])")
     def row_limits(self):
-        """The end (exclusive) of each row, ``row_splits[1:]``.
-
-        Returns
-        -------
-        ndarray of the splits' dtype, shape (nrows,)
-
-        Examples
-        --------
-        >>> import sparsegrad as sg
-        >>> sg.ragged.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []]).row_limits()
-        array([4, 4, 7, 8, 8])
-        """
         return self._row_splits[1:]
 
+    @_row_vector_doc(
+        "The row of each value.",
+        "array([0, 0, 0, 0, 2, 2, 2, 3])",
+        length="row_splits[-1]",
+        note="Computed once (one parallel pass over the rows) and cached.")
     def value_rowids(self):
-        """The row of each value.
-
-        Returns
-        -------
-        ndarray of the splits' dtype, shape (row_splits[-1],)
-            Computed once (one parallel pass over the rows) and cached.
-
-        Examples
-        --------
-        >>> import sparsegrad as sg
-        >>> sg.ragged.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []]).value_rowids()
-        array([0, 0, 0, 0, 2, 2, 2, 3])
-        """
         if self._value_rowids is None:
             splits = self._row_splits
             be = backend_of(splits)

@@ -236,8 +236,14 @@ def _logical(kind, rt, axis, keepdims):
     return math_ops.not_equal(out, 0)
 
 
-def _documented(kind, verb, empty, example, dtype="The dtype of the values.",
+def _documented(kind, verb, empty, rows, result, dtype="The dtype of the values.",
                 impl=None):
+    """``reduce_<kind>``, documented from `_DOC`; its example reduces the
+    ragged constant `rows` (source text) to `result` (the printed array,
+    maybe followed by more example lines)."""
+    example = (f">>> rt = sg.ragged.constant({rows})\n"
+               f"    >>> sg.ragged.reduce_{kind}(rt).numpy()\n    {result}")
+
     def reduce(rt, axis=1, keepdims=False, name=None):
         del name
         if impl is not None:
@@ -252,38 +258,33 @@ def _documented(kind, verb, empty, example, dtype="The dtype of the values.",
 
 reduce_sum = _documented(
     "sum", "Sum", "An empty row sums to 0.",
-    """>>> rt = sg.ragged.constant([[3, 1, 4], [], [1, 5]])
-    >>> sg.ragged.reduce_sum(rt).numpy()
-    array([8, 0, 6], dtype=int32)
+    "[[3, 1, 4], [], [1, 5]]",
+    """array([8, 0, 6], dtype=int32)
     >>> sg.ragged.reduce_sum(rt, axis=0).numpy()
     array([4, 6, 4], dtype=int32)""",
 )
 reduce_prod = _documented(
     "prod", "Multiply", "An empty row gives 1.",
-    """>>> rt = sg.ragged.constant([[3, 1, 4], [], [1, 5]])
-    >>> sg.ragged.reduce_prod(rt).numpy()
-    array([12,  1,  5], dtype=int32)""",
+    "[[3, 1, 4], [], [1, 5]]",
+    "array([12,  1,  5], dtype=int32)",
 )
 reduce_min = _documented(
     "min", "Take the minimum of",
     "An empty row gives the largest finite value of the dtype (what\n"
     "    TensorFlow's kernel does; its docstring says otherwise).",
-    """>>> rt = sg.ragged.constant([[3, 1, 4], [], [1, 5]])
-    >>> sg.ragged.reduce_min(rt).numpy()
-    array([         1, 2147483647,          1], dtype=int32)""",
+    "[[3, 1, 4], [], [1, 5]]",
+    "array([         1, 2147483647,          1], dtype=int32)",
 )
 reduce_max = _documented(
     "max", "Take the maximum of",
     "An empty row gives the lowest finite value of the dtype (not -inf).",
-    """>>> rt = sg.ragged.constant([[3.0, 1.0, 4.0], [], [1.0, 5.0]])
-    >>> sg.ragged.reduce_max(rt).numpy()
-    array([ 4.0000000e+00, -3.4028235e+38,  5.0000000e+00], dtype=float32)""",
+    "[[3.0, 1.0, 4.0], [], [1.0, 5.0]]",
+    "array([ 4.0000000e+00, -3.4028235e+38,  5.0000000e+00], dtype=float32)",
 )
 reduce_mean = _documented(
     "mean", "Average", "An empty row gives NaN (0 / 0).",
-    """>>> rt = sg.ragged.constant([[3, 1, 4], [], [1, 5]])
-    >>> sg.ragged.reduce_mean(rt).numpy()
-    array([2.66666667,        nan, 3.        ])""",
+    "[[3, 1, 4], [], [1, 5]]",
+    "array([2.66666667,        nan, 3.        ])",
     dtype="float64 for integer values (true division), else their dtype.",
 )
 
@@ -292,35 +293,31 @@ reduce_variance = _documented(
     "Computed as ``max(mean(x**2) - mean(x)**2, 0)``, as TensorFlow does\n"
     "    (equal values give exactly 0); an empty row gives NaN.  The values\n"
     "    must be floating-point (TypeError otherwise).",
-    """>>> rt = sg.ragged.constant([[3.0, 1.0, 4.0], [], [2.0, 2.0]])
-    >>> sg.ragged.reduce_variance(rt).numpy()
-    array([1.5555553,       nan, 0.       ], dtype=float32)""",
+    "[[3.0, 1.0, 4.0], [], [2.0, 2.0]]",
+    "array([1.5555553,       nan, 0.       ], dtype=float32)",
     impl=_moment,
 )
 reduce_std = _documented(
     "std", "Take the standard deviation of",
     "The square root of :func:`reduce_variance`; an empty row gives NaN.",
-    """>>> rt = sg.ragged.constant([[1.0, 3.0], [], [2.0]])
-    >>> sg.ragged.reduce_std(rt).numpy()
-    array([ 1., nan,  0.], dtype=float32)""",
+    "[[1.0, 3.0], [], [2.0]]",
+    "array([ 1., nan,  0.], dtype=float32)",
     impl=_moment,
 )
 reduce_any = _documented(
     "any", "Take the logical or of",
     "The values must be bool (TypeError otherwise); an empty row gives\n"
     "    False.  Not differentiable.",
-    """>>> rt = sg.ragged.constant([[True, False], [], [False]])
-    >>> sg.ragged.reduce_any(rt).numpy()
-    array([ True, False, False])""",
+    "[[True, False], [], [False]]",
+    "array([ True, False, False])",
     dtype="bool.", impl=_logical,
 )
 reduce_all = _documented(
     "all", "Take the logical and of",
     "The values must be bool (TypeError otherwise); an empty row gives\n"
     "    True.  Not differentiable.",
-    """>>> rt = sg.ragged.constant([[True, False], [], [True]])
-    >>> sg.ragged.reduce_all(rt).numpy()
-    array([False,  True,  True])""",
+    "[[True, False], [], [True]]",
+    "array([False,  True,  True])",
     dtype="bool.", impl=_logical,
 )
 
