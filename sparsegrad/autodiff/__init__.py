@@ -3,8 +3,9 @@ registry and custom_gradient.
 
 Layers, bottom to top: :mod:`.registry` (op type -> gradient function) and
 :mod:`.recording` (the tape stack and :func:`record_operation`) sit below the
-ops, which record themselves through them; :mod:`.tape` (GradientTape, the
-backward pass) and :mod:`.custom_gradient` sit above the ops and import them.
+ops, which record themselves through them; :mod:`.backward` (the backward pass
+and gradient aggregation), :mod:`.tape` (GradientTape) and
+:mod:`.custom_gradient` sit above the ops and import them.
 This package is imported before :mod:`sparsegrad.ops`, so by the time an op
 module asks for the recording layer it is complete.
 """

@@ -55,6 +55,8 @@ def pack_as(structure, flat):
 
     Examples
     --------
+    The leaves replace those of `structure` one for one:
+
     >>> from sparsegrad.autodiff.nest import pack_as
     >>> pack_as({"b": [0, 0], "a": (0,)}, [3, 1, 2])
     {'b': [1, 2], 'a': (3,)}

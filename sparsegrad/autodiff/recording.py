@@ -288,7 +288,7 @@ class stop_recording:
     Examples
     --------
     >>> import sparsegrad as sg
-    >>> from sparsegrad.autodiff.tape import stop_recording
+    >>> from sparsegrad.autodiff.recording import stop_recording
     >>> x = sg.constant(2.0)
     >>> with sg.GradientTape() as tape:
     ...     tape.watch(x)

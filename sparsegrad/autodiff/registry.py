@@ -100,6 +100,7 @@ def no_gradient(op_type):
     Returns
     -------
     None
+        The registry maps `op_type` to "no gradient" from now on.
 
     Raises
     ------

@@ -1,32 +1,23 @@
-"""GradientTape: runs what the ops recorded backwards.
+"""GradientTape: records what the ops do and runs it backwards.
 
 The ops record themselves through :mod:`.recording` (the layer below them);
-this module sits above the ops and holds the backward pass, gradient
-aggregation and the Jacobians.
-
-* The ops reachable from the targets are found through the tape's
-  ``tensor id -> Operation`` map, ordered by op id (a consumer always has a
-  larger id than its producers) and run backwards, each through the gradient
-  function the registry holds for its type.
-* Gradients meeting at one tensor aggregate through :func:`aggregate_gradients`
-  (dense + dense adds, sparse + sparse concatenates, sparse + dense
-  scatter-adds into a copy of the dense one).
+this module sits above the ops and holds the tape's user API (watching,
+:meth:`GradientTape.gradient` and the Jacobians); the backward pass and
+gradient aggregation it runs live in :mod:`.backward`.
 """
 
 import enum
 import warnings
-from operator import attrgetter
 
 import numpy as np
 
-from ..errors import FailedPreconditionError, InternalError, InvalidArgumentError
-from ..framework import backend, indexed_slices, sparse_rows
+from ..errors import FailedPreconditionError, InvalidArgumentError
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, convert_to_tensor, wrap
 from ..framework.variable import Variable
-from ..ops import array_ops, math_ops
+from ..ops import array_ops
 from . import recording as recording_module
-from . import registry
+from .backward import aggregate_gradients, run_backward, tensor_key, xp_of, zeros_on
 from .nest import flatten, pack_as
 from .recording import (
     WATCHED,
@@ -34,7 +25,6 @@ from .recording import (
     TapeRecord,
     record_operation,
     record_variable_read,
-    set_current_gradient_op,
     stop_recording,
 )
 
@@ -49,14 +39,6 @@ __all__ = [
     "stop_recording",
 ]
 
-# Ops whose missing output gradients stay None instead of being zero-filled.
-_NONE_OK = {
-    "SoftmaxCrossEntropyWithLogits": (1,),
-    "SparseSoftmaxCrossEntropyWithLogits": (1,),
-    "FusedBatchNorm": (1, 2, 3, 4),
-}
-
-_op_id_key = attrgetter("id")
 
 
 class UnconnectedGradients(enum.Enum):
@@ -73,11 +55,10 @@ class UnconnectedGradients(enum.Enum):
     Examples
     --------
     >>> import sparsegrad as sg
-    >>> x = sg.constant(2.0)
+    >>> w = sg.Variable(2.0, dtype="float64")
     >>> with sg.GradientTape() as tape:
-    ...     tape.watch(x)
-    ...     y = sg.constant(3.0) * 1.0
-    >>> tape.gradient(y, x, unconnected_gradients=sg.UnconnectedGradients.ZERO)
+    ...     y = sg.constant(3.0) * 1.0      # does not read w
+    >>> tape.gradient(y, w, unconnected_gradients=sg.UnconnectedGradients.ZERO)
     <sparsegrad.Tensor: shape=(), dtype=float64, numpy=0.0>
     """
 
@@ -95,267 +76,6 @@ def _parse_unconnected(value):
             f"Unknown value for unconnected_gradients: {value!r}"
         ) from None
 
-
-# -- aggregation ---------------------------------------------------------------
-
-def aggregate_gradients(grads):
-    """Sum the gradients that reach one tensor (DESIGN invariant 1).
-
-    Dense + dense adds; IndexedSlices + IndexedSlices concatenates (no
-    densifying, no deduplication); dense + IndexedSlices scatter-adds the rows
-    into a copy of the dense sum.  While a tape is recording (higher order),
-    the sum is built from differentiable ops.
-
-    Parameters
-    ----------
-    grads : list of Tensor, IndexedSlices or None
-        The gradients of one tensor (None entries are skipped).
-
-    Returns
-    -------
-    Tensor, IndexedSlices or None
-        The sum; an IndexedSlices when every gradient is one; None when
-        there is none.
-    """
-    grads = [g for g in grads if g is not None]
-    if not grads:
-        return None
-    if len(grads) == 1:
-        return grads[0]
-    dense = []
-    sparse = []
-    for g in grads:
-        (sparse if isinstance(g, IndexedSlices) else dense).append(g)
-    recording = recording_module.is_recording()
-    if not sparse:
-        if recording:
-            return math_ops.add_n(dense)
-        xp = backend.get_array_module(*(g._value for g in dense))
-        out = xp.asarray(xp.add(dense[0]._value, dense[1]._value))
-        for g in dense[2:]:
-            xp.add(out, g._value, out=out)
-        return wrap(out)
-    merged = (
-        sparse[0]
-        if len(sparse) == 1
-        else indexed_slices.concat(
-            sparse, join_values=_join_rows if recording else None
-        )
-    )
-    if not dense:
-        return merged
-    if recording:
-        total = dense[0] if len(dense) == 1 else math_ops.add_n(dense)
-        return array_ops.tensor_scatter_add(total, merged.indices, merged.values)
-    xp = backend.get_array_module(*(g._value for g in dense), merged.values._value)
-    out = dense[0]._value.copy()
-    for g in dense[1:]:
-        xp.add(out, g._value, out=out)
-    sparse_rows.scatter_add(
-        out, merged.indices._value, xp.ascontiguousarray(merged.values._value)
-    )
-    return wrap(out)
-
-
-def _join_rows(values):
-    """Differentiable concatenation of the value rows (while a tape records)."""
-    return array_ops.concat(values, axis=0)
-
-
-# -- the backward pass ---------------------------------------------------------
-
-
-def _xp_of(like):
-    """The array module of the device `like` (a Tensor or Variable) is on."""
-    return backend.get_array_module(like._value)
-
-
-def _zeros(shape, dtype, like):
-    """Zeros on the device of `like`."""
-    return wrap(_xp_of(like).zeros(shape, dtype))
-
-
-def _ones(shape, dtype, like):
-    """Ones on the device of `like`."""
-    return wrap(_xp_of(like).ones(shape, dtype))
-
-
-def _key(x):
-    if isinstance(x, Variable):
-        return -x._uid
-    return x._id
-
-
-def _backward(tape, target_keys, target_objs, seeds, source_keys, release):
-    """Gradients of the targets w.r.t. each source key (None where unconnected).
-
-    `seeds[i]` is the output gradient of target i (None: ones).  With
-    `release`, the recorded ops are dropped as soon as they are used.
-    """
-    tt = tape.tensor_tape
-    tt_get = tt.get
-    sources = {k for k in source_keys if k in tt}
-
-    # 1. the ops reachable from the targets (op -> its input keys)
-    reachable = {}
-    stack = list(target_keys)
-    pop = stack.pop
-    push = stack.append
-    while stack:
-        op = tt_get(pop())
-        if op is None or op is WATCHED or op in reachable:
-            continue
-        ids = op.input_ids
-        if ids is None:
-            ids = op.input_ids = tuple([t._id for t in op.inputs])
-        reachable[op] = ids
-        for k in ids:
-            if k in tt:
-                push(k)
-
-    # 2. of those, in recording order, the ops with a path to a source, and
-    #    for each the inputs whose gradient nobody needs
-    useful = set()
-    plan = []
-    for op in sorted(reachable, key=_op_id_key):
-        ids = reachable[op]
-        if len(ids) == 1:
-            k = ids[0]
-            if k not in sources and tt_get(k) not in useful:
-                continue
-            skip = ()
-        else:
-            skip = [
-                i
-                for i, k in enumerate(ids)
-                if k not in sources and tt_get(k) not in useful
-            ]
-            if len(skip) == len(ids):
-                continue
-            skip = tuple(skip) if skip else ()
-        useful.add(op)
-        plan.append((op, ids, skip))
-        if op.version is not None and op.version != op.inputs[0]._version:
-            var = op.inputs[0]
-            raise FailedPreconditionError(
-                f"variable '{var.name}' was modified in place after the tape "
-                f"recorded a read of it (version {op.version}, now "
-                f"{var._version}); the gradient would use the new value. "
-                "Compute gradients before updating the variable."
-            )
-    del reachable, useful
-
-    # 3. seeds
-    grads = {}
-    for i, k in enumerate(target_keys):
-        seed = seeds[i]
-        if seed is None:
-            producer = tt_get(k)
-            if (producer is not None and producer is not WATCHED) or k in source_keys:
-                t = target_objs[i]
-                seed = _ones(t.shape, t.dtype, t)
-            else:
-                continue
-        if k in grads:
-            grads[k].append(seed)
-        else:
-            grads[k] = [seed]
-    if release:
-        tt.clear()
-
-    # 4. reverse recording order
-    get_gradient_function = registry.gradient_lookup
-    grads_get = grads.get
-    grads_pop = grads.pop
-    for n in range(len(plan) - 1, -1, -1):
-        op, ids, skip = plan[n]
-        if release:
-            plan[n] = None
-        outputs = op.outputs
-        if len(outputs) == 1:
-            k = outputs[0]._id
-            g = grads_get(k) if k in sources else grads_pop(k, None)
-            if g is None:
-                continue
-            if len(g) > 1:
-                g[:] = [aggregate_gradients(g)]
-            out_grads = (g[0],)
-        else:
-            out_grads = _output_gradients(op, grads, sources)
-            if out_grads is None:
-                continue
-        set_current_gradient_op(op.type)
-        fn = op.grad_fn
-        if fn is not None:
-            in_grads = fn(*out_grads)
-        else:
-            fn = get_gradient_function(op.type, _MISSING)
-            if fn is None:  # not differentiable
-                continue
-            if fn is _MISSING:
-                registry.get_gradient_function(op.type)  # raises LookupError
-            op.skip_input_indices = skip
-            in_grads = fn(op, *out_grads)
-        if type(in_grads) is not tuple and type(in_grads) is not list:
-            in_grads = (in_grads,)
-        if len(in_grads) != len(ids):
-            raise InternalError(
-                f"Recorded operation '{op.type}' returned too "
-                f"{'few' if len(in_grads) < len(ids) else 'many'} gradients. "
-                f"Expected {len(ids)} but received {len(in_grads)}"
-            )
-        for i, k in enumerate(ids):
-            g = in_grads[i]
-            if g is None or (skip and i in skip):
-                continue
-            if type(g) is not Tensor and not isinstance(g, IndexedSlices):
-                g = convert_to_tensor(g)
-            pending = grads_get(k)
-            if pending is None:
-                grads[k] = [g]
-            else:
-                pending.append(g)
-
-    set_current_gradient_op(None)
-    result = []
-    for k in source_keys:
-        g = grads.get(k)
-        if g is None:
-            result.append(None)
-        else:
-            if len(g) > 1:
-                g[:] = [aggregate_gradients(g)]
-            result.append(g[0])
-    return result
-
-
-_MISSING = object()
-
-
-def _output_gradients(op, grads, sources):
-    """The output gradients of a multi-output op (None if it has none)."""
-    out_grads = []
-    any_grad = False
-    for t in op.outputs:
-        k = t._id
-        g = grads.get(k) if k in sources else grads.pop(k, None)
-        if g is None:
-            out_grads.append(None)
-            continue
-        any_grad = True
-        if len(g) > 1:
-            g[:] = [aggregate_gradients(g)]
-        out_grads.append(g[0])
-    if not any_grad:
-        return None
-    none_ok = _NONE_OK.get(op.type, ())
-    for j, t in enumerate(op.outputs):
-        if out_grads[j] is None and j not in none_ok:
-            out_grads[j] = _zeros(t.shape, t.dtype, t)
-    return out_grads
-
-
-# -- GradientTape ----------------------------------------------------------------
 
 
 class TapeStateError(FailedPreconditionError, ValueError):
@@ -407,21 +127,25 @@ class GradientTape:
 
     Examples
     --------
-    >>> import sparsegrad as sg
-    >>> x = sg.constant(3.0)
-    >>> with sg.GradientTape() as tape:
-    ...     tape.watch(x)
-    ...     y = x * x
-    >>> tape.gradient(y, x)
-    <sparsegrad.Tensor: shape=(), dtype=float64, numpy=6.0>
-
     Variables are watched when read:
 
+    >>> import sparsegrad as sg
     >>> w = sg.Variable([1.0, 2.0])
     >>> with sg.GradientTape() as tape:
     ...     loss = sg.reduce_sum(w * w)
     >>> tape.gradient(loss, w).numpy()
     array([2., 4.])
+
+    A Tensor is recorded once watched; a persistent tape gives several
+    gradients:
+
+    >>> x = sg.constant(3.0)
+    >>> with sg.GradientTape(persistent=True) as tape:
+    ...     tape.watch(x)
+    ...     y = x * x
+    ...     z = y * x
+    >>> float(tape.gradient(y, x)), float(tape.gradient(z, x))
+    (6.0, 27.0)
     """
 
     def __init__(self, persistent=False, watch_accessed_variables=True):
@@ -649,9 +373,9 @@ class GradientTape:
         seeds = _seeds(output_gradients, targets)
         tape = self._tape
         try:
-            result = _backward(
+            result = run_backward(
                 tape,
-                [_key(t) for t in targets],
+                [tensor_key(t) for t in targets],
                 targets,
                 seeds,
                 source_keys,
@@ -663,6 +387,31 @@ class GradientTape:
         if not isinstance(sources, (list, tuple, dict)):
             return result[0]
         return pack_as(sources, result)
+
+    def _need_persistent(self, use_pfor, what):
+        if not use_pfor and not self._persistent:
+            raise RuntimeError(
+                "GradientTape must be created with persistent=True to compute the "
+                f"{what} with eager execution enabled and  with "
+                "experimental_use_pfor set to False."
+            )
+
+    def _run_per_seed_column(self, target, source_keys, b, r):
+        """One backward run for each column j of a ``(b, r)`` seed that is one
+        in column j and zero elsewhere (reshaped to the target's shape): the
+        list of each run's gradients of `source_keys`.  Releases the tape."""
+        runs = []
+        try:
+            for j in range(r):
+                seed = xp_of(target).zeros((b, r), target.dtype)
+                seed[:, j] = 1
+                runs.append(run_backward(
+                    self._tape, [tensor_key(target)], [target],
+                    [wrap(seed.reshape(target.shape))], source_keys, False,
+                ))
+        finally:
+            self._release()
+        return runs
 
     def jacobian(
         self,
@@ -699,51 +448,29 @@ class GradientTape:
                [0., 4.]])
         """
         del parallel_iterations
-        if not experimental_use_pfor and not self._persistent:
-            raise RuntimeError(
-                "GradientTape must be created with persistent=True to compute the "
-                "jacobian with eager execution enabled and  with "
-                "experimental_use_pfor set to False."
-            )
+        self._need_persistent(experimental_use_pfor, "jacobian")
         self._check_usable()
         unconnected = _parse_unconnected(unconnected_gradients)
         target = _as_target(target)
         flat_sources = flatten(sources)
         source_keys = [_source_key(s) for s in flat_sources]
-        t_shape, t_dtype = target.shape, target.dtype
+        t_shape = target.shape
         n = int(np.prod(t_shape, dtype=np.int64))
-        rows = [[] for _ in flat_sources]
-        connected = [False] * len(flat_sources)
-        try:
-            for i in range(n):
-                seed = _xp_of(target).zeros(n, t_dtype)
-                seed[i] = 1
-                seed = wrap(seed.reshape(t_shape))
-                grads = _backward(
-                    self._tape, [_key(target)], [target], [seed], source_keys, False
-                )
-                for j, g in enumerate(grads):
-                    rows[j].append(g)
-                    connected[j] = connected[j] or g is not None
-        finally:
-            self._release()
+        runs = self._run_per_seed_column(target, source_keys, 1, n)
         result = []
         for j, s in enumerate(flat_sources):
             s_shape = tuple(s.shape)
-            if not connected[j]:
+            rows = [grads[j] for grads in runs]
+            if all(g is None for g in rows):
                 result.append(
-                    _zeros(t_shape + s_shape, s.dtype, s)
+                    zeros_on(t_shape + s_shape, s.dtype, s)
                     if unconnected is UnconnectedGradients.ZERO
                     else None
                 )
                 continue
-            dense = [
-                _zeros(s_shape, s.dtype, s) if g is None
-                else array_ops.densify(g, "GradientTape.jacobian")
-                for g in rows[j]
-            ]
+            dense = _densified(rows, s, "GradientTape.jacobian")
             if n == 0:
-                result.append(_zeros(t_shape + s_shape, s.dtype, s))
+                result.append(zeros_on(t_shape + s_shape, s.dtype, s))
             else:
                 result.append(
                     array_ops.reshape(array_ops.stack(dense), t_shape + s_shape)
@@ -804,12 +531,7 @@ class GradientTape:
                 [0., 8.]]])
         """
         del parallel_iterations, unconnected_gradients
-        if not experimental_use_pfor and not self._persistent:
-            raise RuntimeError(
-                "GradientTape must be created with persistent=True to compute the "
-                "batch_jacobian with eager execution enabled and  with "
-                "experimental_use_pfor set to False."
-            )
+        self._need_persistent(experimental_use_pfor, "batch_jacobian")
         target = _as_target(target)
         t_shape = target.shape
         s_shape = tuple(source.shape)
@@ -825,26 +547,11 @@ class GradientTape:
         key = _source_key(source)
         b = t_shape[0]
         r = int(np.prod(t_shape[1:], dtype=np.int64))
-        rows = []
-        try:
-            for j in range(r):
-                seed = _xp_of(target).zeros((b, r), target.dtype)
-                seed[:, j] = 1
-                seed = wrap(seed.reshape(t_shape))
-                (g,) = _backward(
-                    self._tape, [_key(target)], [target], [seed], [key], False
-                )
-                rows.append(g)
-        finally:
-            self._release()
+        rows = [g for (g,) in self._run_per_seed_column(target, [key], b, r)]
         out_shape = t_shape + s_shape[1:]
         if all(g is None for g in rows) or r == 0:
-            return _zeros(out_shape, target.dtype, target)
-        dense = [
-            _zeros(s_shape, source.dtype, source) if g is None
-            else array_ops.densify(g, "GradientTape.batch_jacobian")
-            for g in rows
-        ]
+            return zeros_on(out_shape, target.dtype, target)
+        dense = _densified(rows, source, "GradientTape.batch_jacobian")
         stacked = array_ops.reshape(array_ops.stack(dense), (r, b, -1))
         return array_ops.reshape(array_ops.transpose(stacked, (1, 0, 2)), out_shape)
 
@@ -874,7 +581,7 @@ def _as_target(t):
 
 def _source_key(s):
     if isinstance(s, (Tensor, Variable)):
-        return _key(s)
+        return tensor_key(s)
     raise TypeError(
         f"sources: got a {type(s).__name__}; every source must be a Tensor or a "
         "Variable (or a nest of them)"
@@ -914,7 +621,17 @@ def _seeds(output_gradients, targets):
     return seeds
 
 
+def _densified(grads, source, what):
+    """`grads` (each None, a Tensor or IndexedSlices) as dense Tensors shaped
+    like `source` (None: zeros)."""
+    return [
+        zeros_on(tuple(source.shape), source.dtype, source) if g is None
+        else array_ops.densify(g, what)
+        for g in grads
+    ]
+
+
 def _unconnected(g, source, unconnected):
     if g is None and unconnected is UnconnectedGradients.ZERO:
-        return _zeros(tuple(source.shape), source.dtype, source)
+        return zeros_on(tuple(source.shape), source.dtype, source)
     return g

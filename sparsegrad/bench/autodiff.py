@@ -37,20 +37,26 @@ def _chain_inputs():
     return x, w, b
 
 
-def _chain_sparsegrad(quick):
-    import sparsegrad as sg
-
-    x, w, b = (sg.constant(a) for a in _chain_inputs())
+def _chain_on(api):
+    """The chain case on a TensorFlow-style API (`api`: the module of
+    sparsegrad or of TensorFlow; both have these names)."""
+    x, w, b = (api.constant(a) for a in _chain_inputs())
 
     def run():
-        with sg.GradientTape() as tape:
+        with api.GradientTape() as tape:
             tape.watch(x)
             y = x
             for _ in range(N_OPS // 4):
-                y = sg.sigmoid(sg.tanh(y * w + b))
+                y = api.sigmoid(api.tanh(y * w + b))
         return tape.gradient(y, x)
 
     return run
+
+
+def _chain_sparsegrad(quick):
+    import sparsegrad as sg
+
+    return _chain_on(sg)
 
 
 def _chain_torch(quick):
@@ -72,15 +78,21 @@ def _chain_torch(quick):
 def _chain_tensorflow(quick):
     import tensorflow as tf
 
-    x, w, b = (tf.constant(a) for a in _chain_inputs())
+    return _chain_on(tf)
+
+
+def _gather_on(api, quick, ids_of=None):
+    """The gather case on a TensorFlow-style API (as :func:`_chain_on`);
+    `ids_of` converts the ids (None: NumPy ids as they are)."""
+    ids, _, _ = inputs.sparse_gradient(quick)
+    var = api.Variable(inputs.table(quick))
+    if ids_of is not None:
+        ids = ids_of(ids)
 
     def run():
-        with tf.GradientTape() as tape:
-            tape.watch(x)
-            y = x
-            for _ in range(N_OPS // 4):
-                y = tf.sigmoid(tf.tanh(y * w + b))
-        return tape.gradient(y, x)
+        with api.GradientTape() as tape:
+            loss = api.reduce_sum(api.gather(var, ids))
+        return tape.gradient(loss, var)
 
     return run
 
@@ -88,15 +100,7 @@ def _chain_tensorflow(quick):
 def _gather_sparsegrad(quick):
     import sparsegrad as sg
 
-    ids, _, _ = inputs.sparse_gradient(quick)
-    var = sg.Variable(inputs.table(quick))
-
-    def run():
-        with sg.GradientTape() as tape:
-            loss = sg.reduce_sum(sg.gather(var, ids))
-        return tape.gradient(loss, var)
-
-    return run
+    return _gather_on(sg, quick)
 
 
 def _gather_torch(sparse):
@@ -120,16 +124,7 @@ def _gather_torch(sparse):
 def _gather_tensorflow(quick):
     import tensorflow as tf
 
-    ids, _, _ = inputs.sparse_gradient(quick)
-    var = tf.Variable(inputs.table(quick))
-    t_ids = tf.constant(ids)
-
-    def run():
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(tf.gather(var, t_ids))
-        return tape.gradient(loss, var)
-
-    return run
+    return _gather_on(tf, quick, tf.constant)
 
 
 def _dense_sparsegrad(quick):

@@ -124,24 +124,30 @@ def _cycle(batches):
     return take
 
 
+def _loss_on(api, variables, ids, labels):
+    """The model's loss on a TensorFlow-style API (`api`: the module of
+    sparsegrad or of TensorFlow; both have these names), inside a tape."""
+    table, w1, b1, w2, b2 = variables
+    emb = api.nn.embedding_lookup(table, ids)
+    x = api.reshape(emb, (ids.shape[0], FIELDS * WIDTH))
+    h = api.nn.relu(api.matmul(x, w1) + b1)
+    logits = api.reshape(api.matmul(h, w2) + b2, (-1,))
+    return api.reduce_mean(
+        api.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits))
+
+
 def setup_sparsegrad(quick):
     import sparsegrad as sg
 
     batches = _cycle(make_batches(quick))
-    table, w1, b1, w2, b2 = (sg.Variable(v) for v in initial_values(quick))
-    variables = [table, w1, b1, w2, b2]
+    variables = [sg.Variable(v) for v in initial_values(quick)]
     opt = sg.optimizers.Adam(learning_rate=LEARNING_RATE, epsilon=EPSILON, lazy=True,
                              global_clipnorm=CLIP_NORM)
 
     def step():
         ids, labels = batches()
         with sg.GradientTape() as tape:
-            emb = sg.nn.embedding_lookup(table, ids)
-            x = sg.reshape(emb, (ids.shape[0], FIELDS * WIDTH))
-            h = sg.nn.relu(sg.matmul(x, w1) + b1)
-            logits = sg.reshape(sg.matmul(h, w2) + b2, (-1,))
-            loss = sg.reduce_mean(
-                sg.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits))
+            loss = _loss_on(sg, variables, ids, labels)
         grads = tape.gradient(loss, variables)
         opt.apply_gradients(zip(grads, variables))
         return loss
@@ -203,7 +209,8 @@ def setup_tensorflow(quick):
     batches = _cycle([(tf.constant(ids), tf.constant(labels))
                       for ids, labels in make_batches(quick)])
     values = initial_values(quick)
-    table, w1, b1, w2, b2 = variables = [tf.Variable(v) for v in values]
+    variables = [tf.Variable(v) for v in values]
+    table = variables[0]
     slots = [(tf.Variable(tf.zeros_like(v)), tf.Variable(tf.zeros_like(v)))
              for v in values]
     beta1, beta2 = 0.9, 0.999
@@ -225,12 +232,7 @@ def setup_tensorflow(quick):
     def step():
         ids, labels = batches()
         with tf.GradientTape() as tape:
-            emb = tf.nn.embedding_lookup(table, ids)
-            x = tf.reshape(emb, (ids.shape[0], FIELDS * WIDTH))
-            h = tf.nn.relu(tf.matmul(x, w1) + b1)
-            logits = tf.reshape(tf.matmul(h, w2) + b2, (-1,))
-            loss = tf.reduce_mean(
-                tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits))
+            loss = _loss_on(tf, variables, ids, labels)
         grads = tape.gradient(loss, variables)
         grads, _ = tf.clip_by_global_norm(grads, CLIP_NORM)
         step_count["t"] += 1

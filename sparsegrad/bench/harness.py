@@ -13,23 +13,34 @@ splits each process's timings into blocks of
 :attr:`~sparsegrad.bench.case.Case.block` steps (:func:`block_medians`) and
 reports the slowest block median over the fastest (:func:`block_ratio`), so
 that a step whose cost drifts or jumps over a run is seen, not averaged away.
+
+The timing (:mod:`.timing`), the machine and its bandwidth floor
+(:mod:`.machine`) and the table (:mod:`.report`) have modules of their own;
+this one names their entries too.
 """
 
 import json
 import os
-import platform
 import re
 import statistics
 import subprocess
 import sys
-import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Optional
 
 from .case import LIBRARIES
-from .sizes import BANDWIDTH_MIB, QUICK_STEPS
-from .sizes import describe as describe_sizes
+from .machine import (  # noqa: F401 (the harness's API: cli and worker use them)
+    BANDWIDTH_BYTES,
+    copy_bandwidth,
+    cpu_model,
+    describe_machine,
+    machine_line,
+    measure_bandwidth,
+    own_environment,
+)
+from .report import format_seconds, format_table, results_json  # noqa: F401
+from .sizes import QUICK_STEPS
+from .timing import block_medians, block_ratio, time_calls  # noqa: F401
 
 # The area modules of the suite, in the order the table shows them.
 AREAS = ("slices", "training_ops", "clip", "segment", "autodiff", "end_to_end")
@@ -37,274 +48,9 @@ AREAS = ("slices", "training_ops", "clip", "segment", "autodiff", "end_to_end")
 # The worker's exit status when the library of a case is not installed.
 MISSING_STATUS = 3
 
-# Bytes copied by each bandwidth measurement (a copy reads and writes them).
-BANDWIDTH_BYTES = BANDWIDTH_MIB.full << 20
-
 # The module to import to find out whether a library is there, and its version.
 IMPORT_NAMES = {"sparsegrad": "sparsegrad", "tensorflow": "tensorflow",
                 "torch": "torch", "fbgemm": "fbgemm_gpu", "numpy": "numpy"}
-
-
-# ---------------------------------------------------------------------------
-# Timing and the machine.
-
-
-def time_calls(fn, repeat, warmup=1):
-    """Seconds taken by each of `repeat` calls of `fn`, after `warmup` calls.
-
-    Parameters
-    ----------
-    fn : callable
-        Called with no arguments.
-    repeat : int
-        Number of timed calls (at least 1).
-    warmup : int, optional
-        Calls made first, not timed.
-
-    Returns
-    -------
-    list of float
-        One duration per timed call, measured with :func:`time.perf_counter`.
-
-    Raises
-    ------
-    ValueError
-        If `repeat` is below 1 or `warmup` below 0.
-
-    Examples
-    --------
-    >>> times = time_calls(lambda: sum(range(100)), repeat=3)
-    >>> len(times), all(t >= 0 for t in times)
-    (3, True)
-    """
-    if repeat < 1:
-        raise ValueError(f"repeat must be at least 1, got {repeat!r}")
-    if warmup < 0:
-        raise ValueError(f"warmup must be at least 0, got {warmup!r}")
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return times
-
-
-def block_medians(times, block):
-    """The median of each run of `block` consecutive timings.
-
-    Only whole blocks count: the timings after the last whole block (fewer
-    than `block`) are left out, and fewer than `block` timings give no block.
-
-    Parameters
-    ----------
-    times : sequence of float
-        Timings in the order they were taken.
-    block : int
-        Timings per block (at least 1).
-
-    Returns
-    -------
-    list of float
-        One median per whole block, in order.
-
-    Raises
-    ------
-    ValueError
-        If `block` is below 1.
-
-    Examples
-    --------
-    >>> block_medians([1, 5, 2, 9, 9, 8, 4], block=3)
-    [2, 9]
-    >>> block_medians([1.0, 2.0], block=3)
-    []
-    """
-    if block < 1:
-        raise ValueError(f"block must be at least 1, got {block!r}")
-    return [statistics.median(times[i:i + block])
-            for i in range(0, len(times) - block + 1, block)]
-
-
-def block_ratio(blocks):
-    """The slowest block median over the fastest, over every block given.
-
-    Parameters
-    ----------
-    blocks : sequence of float
-        Block medians (:func:`block_medians`), of one process or of several.
-
-    Returns
-    -------
-    float or None
-        1.0 when every block took the same time; None for fewer than two
-        blocks, or when the fastest took no time.
-
-    Examples
-    --------
-    >>> block_ratio([2.0, 3.0, 2.5])
-    1.5
-    >>> block_ratio([2.0]) is None
-    True
-    """
-    if len(blocks) < 2 or min(blocks) <= 0:
-        return None
-    return max(blocks) / min(blocks)
-
-
-def cpu_model():
-    """The CPU model named by ``/proc/cpuinfo`` (or :func:`platform.processor`).
-
-    Returns
-    -------
-    str
-        The model name, or ``"unknown CPU"`` when the system names none.
-
-    Examples
-    --------
-    >>> isinstance(cpu_model(), str)
-    True
-    """
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
-def copy_bandwidth(n_bytes=BANDWIDTH_BYTES, repeat=9, n_threads=1):
-    """Bytes per second of a large ``np.copyto``, split over `n_threads` threads.
-
-    Each thread copies one contiguous chunk (``np.copyto`` releases the GIL);
-    the bytes counted are those read plus those written (twice `n_bytes`).
-    The figure is that of the fastest of `repeat` copies, after one warm-up
-    copy that also touches every page of the destination: the floor is a
-    bound, and on a shared machine the slower copies measure the neighbours.
-
-    Parameters
-    ----------
-    n_bytes : int, optional
-        Size of the copied array.
-    repeat : int, optional
-        Number of timed copies.
-    n_threads : int, optional
-        Threads sharing the copy (1: a plain single-threaded ``np.copyto``).
-
-    Returns
-    -------
-    float
-        Bytes per second.
-
-    Raises
-    ------
-    ValueError
-        If `n_bytes` is below 4096 or `n_threads` below 1.
-
-    Examples
-    --------
-    >>> copy_bandwidth(n_bytes=1 << 20, repeat=3) > 0
-    True
-    """
-    import numpy as np
-
-    if n_bytes < 4096:
-        raise ValueError(f"n_bytes must be at least 4096, got {n_bytes!r}")
-    if n_threads < 1:
-        raise ValueError(f"n_threads must be at least 1, got {n_threads!r}")
-    src = np.ones(n_bytes // 4, dtype=np.float32)
-    dst = np.empty_like(src)
-    if n_threads == 1:
-        times = time_calls(lambda: np.copyto(dst, src), repeat)
-    else:
-        edges = np.linspace(0, src.size, n_threads + 1).astype(np.int64)
-        chunks = [(dst[a:b], src[a:b]) for a, b in zip(edges[:-1], edges[1:])]
-        with ThreadPoolExecutor(n_threads) as pool:
-            times = time_calls(
-                lambda: list(pool.map(lambda c: np.copyto(*c), chunks)), repeat)
-    return 2 * src.nbytes / min(times)
-
-
-def measure_bandwidth(n_threads=None, n_bytes=BANDWIDTH_BYTES, repeat=9):
-    """The bandwidth of the floor: the better of a one-thread and an all-core copy.
-
-    Parameters
-    ----------
-    n_threads : int, optional
-        Threads of the all-core copy (default: every processor).
-    n_bytes, repeat : int, optional
-        As for :func:`copy_bandwidth`.
-
-    Returns
-    -------
-    dict
-        ``single`` and ``all_cores`` (bytes per second of each copy),
-        ``threads`` (of the all-core copy) and ``bandwidth`` (the larger).
-
-    Examples
-    --------
-    >>> b = measure_bandwidth(n_threads=2, n_bytes=1 << 20, repeat=3)
-    >>> b["bandwidth"] == max(b["single"], b["all_cores"])
-    True
-    """
-    n_threads = n_threads or os.cpu_count() or 1
-    single = copy_bandwidth(n_bytes, repeat, 1)
-    every = copy_bandwidth(n_bytes, repeat, n_threads)
-    return {"single": single, "all_cores": every, "threads": n_threads,
-            "bandwidth": max(single, every)}
-
-
-def machine_line(machine, bandwidth):
-    """The header of the table: the machine, the threads and the bandwidth."""
-    versions = ", ".join(f"{k} {v}" for k, v in machine["versions"].items())
-    env = " ".join(f"{k}={v}" for k, v in machine.get("environment", {}).items())
-    return (
-        f"machine: {machine['cpu']} ({machine['arch']}), {machine['cores']} "
-        f"processors, load {machine['load']:.2f}; threads per library "
-        f"{machine['threads']} (sparsegrad OpenMP {machine['openmp']}); Python "
-        f"{machine['python']}; {versions}"
-        f"{'; ' + env if env else ''}\n"
-        f"bandwidth: np.copyto {bandwidth['single'] / 1e9:.2f} GB/s, on "
-        f"{bandwidth['threads']} threads {bandwidth['all_cores'] / 1e9:.2f} GB/s; "
-        f"the floor uses {bandwidth['bandwidth'] / 1e9:.2f} GB/s"
-        + ("" if "measurements" not in bandwidth else
-           " (the better of the measurements before and after the cases: "
-           + ", ".join(f"{m['bandwidth'] / 1e9:.2f}" for m in bandwidth["measurements"])
-           + " GB/s)")
-    )
-
-
-# Environment variables that change how the libraries' threads behave.
-_THREAD_VARIABLES = ("OMP_", "GOMP_", "KMP_", "MKL_", "OPENBLAS_", "TF_NUM_")
-
-
-def describe_machine(threads):
-    """The machine as a dict (CPU, processors, load, Python, NumPy, sparsegrad)."""
-    import numpy as np
-
-    import sparsegrad as sg
-
-    return {
-        "cpu": cpu_model(),
-        "arch": platform.machine(),
-        "cores": os.cpu_count(),
-        "load": os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0,
-        "threads": threads,
-        "openmp": sg.openmp_enabled(),
-        "python": platform.python_version(),
-        "versions": {"sparsegrad": sg.__version__, "numpy": np.__version__},
-        "environment": {k: v for k, v in sorted(_user_environment().items())
-                        if k.startswith(_THREAD_VARIABLES)},
-    }
-
-
-def _user_environment():
-    env = dict(os.environ)
-    own_environment(env)
-    return env
 
 
 # ---------------------------------------------------------------------------
@@ -435,17 +181,6 @@ def select(entries, patterns):
 
 # ---------------------------------------------------------------------------
 # Running workers.
-
-
-def own_environment(env):
-    """Take sparsegrad's default ``OMP_WAIT_POLICY`` out of `env` (a mapping,
-    changed in place) where the user did not set it, so that a peer library
-    loads its OpenMP runtime with its own default, as it would in a process
-    without sparsegrad."""
-    from sparsegrad import _kernels
-
-    if _kernels.OMP_WAIT_POLICY_DEFAULTED:
-        env.pop("OMP_WAIT_POLICY", None)
 
 
 def worker_env():
@@ -718,113 +453,3 @@ def set_floors(rows, bandwidth):
 
 # ---------------------------------------------------------------------------
 # The table.
-
-
-def format_seconds(seconds):
-    """A duration with a unit that keeps three or four significant digits.
-
-    Examples
-    --------
-    >>> format_seconds(0.01234), format_seconds(2.5e-5), format_seconds(3.0)
-    ('12.3 ms', '25.0 µs', '3.00 s')
-    """
-    if seconds is None:
-        return "—"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if seconds >= scale or unit == "µs":
-            value = seconds / scale
-            digits = 2 if value < 10 else 1 if value < 100 else 0
-            return f"{value:.{digits}f} {unit}"
-    raise AssertionError("unreachable")
-
-
-def _spread(res):
-    """Half the interquartile range, relative to the median."""
-    return f"±{50 * (res['q3'] - res['q1']) / res['median']:.0f}%"
-
-
-_SHORT = {"tensorflow": "tf", "fbgemm": "fb", "numpy": "np"}
-
-
-def _ratio(value):
-    return "—" if value is None else f"{value:.2f}x"
-
-
-def format_table(rows, libraries):
-    """The results as one text table, with a footnote per skipped library.
-
-    Columns: the case, each library's median (sparsegrad's followed by its
-    spread and, when a steady-state case is among the rows, its ``blocks``:
-    the slowest block median over the fastest; a peer's followed by its time
-    over sparsegrad's), the floor and sparsegrad's time over the floor.
-    """
-    peers = [lib for lib in libraries if lib != "sparsegrad"]
-    steady = any(row.get("steps") is not None for row in rows)
-    header = ["case"]
-    if "sparsegrad" in libraries:
-        header += ["sparsegrad", "spread"] + (["blocks"] if steady else [])
-    for lib in peers:
-        header += [lib, f"{_SHORT.get(lib, lib)}/sg"]
-    header += ["floor", "x floor"]
-    body = []
-    notes = []
-    for row in rows:
-        line = [row["name"]]
-        for lib in libraries:
-            res = row["results"][lib]
-            cell = format_seconds(res["median"]) if res["status"] == "ok" else "—"
-            if res["status"] in ("missing", "error"):
-                note = (f"{lib}: {res['reason']}" if res["status"] == "error"
-                        else res["reason"])
-                if note not in notes:
-                    notes.append(note)
-                cell += f" [{notes.index(note) + 1}]"
-            line.append(cell)
-            if lib == "sparsegrad":
-                line.append(_spread(res) if res["status"] == "ok" else "—")
-                if steady:
-                    line.append(_ratio(res.get("block_ratio")))
-            else:
-                line.append(_ratio(row["ratios"].get(lib)))
-        line += [format_seconds(row["floor"]) if row["floor"] else "—",
-                 _ratio(row["x_floor"])]
-        body.append(line)
-    widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
-    fmt = [f"{{:<{widths[0]}}}"] + [f"{{:>{w}}}" for w in widths[1:]]
-    lines = ["  ".join(f.format(c) for f, c in zip(fmt, header))]
-    lines.append("-" * len(lines[0]))
-    for line in body:
-        lines.append("  ".join(f.format(c) for f, c in zip(fmt, line)))
-    legend = []
-    if peers:
-        legend.append("spread: half the interquartile range of sparsegrad's "
-                      "timings over their median; peer/sg: the peer's median "
-                      "over sparsegrad's (above 1: sparsegrad is faster); x "
-                      "floor: sparsegrad's median over the bandwidth floor; —: "
-                      "not run")
-    if steady and "sparsegrad" in libraries:
-        legend.append("blocks: steady-state cases only; sparsegrad's slowest "
-                      "median of a block of consecutive steps over its fastest, "
-                      "over the blocks of every process (1.00x: every block "
-                      "alike; the JSON has each process's block medians for "
-                      "every library)")
-    if legend:
-        lines += [""] + legend
-    for i, note in enumerate(notes, 1):
-        lines.append(f"[{i}] {note}")
-    return "\n".join(lines)
-
-
-def results_json(machine, bandwidth, settings, rows, notes):
-    """Everything a run measured, as a JSON-serialisable dict."""
-    return {
-        "machine": machine,
-        "bandwidth": bandwidth,
-        "settings": {"libraries": list(settings.libraries), "rounds": settings.rounds,
-                     "repeat": settings.repeat, "steps": settings.steps,
-                     "quick_steps": QUICK_STEPS, "warmup": settings.warmup,
-                     "quick": settings.quick, "pythons": settings.pythons,
-                     "sizes": describe_sizes(settings.quick)},
-        "notes": notes,
-        "cases": rows,
-    }

@@ -38,6 +38,23 @@ def _labels_and_scores(y, p, name):
     return y, p
 
 
+# The Raises section both metrics share (their checks are one function).
+_RAISES = """Raises
+    ------
+    ValueError
+        If `y` and `p` differ in size or are empty, `y` holds a value other
+        than 0 and 1, or `p` is not finite.
+    ImportError
+        If scikit-learn is not installed."""
+
+
+def _checked_metric(metric):
+    """`metric` with the shared Raises section in its docstring."""
+    metric.__doc__ = metric.__doc__.format(raises=_RAISES)
+    return metric
+
+
+@_checked_metric
 def log_loss(y, p, eps=1e-7):
     """Mean binary cross-entropy of the click probabilities `p` for labels `y`.
 
@@ -58,13 +75,7 @@ def log_loss(y, p, eps=1e-7):
     -------
     float
 
-    Raises
-    ------
-    ValueError
-        If `y` and `p` differ in size or are empty, `y` holds a value other
-        than 0 and 1, or `p` is not finite.
-    ImportError
-        If scikit-learn is not installed.
+    {raises}
 
     Examples
     --------
@@ -79,6 +90,7 @@ def log_loss(y, p, eps=1e-7):
     return float(_sklearn().log_loss(y, p, labels=[0.0, 1.0]))
 
 
+@_checked_metric
 def roc_auc(y, p):
     """Area under the ROC curve: how often a click outranks a non-click.
 
@@ -97,13 +109,7 @@ def roc_auc(y, p):
         In [0, 1]; 0.5 for a constant score.  NaN if `y` holds only one
         class (the AUC is undefined then).
 
-    Raises
-    ------
-    ValueError
-        If `y` and `p` differ in size or are empty, `y` holds a value other
-        than 0 and 1, or `p` is not finite.
-    ImportError
-        If scikit-learn is not installed.
+    {raises}
 
     Examples
     --------

@@ -347,7 +347,9 @@ def train_step(model, batch):
     Parameters
     ----------
     model : FtrlLogistic or EmbeddingMLP
+        The model; its variables are updated in place.
     batch : Batch
+        The ids and labels of one step.
 
     Returns
     -------

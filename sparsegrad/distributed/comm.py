@@ -11,7 +11,7 @@ mpi4py is imported on first use, never at ``import sparsegrad``.
 
 import numpy as np
 
-from ..framework import backend
+from ..framework.backend import backend_of
 from ..framework.collective import checked_allgather
 
 __all__ = [
@@ -112,16 +112,13 @@ def resolve(comm, what="comm"):
 
 def to_host(array):
     """A C-contiguous NumPy view or copy of `array` (a CuPy array is copied)."""
-    if backend.is_cupy_array(array):
-        array = array.get()
-    return np.ascontiguousarray(array)
+    return np.ascontiguousarray(backend_of(array).host(array))
 
 
 def like(array, host):
     """`host` on the device of `array` (a NumPy array stays as it is)."""
-    if backend.is_cupy_array(array):
-        return backend.get_array_module(array).asarray(host)
-    return host
+    be = backend_of(array)
+    return be.asarray(host) if be.on_gpu else host
 
 
 def _bytes(array):

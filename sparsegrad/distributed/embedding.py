@@ -25,7 +25,8 @@ import numpy as np
 
 from ..autodiff.recording import record_operation
 from ..errors import InvalidArgumentError
-from ..framework import backend, sparse_rows
+from ..framework import sparse_rows
+from ..framework.backend import backend_of
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, wrap
 from ..framework.variable import Variable
@@ -343,7 +344,7 @@ class ShardedEmbedding:
             values = values.numpy()
         if isinstance(values, Tensor):
             values = values.numpy()
-        if backend.is_cupy_array(values):
+        if backend_of(values).on_gpu:
             raise InvalidArgumentError(
                 f"{where}: initializer returned a CuPy array; the shard lives in "
                 "host memory (return a NumPy array)"

@@ -3,7 +3,6 @@
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from ..framework import backend
 from ..framework.tensor import wrap
 from .ragged_range import splits_dtype
 from .ragged_tensor import RaggedTensor
@@ -135,6 +134,7 @@ def map_flat_values(op, *args, **kwargs):
     Returns
     -------
     RaggedTensor
+        The rows of the (first) RaggedTensor argument over `op`'s result.
 
     Raises
     ------
@@ -156,9 +156,7 @@ def map_flat_values(op, *args, **kwargs):
     def swap(x):
         if isinstance(x, RaggedTensor):
             found.append(x)
-            # the values its rows cover (validate=False may leave more)
-            n_used = int(x.row_splits[-1])
-            return x.values if x.values.shape[0] == n_used else x.values[:n_used]
+            return x._used_values()
         return x
 
     new_args = [swap(a) for a in args]
@@ -167,9 +165,7 @@ def map_flat_values(op, *args, **kwargs):
         raise ValueError("map_flat_values: no argument is a RaggedTensor")
     first = found[0]
     for other in found[1:]:
-        if not (other.row_splits is first.row_splits
-                or bool(backend.get_array_module(first.row_splits).array_equal(
-                    other.row_splits, first.row_splits))):
+        if not first._same_rows(other):
             raise InvalidArgumentError(
                 "map_flat_values: the RaggedTensors have different row splits "
                 f"(shapes {first.shape} and {other.shape})"
@@ -184,10 +180,12 @@ def is_ragged(value):
     Parameters
     ----------
     value : object
+        Anything.
 
     Returns
     -------
     bool
+        Whether `value` is a RaggedTensor (a dense Tensor is not).
 
     Examples
     --------

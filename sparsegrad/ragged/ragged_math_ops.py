@@ -3,7 +3,7 @@
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from ..framework import backend
+from ..framework.backend import backend_of
 from ..framework.tensor import Tensor, wrap
 from ..framework.variable import Variable
 from .ragged_range import ragged_range, range_dtype, splits_dtype
@@ -22,14 +22,14 @@ def _first_value(array, mask):
     return array.reshape(-1)[int(mask.reshape(-1).argmax())].item()
 
 
-def _cast(array, dtype, name):
+def _cast(array, dtype, name, xp):
     """`array` as `dtype`, refusing a value the dtype cannot hold (out of
     range, a fraction, NaN or infinity for an integer dtype; a finite value
     that overflows to infinity for a float dtype) instead of wrapping it.
-    Floats round to the nearest value of a float dtype."""
+    Floats round to the nearest value of a float dtype; `xp` is the array
+    module of `array`."""
     if array.dtype == dtype:
         return array
-    xp = backend.get_array_module(array)
     if array.size and dtype.kind in "iu" and array.dtype.kind == "f":
         bad = ~xp.isfinite(array) | (array != xp.trunc(array))
         if bool(bad.any()):
@@ -94,14 +94,16 @@ def _convert(x, dtype, name):
     that `dtype` cannot hold raises instead of wrapping."""
     if isinstance(x, (Variable, Tensor)):
         x = x._value.copy()
-    if isinstance(x, (np.ndarray, np.generic)) or backend.is_cupy_array(x):
-        array = x if backend.is_cupy_array(x) else np.asarray(x)
+    be = backend_of(x)
+    xp = be.xp
+    if isinstance(x, (np.ndarray, np.generic)) or be.on_gpu:
+        array = x if be.on_gpu else np.asarray(x)
         if array.dtype.kind not in "iuf" or array.dtype == np.bool_:
             raise TypeError(
                 f"ragged.range: {name} has dtype {array.dtype}; expected int32, "
                 "int64, float32 or float64"
             )
-        return array if dtype is None else _cast(array, dtype, name)
+        return array if dtype is None else _cast(array, dtype, name, xp)
     array = _python_array(x, dtype, name)
     kind = array.dtype.kind
     if kind not in "iuf" or array.dtype == np.bool_:
@@ -111,9 +113,9 @@ def _convert(x, dtype, name):
     if dtype is not None:
         if kind == "f" and dtype.kind != "f":
             raise TypeError(f"Cannot convert {x!r} to EagerTensor of dtype {dtype}")
-        return _cast(array, dtype, name)
+        return _cast(array, dtype, name, xp)
     if kind == "f":
-        return _cast(array, np.dtype(np.float32), name)
+        return _cast(array, np.dtype(np.float32), name, xp)
     if array.size == 0 or (array.min() >= _INT32.min and array.max() <= _INT32.max):
         return array.astype(np.int32)
     return array.astype(np.int64)

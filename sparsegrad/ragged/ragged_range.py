@@ -7,10 +7,9 @@ before the values are allocated, so an absurd request raises
 
 import numpy as np
 
-from .._cuda import ragged as _cuda_ragged
-from .._kernels import ragged as _ragged
 from ..errors import InvalidArgumentError
-from ..framework import backend, buffers
+from ..framework import buffers
+from ..framework.backend import backend_of
 from ..framework.buffers import check_allocation
 from ..framework.threads import get_num_threads
 
@@ -44,6 +43,7 @@ def splits_dtype(dtype, attr="Tsplits"):
     Returns
     -------
     numpy.dtype
+        ``int32`` or ``int64``.
 
     Raises
     ------
@@ -78,6 +78,7 @@ def range_dtype(dtype):
     Returns
     -------
     numpy.dtype
+        One of :data:`RANGE_DTYPES`.
 
     Raises
     ------
@@ -101,7 +102,7 @@ def range_dtype(dtype):
 def _operand(x, name):
     """One of starts/limits/deltas as a 0-d or 1-d array (a cupy array stays
     one)."""
-    array = x if backend.is_cupy_array(x) else np.asarray(x)
+    array = x if backend_of(x).on_gpu else np.asarray(x)
     if array.dtype.kind not in "iuf" or array.dtype == np.bool_:
         raise InvalidArgumentError(
             f"RaggedRange: {name} must be a number or a vector of numbers, got "
@@ -189,7 +190,13 @@ def ragged_range(starts, limits, deltas, Tsplits=np.int64):
         )
     dtype = range_dtype(operands[0].dtype)
     n_rows = sizes.pop() if sizes else 1
-    xp, kernels, empty = _backend(operands)
+    # Any GPU operand puts the op on the GPU; a host scalar (0-d) goes along
+    # with it, a host vector beside a GPU one raises (in backend_of).
+    be = backend_of(*(a for a in operands
+                      if a.ndim or not isinstance(a, np.ndarray)))
+    xp, kernels = be.xp, be.kernels("ragged")
+    # recycled host memory: fresh buffers cost a page fault per 4 KiB
+    empty = xp.empty if be.on_gpu else buffers.empty
     s, lim, d = (xp.ascontiguousarray(xp.asarray(a).reshape(-1))
                  for a in operands)
     splits = empty((n_rows + 1,), tsplits)
@@ -197,19 +204,18 @@ def ragged_range(starts, limits, deltas, Tsplits=np.int64):
         splits[0] = 0
         return splits, xp.empty(0, dtype)
     n_threads = get_num_threads()
-    # recycled memory: fresh buffers of this size cost a page fault per 4 KiB
     row_sizes = empty((n_rows,), np.int64)
     max_size = int(np.iinfo(tsplits).max)
     kernels.range_sizes(s, lim, d, row_sizes, max_size, n_threads)
-    if xp is np:
+    if not be.on_gpu:
         bad, cause = kernels.range_splits(row_sizes, splits)
         total = int(splits[-1]) if bad < 0 else 0
     else:   # the verdict and the total in one read back from the device
         bad, cause, total = kernels.range_splits_total(row_sizes, splits)
     if bad >= 0:
-        if cause == _ragged.SIZE_ZERO_DELTA:
+        if cause == kernels.SIZE_ZERO_DELTA:
             raise InvalidArgumentError("Requires delta != 0")
-        if cause == _ragged.SIZE_TOO_LARGE:
+        if cause == kernels.SIZE_TOO_LARGE:
             raise InvalidArgumentError(
                 f"Requires ((limit - start) / delta) <= {max_size}"
             )
@@ -221,17 +227,6 @@ def ragged_range(starts, limits, deltas, Tsplits=np.int64):
     values = empty((total,), dtype)
     kernels.range_fill(s, d, splits, values, n_threads)
     return splits, values
-
-
-def _backend(operands):
-    """``(xp, kernels, empty)`` of the operands' device.  Any cupy operand
-    puts the op on the GPU; a host scalar (0-d) goes along with it, a host
-    vector beside a cupy one raises (``backend.get_array_module``)."""
-    xp = backend.get_array_module(*(a for a in operands
-                                    if a.ndim or backend.is_cupy_array(a)))
-    if xp is np:
-        return np, _ragged, buffers.empty
-    return xp, _cuda_ragged, xp.empty
 
 
 def row_ranges(starts, limits):
@@ -252,8 +247,8 @@ def row_ranges(starts, limits):
     >>> row_ranges(np.array([0, 5]), np.array([2, 7]))
     array([0, 1, 5, 6])
     """
-    xp = backend.get_array_module(starts, limits)
-    kernels = _cuda_ragged if xp is not np else _ragged
+    be = backend_of(starts, limits)
+    xp = be.xp
     starts = xp.ascontiguousarray(starts, np.int64)
     limits = xp.ascontiguousarray(limits, np.int64)
     n_rows = starts.shape[0]
@@ -264,6 +259,6 @@ def row_ranges(starts, limits):
     check_allocation(((total,), np.int64, "row positions: starts and limits"))
     values = xp.empty(total, np.int64)
     if n_rows:
-        kernels.range_fill(starts, xp.ones(1, np.int64), splits, values,
+        be.kernels("ragged").range_fill(starts, xp.ones(1, np.int64), splits, values,
                            get_num_threads())
     return values

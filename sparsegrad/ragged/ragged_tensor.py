@@ -9,24 +9,20 @@ here (arithmetic, :meth:`RaggedTensor.to_tensor`, row selection).
 """
 
 import numbers
+from operator import attrgetter
 
 import numpy as np
-import scipy.sparse
 
-from .._cuda import ragged as _cuda_ragged
-from .._kernels import ragged as _ragged
-from ..autodiff.recording import record_operation
-from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
-from ..framework import backend, scipy_input
+from ..framework.backend import backend_of
 from ..framework.buffers import check_allocation
-from ..framework.tensor import DEFERRING_TYPES, Tensor, wrap
+from ..framework.tensor import DEFERRING_TYPES, Tensor
 from ..framework.threads import get_num_threads
-from ..ops import array_ops, embedding_ops, math_ops, unary_ops
+from ..ops import embedding_ops, math_ops, unary_ops
 from ..ops._helpers import as_tensor
+from .conversions import RaggedConversions
 from .ragged_range import row_ranges, splits_dtype
 from .row_partition import (
-    as_index,
     as_partition,
     check_row_splits,
     freeze,
@@ -56,12 +52,6 @@ def _values_tensor(values):
     return v
 
 
-def _host(array):
-    """A host copy of a GPU array (for conversions to Python objects); a
-    NumPy array as it is."""
-    return array.get() if backend.is_cupy_array(array) else array
-
-
 def _binary_operator(fn, op_name, reverse=False):
     """A RaggedTensor operator applying the op `fn` to the values."""
 
@@ -72,10 +62,36 @@ def _binary_operator(fn, op_name, reverse=False):
     return operator
 
 
+_ROW_VECTOR_DOC = """{summary}
+
+Returns
+-------
+ndarray of the splits' dtype, shape ({length},){note}
+
+Examples
+--------
+>>> import sparsegrad as sg
+>>> sg.ragged.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []]).{name}()
+{result}
+"""
+
+
+def _row_vector_doc(summary, result, length="nrows", note=""):
+    """The docstring of a method giving one vector of the row partition."""
+
+    def document(method):
+        method.__doc__ = _ROW_VECTOR_DOC.format(
+            summary=summary, length=length, name=method.__name__, result=result,
+            note=f"\n    {note}" if note else "")
+        return method
+
+    return document
+
+
 # -- the class -------------------------------------------------------------------
 
 
-class RaggedTensor:
+class RaggedTensor(RaggedConversions):
     """Rows of different lengths: a values Tensor and its row splits.
 
     Build one with a factory (:meth:`from_row_splits`,
@@ -179,7 +195,7 @@ class RaggedTensor:
         del name
         v = _values_tensor(values)
         splits = as_partition(row_splits, "row_splits")
-        backend.get_array_module(v._value, splits)   # one device for both
+        backend_of(v._value, splits)   # one device for both
         check_row_splits(splits, v.shape[0], "from_row_splits", check_last=validate)
         return cls(v, splits, internal=True)
 
@@ -222,8 +238,8 @@ class RaggedTensor:
         del name, validate
         v = _values_tensor(values)
         lengths = as_partition(row_lengths, "row_lengths")
-        backend.get_array_module(v._value, lengths)   # one device for both
-        return cls(v, splits_from_row_lengths(lengths, v.shape[0]), internal=True)
+        be = backend_of(v._value, lengths)   # one device for both
+        return cls(v, splits_from_row_lengths(lengths, v.shape[0], be), internal=True)
 
     @classmethod
     def from_value_rowids(cls, values, value_rowids, nrows=None, name=None,
@@ -276,107 +292,29 @@ class RaggedTensor:
         del name, validate
         v = _values_tensor(values)
         ids = as_partition(value_rowids, "value_rowids")
-        backend.get_array_module(v._value, ids)   # one device for both
-        splits = splits_from_value_rowids(ids, nrows, v.shape[0])
+        be = backend_of(v._value, ids)   # one device for both
+        splits = splits_from_value_rowids(ids, nrows, v.shape[0], be)
         rt = cls(v, splits, internal=True)
         rt._value_rowids = ids
         return rt
 
-    @classmethod
-    def from_scipy(cls, matrix, values="data"):
-        """The rows of a ``scipy.sparse`` matrix as a RaggedTensor.
-
-        Row ``r`` holds the stored entries of row ``r`` of the matrix, one
-        value per entry: the CSR ``indptr`` becomes the row splits.  Every
-        stored entry counts once, in any format: entries repeated at one
-        place are kept (not summed), explicit zeros too; a CSR or COO row
-        keeps its stored order (no sorting), a CSC one comes by column.
-
-        Parameters
-        ----------
-        matrix : scipy.sparse matrix or array
-            2-D, any format (CSR, CSC, COO, BSR, DOK, LIL, DIA); its
-            structure is checked before any use.
-        values : {"data", "indices"}, default="data"
-            ``"data"``: each row's stored values; ``"indices"``: each row's
-            column indices (a bag of ids per row).
-
-        Returns
-        -------
-        RaggedTensor
-            Values copied from the matrix; splits of the CSR ``indptr``'s
-            dtype (for another format, int32 when the matrix fits it, else
-            int64, as SciPy's ``tocsr`` picks).
-
-        Raises
-        ------
-        TypeError
-            If `matrix` is not a scipy.sparse matrix.
-        InvalidArgumentError
-            If `values` is neither ``"data"`` nor ``"indices"``, the matrix
-            is not 2-D, holds complex values or is malformed (an ``indptr``
-            of the wrong length, not from 0 or decreasing, index and value
-            arrays of different lengths, an index outside the shape:
-            ``RaggedTensor.from_scipy: matrix.indptr must be non-decreasing,
-            got indptr[2] = 1 < indptr[1] = 3``).
-
-        Examples
-        --------
-        >>> import scipy.sparse
-        >>> import sparsegrad as sg
-        >>> m = scipy.sparse.csr_matrix([[0, 7, 0], [0, 0, 0], [5, 0, 6]])
-        >>> sg.RaggedTensor.from_scipy(m)
-        <RaggedTensor [[7], [], [5, 6]]>
-        >>> sg.RaggedTensor.from_scipy(m, values="indices")
-        <RaggedTensor [[1], [], [0, 2]]>
-        """
-        if not scipy_input.is_scipy_sparse(matrix):
-            raise TypeError(
-                f"from_scipy needs a scipy.sparse matrix, got {type(matrix).__name__}"
-            )
-        if values not in ("data", "indices"):
-            raise InvalidArgumentError(
-                f"from_scipy: values must be 'data' or 'indices', got {values!r}"
-            )
-        csr = scipy_input.check(matrix, "matrix", "RaggedTensor.from_scipy").to_csr()
-        splits = as_partition(csr.indptr, "indptr")
-        data = csr.data if values == "data" else csr.indices
-        # entries past indptr[-1] belong to no row (scipy ignores them too)
-        v = wrap(np.array(data[: int(splits[-1])], copy=True))
-        return cls(v, splits, internal=True)
-
     # -- structure -----------------------------------------------------------
 
-    @property
-    def values(self):
-        """The concatenated rows, a Tensor of shape ``(nvals, ...)``."""
-        return self._values
-
-    @property
-    def flat_values(self):
-        """The innermost dense values: :attr:`values` (ragged_rank 1)."""
-        return self._values
-
-    @property
-    def row_splits(self):
-        """The row splits, a read-only int32/int64 ndarray of length ``nrows + 1``
-        (a cupy array when the RaggedTensor lives on the GPU)."""
-        return self._row_splits
+    values = property(attrgetter("_values"), doc=(
+        "The concatenated rows, a Tensor of shape ``(nvals, ...)``."))
+    flat_values = property(attrgetter("_values"), doc=(
+        "The innermost dense values: :attr:`values` (ragged_rank 1)."))
+    row_splits = property(attrgetter("_row_splits"), doc=(
+        "The row splits, a read-only int32/int64 ndarray of length ``nrows + 1`` "
+        "(a cupy array when the RaggedTensor lives on the GPU)."))
+    dtype = property(attrgetter("_values.dtype"), doc="The values' dtype.")
+    row_splits_dtype = property(attrgetter("_row_splits.dtype"), doc=(
+        "The row splits' dtype (int32 or int64)."))
 
     @property
     def nested_row_splits(self):
         """``(row_splits,)``: the splits of every ragged dimension."""
         return (self._row_splits,)
-
-    @property
-    def dtype(self):
-        """The values' dtype."""
-        return self._values.dtype
-
-    @property
-    def row_splits_dtype(self):
-        """The row splits' dtype (int32 or int64)."""
-        return self._row_splits.dtype
 
     @property
     def shape(self):
@@ -411,78 +349,42 @@ class RaggedTensor:
     def __len__(self):
         return self.nrows()
 
+    @_row_vector_doc(
+        "The length of each row, ``diff(row_splits)``.",
+        "array([4, 0, 3, 1, 0])")
     def row_lengths(self):
-        """The length of each row, ``diff(row_splits)``.
-
-        Returns
-        -------
-        ndarray of the splits' dtype, shape (nrows,)
-
-        Examples
-        --------
-        >>> import sparsegrad as sg
-        >>> sg.ragged.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []]).row_lengths()
-        array([4, 0, 3, 1, 0])
-        """
         if self._row_lengths is None:
-            xp = backend.get_array_module(self._row_splits)
+            xp = backend_of(self._row_splits).xp
             self._row_lengths = freeze(xp.diff(self._row_splits))
         return self._row_lengths
 
+    @_row_vector_doc(
+        "The first value position of each row, ``row_splits[:-1]``.",
+        "array([0, 4, 4, 7, 8])")
     def row_starts(self):
-        """The first value position of each row, ``row_splits[:-1]``.
-
-        Returns
-        -------
-        ndarray of the splits' dtype, shape (nrows,)
-
-        Examples
-        --------
-        >>> import sparsegrad as sg
-        >>> sg.ragged.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []]).row_starts()
-        array([0, 4, 4, 7, 8])
-        """
         return self._row_splits[:-1]
 
+    @_row_vector_doc(
+        "The end (exclusive) of each row, ``row_splits[1:]``.",
+        "array([4, 4, 7, 8, 8])")
     def row_limits(self):
-        """The end (exclusive) of each row, ``row_splits[1:]``.
-
-        Returns
-        -------
-        ndarray of the splits' dtype, shape (nrows,)
-
-        Examples
-        --------
-        >>> import sparsegrad as sg
-        >>> sg.ragged.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []]).row_limits()
-        array([4, 4, 7, 8, 8])
-        """
         return self._row_splits[1:]
 
+    @_row_vector_doc(
+        "The row of each value.",
+        "array([0, 0, 0, 0, 2, 2, 2, 3])",
+        length="row_splits[-1]",
+        note="Computed once (one parallel pass over the rows) and cached.")
     def value_rowids(self):
-        """The row of each value.
-
-        Returns
-        -------
-        ndarray of the splits' dtype, shape (row_splits[-1],)
-            Computed once (one parallel pass over the rows) and cached.
-
-        Examples
-        --------
-        >>> import sparsegrad as sg
-        >>> sg.ragged.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []]).value_rowids()
-        array([0, 0, 0, 0, 2, 2, 2, 3])
-        """
         if self._value_rowids is None:
             splits = self._row_splits
-            on_gpu = backend.is_cupy_array(splits)
-            xp = backend.get_array_module(splits)
-            kernels = _cuda_ragged if on_gpu else _ragged
+            be = backend_of(splits)
             n_values = int(splits[-1])
             check_allocation(((n_values,), splits.dtype, "value_rowids: row_splits"))
-            rowids = xp.empty(n_values, splits.dtype)
+            rowids = be.xp.empty(n_values, splits.dtype)
             if rowids.size:
-                kernels.row_splits_to_rowids(splits, rowids, get_num_threads())
+                be.kernels("ragged").row_splits_to_rowids(
+                    splits, rowids, get_num_threads())
             self._value_rowids = freeze(rowids)
         return self._value_rowids
 
@@ -584,200 +486,6 @@ class RaggedTensor:
         return RaggedTensor(self._values, freeze(self._row_splits.astype(d)),
                             internal=True)
 
-    # -- conversions ---------------------------------------------------------
-
-    def _padded_positions(self, n_rows, width):
-        """Flat positions (row * width + column) of the values that fit in an
-        (n_rows, width) grid, and the mask of those values (None: all fit)."""
-        xp = backend.get_array_module(self._row_splits)
-        rowids = self.value_rowids().astype(np.int64, copy=False)
-        columns = xp.arange(rowids.shape[0], dtype=np.int64)
-        columns -= self._row_splits[:-1].astype(np.int64)[rowids]
-        keep = None
-        if n_rows < self.nrows() or width < self._max_row_length():
-            keep = (rowids < n_rows) & (columns < width)
-            rowids, columns = rowids[keep], columns[keep]
-        return rowids * width + columns, keep
-
-    def _max_row_length(self):
-        lengths = self.row_lengths()
-        return int(lengths.max()) if lengths.size else 0
-
-    def to_tensor(self, default_value=0, name=None, shape=None):
-        """The rows padded with `default_value` into a dense Tensor.
-
-        Parameters
-        ----------
-        default_value : scalar, default=0
-            The padding, converted to the values' dtype.
-        name : str, optional
-            Ignored.
-        shape : sequence of int or None, optional
-            ``(nrows, width) + inner`` of the result; None entries (or no
-            shape) mean the natural size (``nrows`` and the longest row).
-            Smaller sizes truncate rows or values, as TensorFlow does.
-
-        Returns
-        -------
-        Tensor of shape ``(nrows, max_row_length) + values.shape[1:]``
-            Differentiable w.r.t. the values: their gradient is the padded
-            gradient gathered at the values' positions (dropped values get 0).
-
-        Raises
-        ------
-        InvalidArgumentError
-            If `shape` has the wrong rank or inner dimensions, or a negative
-            size; if the result would need more memory than the process has
-            (checked before anything is allocated).
-        TypeError
-            If an entry of `shape` is neither None nor an int.
-
-        Examples
-        --------
-        >>> import sparsegrad as sg
-        >>> sg.ragged.constant([[1, 2], [], [3]]).to_tensor(default_value=-1).numpy()
-        array([[ 1,  2],
-               [-1, -1],
-               [ 3, -1]], dtype=int32)
-        """
-        del name
-        inner = tuple(self._values.shape[1:])
-        n_rows, width = self.nrows(), self._max_row_length()
-        if shape is not None:
-            shape = tuple(None if d is None else as_index(d, "to_tensor: shape")
-                          for d in shape)
-            if len(shape) != 2 + len(inner):
-                raise InvalidArgumentError(
-                    f"to_tensor: shape {shape} must have rank {2 + len(inner)}"
-                )
-            for k, want in enumerate(shape[2:]):
-                if want is not None and want != inner[k]:
-                    raise InvalidArgumentError(
-                        f"to_tensor: shape {shape} does not match the values' "
-                        f"inner shape {inner}"
-                    )
-            if any(d is not None and d < 0 for d in shape[:2]):
-                raise InvalidArgumentError(f"to_tensor: negative size in shape {shape}")
-            n_rows = n_rows if shape[0] is None else shape[0]
-            width = width if shape[1] is None else shape[1]
-        values = self._used_values()
-        xp = backend.get_array_module(values._value, self._row_splits)
-        fill = (default_value if backend.is_cupy_array(default_value)
-                else np.asarray(default_value))
-        if fill.ndim != 0:
-            raise InvalidArgumentError(
-                f"to_tensor: default_value must be a scalar, got shape {fill.shape}"
-            )
-        # the result, and the row and column of each value (int64)
-        check_allocation(
-            ((n_rows, width) + inner, values.dtype, "to_tensor: shape"),
-            ((2, values.shape[0]), np.int64, "to_tensor: the values' positions"),
-        )
-        positions, keep = self._padded_positions(n_rows, width)
-        if xp is not np and not backend.is_cupy_array(fill):
-            fill = fill.item()   # a host scalar fills a GPU array
-        out = xp.full((n_rows * width,) + inner, fill, dtype=values.dtype)
-        kept = values._value if keep is None else values._value[keep]
-        out[positions] = kept
-        dense = wrap(out.reshape((n_rows, width) + inner))
-        record_operation(
-            "RaggedToDense", (values,), (dense,),
-            {"positions": positions, "keep": keep},
-        )
-        return dense
-
-    def to_list(self):
-        """The rows as nested Python lists.
-
-        Returns
-        -------
-        list of list
-
-        Examples
-        --------
-        >>> import sparsegrad as sg
-        >>> sg.ragged.constant([[1, 2], [], [3]]).to_list()
-        [[1, 2], [], [3]]
-        """
-        values = self._values.numpy().tolist()
-        splits = _host(self._row_splits).tolist()
-        return [values[a:b] for a, b in zip(splits[:-1], splits[1:])]
-
-    def numpy(self):
-        """The rows as a NumPy object array of per-row arrays (TensorFlow's
-        ``rt.numpy()``).
-
-        Returns
-        -------
-        ndarray of dtype object, shape (nrows,)
-            Row ``i`` is a read-only view of the values.
-
-        Examples
-        --------
-        >>> import sparsegrad as sg
-        >>> sg.ragged.constant([[1, 2], [3]]).numpy()
-        array([array([1, 2], dtype=int32), array([3], dtype=int32)], dtype=object)
-        """
-        values = self._values.numpy()
-        splits = _host(self._row_splits)
-        out = np.empty(self.nrows(), dtype=object)
-        for i in range(self.nrows()):
-            out[i] = values[splits[i]:splits[i + 1]]
-        return out
-
-    def to_scipy(self, shape=None):
-        """The rows as a CSR matrix: row ``i``'s values at columns
-        ``0 .. len_i - 1`` (the inverse of :meth:`from_scipy` for a
-        "ragged-right" matrix).
-
-        Parameters
-        ----------
-        shape : (int, int), optional
-            By default ``(nrows, longest row)``; the columns may be more.
-
-        Returns
-        -------
-        scipy.sparse.csr_matrix
-            With the values' dtype and the splits as ``indptr`` (explicit
-            zeros are kept).
-
-        Raises
-        ------
-        InvalidArgumentError
-            If the values are not 1-D, or `shape` is too small.
-
-        Examples
-        --------
-        >>> import sparsegrad as sg
-        >>> sg.ragged.constant([[7], [], [5, 6]]).to_scipy().toarray()
-        array([[7, 0],
-               [0, 0],
-               [5, 6]], dtype=int32)
-        """
-        if self._values.ndim != 1:
-            raise InvalidArgumentError(
-                "to_scipy needs 1-D values, got values of shape "
-                f"{tuple(self._values.shape)}"
-            )
-        natural = (self.nrows(), self._max_row_length())
-        if shape is None:
-            shape = natural
-        shape = (int(shape[0]), int(shape[1]))
-        if shape[0] != natural[0] or shape[1] < natural[1]:
-            raise InvalidArgumentError(
-                f"to_scipy: shape {shape} cannot hold the rows; needs "
-                f"({natural[0]}, >= {natural[1]})"
-            )
-        # scipy.sparse is host memory: a GPU RaggedTensor is copied over
-        values = self._used_values().numpy()
-        rowids = _host(self.value_rowids())
-        splits = _host(self._row_splits)
-        columns = np.arange(rowids.shape[0], dtype=splits.dtype)
-        columns -= splits[:-1][rowids]
-        return scipy.sparse.csr_matrix(
-            (values.copy(), columns, splits.copy()), shape=shape
-        )
-
     # -- rows ----------------------------------------------------------------
 
     def __getitem__(self, key):
@@ -786,7 +494,7 @@ class RaggedTensor:
         if isinstance(key, slice):
             rows = range(n)[key]
             splits = self._row_splits.astype(np.int64)
-            xp = backend.get_array_module(splits)
+            xp = backend_of(splits).xp
             if rows.step == 1:
                 a = rows.start
                 b = max(a, rows.stop)
@@ -828,12 +536,7 @@ class RaggedTensor:
     def _operand(self, other, op_name):
         """The values-level operand of `other` for a binary op."""
         if isinstance(other, RaggedTensor):
-            same = other._row_splits is self._row_splits or (
-                other._row_splits.shape == self._row_splits.shape
-                and bool(backend.get_array_module(self._row_splits).array_equal(
-                    other._row_splits, self._row_splits))
-            )
-            if not same:
+            if not self._same_rows(other):
                 raise InvalidArgumentError(
                     f"{op_name}: the RaggedTensors have different row splits "
                     f"(shapes {self.shape} and {other.shape}, row lengths "
@@ -842,7 +545,7 @@ class RaggedTensor:
                     "operands with identical rows combine"
                 )
             return other._used_values()
-        t = (other if isinstance(other, Tensor) or backend.is_cupy_array(other)
+        t = (other if isinstance(other, Tensor) or backend_of(other).on_gpu
              else np.asarray(other))
         if t.ndim != 0:
             raise InvalidArgumentError(
@@ -851,6 +554,14 @@ class RaggedTensor:
                 f"{tuple(t.shape)}; use sparsegrad.ragged.map_flat_values"
             )
         return other
+
+    def _same_rows(self, other):
+        """True when the RaggedTensor `other` has the same row splits."""
+        return other._row_splits is self._row_splits or (
+            other._row_splits.shape == self._row_splits.shape
+            and bool(backend_of(self._row_splits).xp.array_equal(
+                other._row_splits, self._row_splits))
+        )
 
     def _binary(self, fn, other, op_name, reverse=False):
         y = self._operand(other, op_name)
@@ -888,23 +599,6 @@ class RaggedTensor:
             "or to_list()"
         )
 
-
-@register_gradient("RaggedToDense")
-def _ragged_to_dense_grad(op, grad):
-    """Gradient of :meth:`RaggedTensor.to_tensor` w.r.t. the values: the padded
-    gradient gathered at the values' positions (0 for dropped values)."""
-    values = op.inputs[0]
-    positions = op.get_attr("positions")
-    keep = op.get_attr("keep")
-    g = array_ops.densify(grad)
-    flat = array_ops.reshape(g, (-1,) + tuple(values.shape[1:]))
-    if keep is None:
-        return embedding_ops.gather(flat, positions)
-    xp = backend.get_array_module(g._value)
-    zero = wrap(xp.zeros((1,) + tuple(values.shape[1:]), g.dtype))
-    source = xp.full(values.shape[0], flat.shape[0], np.int64)
-    source[keep] = positions
-    return embedding_ops.gather(array_ops.concat([flat, zero], 0), source)
 
 
 # A Tensor on the left of an operator defers to RaggedTensor's reflected one.

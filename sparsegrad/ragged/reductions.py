@@ -15,7 +15,7 @@ the values (through the segment ops' gradients).
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from ..framework import backend
+from ..framework.backend import backend_of
 from ..framework.buffers import check_allocation
 from ..framework.tensor import wrap
 from ..ops import array_ops, math_ops, reduction_ops, segment_ops, unary_ops
@@ -74,22 +74,23 @@ def _float_values(values, kind):
     return values
 
 
-def _segment_reduce(kind, values, ids, n_segments):
+def _segment_reduce(kind, values, ids, n_segments, xp):
     """``unsorted_segment_<kind>(values, ids, n_segments)``; a mean divides the
-    sum by the count of each segment (0 / 0 = NaN for an empty one)."""
+    sum by the count of each segment (0 / 0 = NaN for an empty one).  `xp`:
+    the array module of `ids`."""
     values = _float_values(values, kind)
     out = _SEGMENT[kind](values, ids, n_segments)
     if kind != "mean":
         return out
-    xp = backend.get_array_module(ids)
     counts = xp.bincount(ids, minlength=n_segments).astype(values.dtype)
     counts = counts.reshape((n_segments,) + (1,) * (values.ndim - 1))
     with np.errstate(invalid="ignore", divide="ignore"):
         return math_ops.divide(out, wrap(counts))
 
 
-def _dense_reduce(kind, x, axes, keepdims):
-    """A reduction of the dense values over `axes` (their own axes)."""
+def _dense_reduce(kind, x, axes, keepdims, xp):
+    """A reduction of the dense values over `axes` (their own axes); `xp`: the
+    array module of `x`."""
     if not axes:
         return x
     if kind != "prod":
@@ -100,7 +101,6 @@ def _dense_reduce(kind, x, axes, keepdims):
     moved = array_ops.transpose(x, list(axes) + rest)
     n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
     flat = array_ops.reshape(moved, (n,) + tuple(x.shape[a] for a in rest))
-    xp = backend.get_array_module(x._value)
     out = segment_ops.unsorted_segment_prod(flat, xp.zeros(n, np.int64), 1)
     shape = tuple(1 if a in axes else x.shape[a] for a in range(x.ndim)) \
         if keepdims else tuple(x.shape[a] for a in rest)
@@ -121,39 +121,31 @@ def _check_sizes(kind, values, n_out, ids_dtype, what):
 
 
 def _reduce(kind, rt, axis, keepdims, what):
-    if not isinstance(rt, RaggedTensor):
-        raise TypeError(
-            f"{what}: expected a RaggedTensor, got {type(rt).__name__} (use "
-            f"sparsegrad.{what} for dense tensors)"
-        )
+    values = _used(rt, what)
     axes = _axes(axis, rt.ndim, what)
     if not axes:
         return rt
-    values = rt.values
-    n_used = int(rt.row_splits[-1])  # validate=False may leave values unused
-    if values.shape[0] != n_used:
-        values = values[:n_used]
+    xp = backend_of(rt.row_splits).xp
     inner = tuple(a - 1 for a in axes if a >= 2)
     if inner:  # the values' own dimensions first
-        values = _dense_reduce(kind, values, inner, keepdims)
+        values = _dense_reduce(kind, values, inner, keepdims, xp)
         if 0 not in axes and 1 not in axes:
             return rt.with_values(values)
     nrows = rt.nrows()
     if 0 in axes and 1 in axes:  # every value of every row
-        out = _dense_reduce(kind, values, (0,), keepdims)
+        out = _dense_reduce(kind, values, (0,), keepdims, xp)
         return array_ops.reshape(out, (1,) + tuple(out.shape)) if keepdims else out
     if 1 in axes:  # along each row
         _check_sizes(kind, values, nrows, rt.row_splits.dtype, what)
-        out = _segment_reduce(kind, values, rt.value_rowids(), nrows)
+        out = _segment_reduce(kind, values, rt.value_rowids(), nrows, xp)
         return array_ops.expand_dims(out, 1) if keepdims else out
     # axis 0: entry j reduces the j-th value of every row
     longest = int(rt.row_lengths().max()) if nrows else 0
     _check_sizes(kind, values, longest, np.int64, what)
     rowids = rt.value_rowids()
-    xp = backend.get_array_module(rowids)
     position = xp.arange(values.shape[0], dtype=np.int64) - \
         rt.row_splits[:-1].astype(np.int64)[rowids]
-    out = _segment_reduce(kind, values, position, longest)
+    out = _segment_reduce(kind, values, position, longest, xp)
     return array_ops.expand_dims(out, 0) if keepdims else out
 
 
@@ -202,7 +194,8 @@ def _used(rt, what):
     """The values the rows of `rt` cover (validate=False may leave more)."""
     if not isinstance(rt, RaggedTensor):
         raise TypeError(
-            f"{what}: expected a RaggedTensor, got {type(rt).__name__}"
+            f"{what}: expected a RaggedTensor, got {type(rt).__name__} (use "
+            f"sparsegrad.{what} for dense tensors)"
         )
     values = rt.values
     n_used = int(rt.row_splits[-1])
@@ -243,8 +236,14 @@ def _logical(kind, rt, axis, keepdims):
     return math_ops.not_equal(out, 0)
 
 
-def _documented(kind, verb, empty, example, dtype="The dtype of the values.",
+def _documented(kind, verb, empty, rows, result, dtype="The dtype of the values.",
                 impl=None):
+    """``reduce_<kind>``, documented from `_DOC`; its example reduces the
+    ragged constant `rows` (source text) to `result` (the printed array,
+    maybe followed by more example lines)."""
+    example = (f">>> rt = sg.ragged.constant({rows})\n"
+               f"    >>> sg.ragged.reduce_{kind}(rt).numpy()\n    {result}")
+
     def reduce(rt, axis=1, keepdims=False, name=None):
         del name
         if impl is not None:
@@ -259,38 +258,33 @@ def _documented(kind, verb, empty, example, dtype="The dtype of the values.",
 
 reduce_sum = _documented(
     "sum", "Sum", "An empty row sums to 0.",
-    """>>> rt = sg.ragged.constant([[3, 1, 4], [], [1, 5]])
-    >>> sg.ragged.reduce_sum(rt).numpy()
-    array([8, 0, 6], dtype=int32)
+    "[[3, 1, 4], [], [1, 5]]",
+    """array([8, 0, 6], dtype=int32)
     >>> sg.ragged.reduce_sum(rt, axis=0).numpy()
     array([4, 6, 4], dtype=int32)""",
 )
 reduce_prod = _documented(
     "prod", "Multiply", "An empty row gives 1.",
-    """>>> rt = sg.ragged.constant([[3, 1, 4], [], [1, 5]])
-    >>> sg.ragged.reduce_prod(rt).numpy()
-    array([12,  1,  5], dtype=int32)""",
+    "[[3, 1, 4], [], [1, 5]]",
+    "array([12,  1,  5], dtype=int32)",
 )
 reduce_min = _documented(
     "min", "Take the minimum of",
     "An empty row gives the largest finite value of the dtype (what\n"
     "    TensorFlow's kernel does; its docstring says otherwise).",
-    """>>> rt = sg.ragged.constant([[3, 1, 4], [], [1, 5]])
-    >>> sg.ragged.reduce_min(rt).numpy()
-    array([         1, 2147483647,          1], dtype=int32)""",
+    "[[3, 1, 4], [], [1, 5]]",
+    "array([         1, 2147483647,          1], dtype=int32)",
 )
 reduce_max = _documented(
     "max", "Take the maximum of",
     "An empty row gives the lowest finite value of the dtype (not -inf).",
-    """>>> rt = sg.ragged.constant([[3.0, 1.0, 4.0], [], [1.0, 5.0]])
-    >>> sg.ragged.reduce_max(rt).numpy()
-    array([ 4.0000000e+00, -3.4028235e+38,  5.0000000e+00], dtype=float32)""",
+    "[[3.0, 1.0, 4.0], [], [1.0, 5.0]]",
+    "array([ 4.0000000e+00, -3.4028235e+38,  5.0000000e+00], dtype=float32)",
 )
 reduce_mean = _documented(
     "mean", "Average", "An empty row gives NaN (0 / 0).",
-    """>>> rt = sg.ragged.constant([[3, 1, 4], [], [1, 5]])
-    >>> sg.ragged.reduce_mean(rt).numpy()
-    array([2.66666667,        nan, 3.        ])""",
+    "[[3, 1, 4], [], [1, 5]]",
+    "array([2.66666667,        nan, 3.        ])",
     dtype="float64 for integer values (true division), else their dtype.",
 )
 
@@ -299,35 +293,31 @@ reduce_variance = _documented(
     "Computed as ``max(mean(x**2) - mean(x)**2, 0)``, as TensorFlow does\n"
     "    (equal values give exactly 0); an empty row gives NaN.  The values\n"
     "    must be floating-point (TypeError otherwise).",
-    """>>> rt = sg.ragged.constant([[3.0, 1.0, 4.0], [], [2.0, 2.0]])
-    >>> sg.ragged.reduce_variance(rt).numpy()
-    array([1.5555553,       nan, 0.       ], dtype=float32)""",
+    "[[3.0, 1.0, 4.0], [], [2.0, 2.0]]",
+    "array([1.5555553,       nan, 0.       ], dtype=float32)",
     impl=_moment,
 )
 reduce_std = _documented(
     "std", "Take the standard deviation of",
     "The square root of :func:`reduce_variance`; an empty row gives NaN.",
-    """>>> rt = sg.ragged.constant([[1.0, 3.0], [], [2.0]])
-    >>> sg.ragged.reduce_std(rt).numpy()
-    array([ 1., nan,  0.], dtype=float32)""",
+    "[[1.0, 3.0], [], [2.0]]",
+    "array([ 1., nan,  0.], dtype=float32)",
     impl=_moment,
 )
 reduce_any = _documented(
     "any", "Take the logical or of",
     "The values must be bool (TypeError otherwise); an empty row gives\n"
     "    False.  Not differentiable.",
-    """>>> rt = sg.ragged.constant([[True, False], [], [False]])
-    >>> sg.ragged.reduce_any(rt).numpy()
-    array([ True, False, False])""",
+    "[[True, False], [], [False]]",
+    "array([ True, False, False])",
     dtype="bool.", impl=_logical,
 )
 reduce_all = _documented(
     "all", "Take the logical and of",
     "The values must be bool (TypeError otherwise); an empty row gives\n"
     "    True.  Not differentiable.",
-    """>>> rt = sg.ragged.constant([[True, False], [], [True]])
-    >>> sg.ragged.reduce_all(rt).numpy()
-    array([False,  True,  True])""",
+    "[[True, False], [], [True]]",
+    "array([False,  True,  True])",
     dtype="bool.", impl=_logical,
 )
 

@@ -23,7 +23,8 @@ that broke the rule.
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from ..framework import backend, sparse_rows
+from ..framework import sparse_rows
+from ..framework.backend import backend_of
 from ..framework.buffers import check_allocation
 from ..framework.tensor import Tensor
 
@@ -123,9 +124,10 @@ def as_partition(x, name):
     """
     if isinstance(x, Tensor):
         x = x._value
-    python = not (backend.is_cupy_array(x) or isinstance(x, (np.ndarray, np.generic)))
+    on_gpu = backend_of(x).on_gpu
+    python = not (on_gpu or isinstance(x, (np.ndarray, np.generic)))
     if not python:
-        array = x if backend.is_cupy_array(x) else np.asarray(x)
+        array = x if on_gpu else np.asarray(x)
     else:
         try:
             array = np.asarray(x)
@@ -170,10 +172,6 @@ def check_fits(value, dtype, what):
     what : str
         The start of the message: what `value` is, naming the argument.
 
-    Returns
-    -------
-    None
-
     Raises
     ------
     InvalidArgumentError
@@ -213,10 +211,6 @@ def check_row_splits(splits, nvals, factory, check_last=True):
         False accepts a last split below `nvals` (``validate=False``: the
         rows then leave the last values out).  A last split above `nvals`
         is always an error.
-
-    Returns
-    -------
-    None
 
     Raises
     ------
@@ -258,7 +252,7 @@ form a valid RaggedTensor:monotonic (row_splits[2] = 1 < row_splits[1] = 2)
         )
 
 
-def splits_from_row_lengths(lengths, nvals):
+def splits_from_row_lengths(lengths, nvals, be):
     """Row splits ``[0, cumsum(lengths)]`` of `lengths`' dtype, checked.
 
     Parameters
@@ -266,6 +260,8 @@ def splits_from_row_lengths(lengths, nvals):
     lengths : ndarray of int32 or int64, 1-D (from :func:`as_partition`)
     nvals : int
         The number of values; the lengths must sum to it.
+    be : Backend
+        The backend of `lengths`.
 
     Returns
     -------
@@ -283,10 +279,11 @@ def splits_from_row_lengths(lengths, nvals):
 
     Examples
     --------
-    >>> splits_from_row_lengths(np.array([2, 0, 1]), 3)
+    >>> from sparsegrad.framework.backend import CPU
+    >>> splits_from_row_lengths(np.array([2, 0, 1]), 3, CPU)
     array([0, 2, 2, 3])
     """
-    xp = backend.get_array_module(lengths)
+    xp = be.xp
     n = lengths.shape[0]
     message = "Arguments to from_row_lengths do not form a valid RowPartition"
     total = 0
@@ -326,7 +323,7 @@ def splits_from_row_lengths(lengths, nvals):
     return freeze(splits)
 
 
-def splits_from_value_rowids(ids, nrows, nvals):
+def splits_from_value_rowids(ids, nrows, nvals, be):
     """Row splits of sorted value row ids, of the ids' dtype, checked.
 
     Parameters
@@ -338,6 +335,8 @@ def splits_from_value_rowids(ids, nrows, nvals):
         The number of rows; None: ``ids[-1] + 1`` (0 without ids).
     nvals : int
         The number of values: ``len(ids)`` must equal it.
+    be : Backend
+        The backend of `ids`.
 
     Returns
     -------
@@ -359,11 +358,12 @@ def splits_from_value_rowids(ids, nrows, nvals):
 
     Examples
     --------
-    >>> splits_from_value_rowids(np.array([0, 0, 2]), 4, 3)
+    >>> from sparsegrad.framework.backend import CPU
+    >>> splits_from_value_rowids(np.array([0, 0, 2]), 4, 3, CPU)
     array([0, 2, 2, 3, 3])
     """
     summary = None
-    if backend.is_cupy_array(ids):
+    if be.on_gpu:
         # one read back: the last id here, every check in the splits
         summary = sparse_rows.device_id_summary(ids)
         last = summary[4] if ids.size else -1
@@ -393,14 +393,13 @@ def splits_from_value_rowids(ids, nrows, nvals):
     except InvalidArgumentError:
         raise InvalidArgumentError(
             "Arguments to from_value_rowids do not form a valid RowPartition "
-            f"({_bad_rowid(ids, n_rows)})"
+            f"({_bad_rowid(be.host(ids), n_rows)})"
         ) from None
     return freeze(splits.astype(ids.dtype, copy=False))
 
 
 def _bad_rowid(ids, n_rows):
     """Which rule the ids break, naming the id (only on the error path)."""
-    ids = ids.get() if backend.is_cupy_array(ids) else ids
     k = sparse_rows.first_decrease(ids)
     if ids[0] < 0:
         return f"value_rowids[0] = {int(ids[0])} is negative"
