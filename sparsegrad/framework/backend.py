@@ -89,10 +89,11 @@ class Backend:
         >>> CPU.kernels("slices").__name__
         'sparsegrad._kernels.slices'
         """
-        module = self._loaded.get(family)
-        if module is None:
+        try:
+            return self._loaded[family]
+        except KeyError:
             module = self._loaded[family] = self._families[family]()
-        return module
+            return module
 
     def host(self, array):
         """`array` as a NumPy array (a GPU array is copied to the host).
