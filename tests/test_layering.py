@@ -331,8 +331,6 @@ IS_CUPY_PLACES = {
     "sparsegrad/distributed/comm.py",
     "sparsegrad/distributed/embedding.py",
     "sparsegrad/framework/backend.py",
-    "sparsegrad/framework/indexed_slices.py",
-    "sparsegrad/framework/sparse_rows.py",
     "sparsegrad/ops/_clip_gpu.py",
     "sparsegrad/ops/_helpers.py",
     "sparsegrad/ops/array_ops.py",

@@ -212,6 +212,21 @@ def backend_of(*arrays):
     return _gpu()
 
 
+def array_backend_of(*values):
+    """:func:`backend_of` of the arrays among `values` (the same
+    :class:`Backend`, and the same ValueError on a host/GPU mix), where
+    lists, scalars and None do not count: the caller converts them to that
+    backend's arrays.
+
+    Examples
+    --------
+    >>> array_backend_of(np.zeros(2), [1, 2], 3.0) is CPU
+    True
+    """
+    return backend_of(*(v for v in values
+                        if isinstance(v, _ndarray) or is_cupy_array(v)))
+
+
 def get_array_module(*arrays):
     """Return ``numpy``, or ``cupy`` when the arguments are CuPy arrays
     (``backend_of(*arrays).xp``).

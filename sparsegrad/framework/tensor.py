@@ -1,6 +1,7 @@
 """Tensor: an immutable n-dimensional array, and conversion to it."""
 
 import itertools
+import operator
 
 import numpy as np
 
@@ -96,15 +97,9 @@ class ArrayValue:
         """The shape, a tuple of ints."""
         return tuple(self._value.shape)
 
-    @property
-    def dtype(self):
-        """The NumPy dtype of the elements."""
-        return self._value.dtype
-
-    @property
-    def ndim(self):
-        """Number of dimensions."""
-        return self._value.ndim
+    dtype = property(operator.attrgetter("_value.dtype"),
+                     doc="The NumPy dtype of the elements.")
+    ndim = property(operator.attrgetter("_value.ndim"), doc="Number of dimensions.")
 
     @property
     def size(self):
@@ -455,8 +450,12 @@ def constant(value, dtype=None):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import sparsegrad as sg
-    >>> sg.constant([1, 2, 3], dtype="float32").numpy()
-    array([1., 2., 3.], dtype=float32)
+    >>> source = np.array([1.0, 2.0])
+    >>> t = sg.constant(source, dtype="float32")
+    >>> source[0] = 9.0      # the Tensor holds its own copy
+    >>> t.numpy()
+    array([1., 2.], dtype=float32)
     """
     return Tensor(value, dtype=dtype)

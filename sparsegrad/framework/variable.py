@@ -1,6 +1,7 @@
 """Variable: a mutable buffer with a version counter."""
 
 import itertools
+import operator
 
 import numpy as np
 
@@ -97,18 +98,11 @@ class Variable(ArrayValue):
 
     # -- properties ------------------------------------------------------------
 
-    @property
-    def name(self):
-        return self._name
-
-    @property
-    def trainable(self):
-        return self._trainable
-
-    @property
-    def version(self):
-        """How many in-place changes the variable has had."""
-        return self._version
+    name = property(operator.attrgetter("_name"), doc="The name, a str.")
+    trainable = property(operator.attrgetter("_trainable"),
+                         doc="Whether tapes watch the variable automatically.")
+    version = property(operator.attrgetter("_version"),
+                       doc="How many in-place changes the variable has had.")
 
     # -- reading ---------------------------------------------------------------
 
@@ -199,17 +193,9 @@ class Variable(ArrayValue):
 
     def assign(self, value):
         """Set the value in place; `value` must broadcast to the shape.
-
-        Returns
-        -------
-        Variable
-            ``self``.
-
-        Raises
-        ------
-        InvalidArgumentError
-            If the shape or dtype does not fit; the variable is unchanged.
-        """
+        Returns ``self``.  Raises InvalidArgumentError, the variable
+        unchanged, if the shape or dtype does not fit (as do
+        :meth:`assign_add` and :meth:`assign_sub`)."""
         return self._dense_update(value, "assign", _copy_into)
 
     def assign_add(self, delta):
