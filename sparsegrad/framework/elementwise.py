@@ -66,6 +66,9 @@ def _finish(out, char):
 
 _NATIVE = (np.dtype(np.float32), np.dtype(np.float64))
 _ndarray = np.ndarray
+#: The host kernels of a family (``CPU.kernels``; tests swap them with
+#: ``CPU.use_kernels``).
+_host_kernels = CPU.kernels
 
 
 def _unary(name, ufunc, x, be):
@@ -85,7 +88,7 @@ def _unary(name, ufunc, x, be):
             return np.asarray(ufunc(x))
     work = _as_c_array(x, "d" if char == _HALF else char)
     out = np.empty(work.shape, work.dtype)
-    getattr(CPU.kernels("elementwise"), name)(
+    getattr(_host_kernels("elementwise"), name)(
         work.reshape(-1), out.reshape(-1), get_num_threads())
     return _finish(out, char)
 
@@ -95,7 +98,7 @@ def _function(name, ufunc, summary, example):
     def function(x, be=None):
         if type(x) is _ndarray and x.dtype in _NATIVE and x.flags.c_contiguous:
             out = np.empty_like(x)          # the common case, kept cheap
-            getattr(CPU.kernels("elementwise"), name)(
+            getattr(_host_kernels("elementwise"), name)(
                 x.reshape(-1), out.reshape(-1), get_num_threads())
             return out
         return _unary(name, ufunc, x, be)
@@ -209,7 +212,7 @@ def pow(x, y, be=None):
             return np.asarray(np.power(x, y))
     work = "d" if char == _HALF else char
     out = np.empty(shape, work)
-    CPU.kernels("elementwise").pow(
+    _host_kernels("elementwise").pow(
         _operand(_as_c_array(x, work), shape),
         _operand(_as_c_array(y, work), shape),
         out.reshape(-1),

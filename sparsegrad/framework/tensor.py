@@ -285,7 +285,7 @@ def wrap(array):
     False
     """
     if type(array) is not _ndarray:
-        if not backend_of(array).on_gpu:
+        if isinstance(array, np.generic) or not backend_of(array).on_gpu:
             array = np.asarray(array)
         t = _new_tensor(Tensor)
         t._value = _freeze(array)
