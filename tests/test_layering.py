@@ -293,30 +293,17 @@ def test_the_layer_rule_still_catches_a_compiled_kernel():
     ]
 
 
-# -- ratchets of issue 26 ------------------------------------------------------
-# Issue 26 makes the op modules layered (no import circle), splits every
-# module over MAX_LINES into a subpackage, and confines the host/device
-# choice (is_cupy_array) to at most five modules.  Until then these lists
-# hold what is left: nothing may be added to them or grow, and an entry that
-# no longer applies must be taken out (the lists stay exact).
+# -- the layered ops package and the one device choice ---------------------
+# The op modules import one another downward only (no circle); no `.py`
+# module is over MAX_LINES (a family that outgrows one file is a subpackage);
+# only the backend module tells a CuPy array from others: a public call asks
+# backend_of once and hands the Backend down.
 
 MAX_LINES = 800
 
-# The one group of op modules that still import one another in a circle.
-OP_CIRCLE_LEFT = set()
-
-# Modules over MAX_LINES, at most at these sizes.
-OVER_LIMIT = {
-}
-
-# The modules that call is_cupy_array (the goal: five at most).
+# The modules that may contain is_cupy_array (the issue allows five at most).
 IS_CUPY_PLACES = {
     "sparsegrad/framework/backend.py",
-    "sparsegrad/framework/elementwise.py",
-    "sparsegrad/framework/indexed_slices.py",
-    "sparsegrad/framework/sparse_rows.py",
-    "sparsegrad/framework/tensor.py",
-    "sparsegrad/framework/variable.py",
 }
 
 
@@ -384,36 +371,30 @@ def test_the_circle_finder_finds_circles():
     assert _circles({"a": {"b"}, "b": set()}) == []
 
 
-def test_no_op_module_joins_an_import_circle():
+def test_no_op_module_is_in_an_import_circle():
     circles = _circles(_import_graph("sparsegrad.ops"))
-    joined = set().union(*circles)
-    assert joined <= OP_CIRCLE_LEFT, (
-        f"new in a circle: {sorted(joined - OP_CIRCLE_LEFT)}")
-    assert joined == OP_CIRCLE_LEFT, (
-        f"out of the circle now (take them off OP_CIRCLE_LEFT): "
-        f"{sorted(OP_CIRCLE_LEFT - joined)}")
+    assert not circles, "op modules importing one another in a circle: " + "; ".join(
+        " <-> ".join(sorted(c)) for c in circles)
 
 
-def test_no_module_grows_past_the_line_limit():
-    sizes = {}
+def test_no_module_is_over_the_line_limit():
+    over = []
     for path in sorted(PACKAGE.rglob("*.py")):
         with open(path, encoding="utf-8") as f:
-            sizes[path.relative_to(ROOT).as_posix()] = sum(1 for _ in f)
-    over = {rel: n for rel, n in sizes.items() if n > MAX_LINES}
-    bad = [f"{rel}: {n} lines" for rel, n in over.items()
-           if n > OVER_LIMIT.get(rel, MAX_LINES)]
-    assert not bad, "over the line limit:\n" + "\n".join(bad)
-    assert set(over) == set(OVER_LIMIT), (
-        f"within the limit now (take them off OVER_LIMIT): "
-        f"{sorted(set(OVER_LIMIT) - set(over))}")
+            n_lines = sum(1 for _ in f)
+        if n_lines > MAX_LINES:
+            over.append(f"{path.relative_to(ROOT).as_posix()}: {n_lines} lines")
+    assert not over, (f"over {MAX_LINES} lines (make the family a subpackage):\n"
+                      + "\n".join(over))
 
 
-def test_is_cupy_array_gets_no_new_place():
+def test_only_the_backend_module_tells_a_cupy_array():
     found = set()
     for path in PACKAGE.rglob("*.py"):
         if "is_cupy_array" in path.read_text(encoding="utf-8"):
             found.add(path.relative_to(ROOT).as_posix())
-    assert found <= IS_CUPY_PLACES, f"new places: {sorted(found - IS_CUPY_PLACES)}"
-    assert found == IS_CUPY_PLACES, (
-        f"no longer there (take them off IS_CUPY_PLACES): "
-        f"{sorted(IS_CUPY_PLACES - found)}")
+    assert len(IS_CUPY_PLACES) <= 5
+    assert found <= IS_CUPY_PLACES, (
+        f"is_cupy_array outside the backend module: {sorted(found - IS_CUPY_PLACES)}"
+        " (take the Backend from the call's entry: backend_of)")
+    assert found == IS_CUPY_PLACES

@@ -342,6 +342,7 @@ def load_checkpoint(directory, variables, optimizer=None, comm=None):
     Returns
     -------
     None
+        The variables (and the optimizer) hold the saved values on return.
 
     Raises
     ------

@@ -60,13 +60,12 @@ class NpzArchive:
 
     Examples
     --------
-    >>> import io
+    >>> import os, tempfile
     >>> import numpy as np
     >>> from sparsegrad.framework.archives import NpzArchive
-    >>> buf = io.BytesIO()
-    >>> np.savez(buf, a=np.arange(3), b=np.zeros((2, 2)))
-    >>> _ = buf.seek(0)
-    >>> with NpzArchive(buf, "cannot read") as archive:
+    >>> path = os.path.join(tempfile.mkdtemp(), "two.npz")
+    >>> np.savez(path, a=np.arange(3), b=np.zeros((2, 2)))
+    >>> with NpzArchive(path, "cannot read") as archive:
     ...     print(archive.header("b"), archive.read("a")[0])
     ((2, 2), dtype('float64')) [0 1 2]
     """
@@ -167,16 +166,8 @@ class NpzArchive:
         return list(self._headers)
 
     def header(self, name):
-        """``(shape, dtype)`` that entry `name` declares, or None if absent.
-
-        Parameters
-        ----------
-        name : str
-
-        Returns
-        -------
-        tuple or None
-        """
+        """``(shape, dtype)`` that entry `name` (a str) declares, or None if
+        the archive has no such entry."""
         entry = self._headers.get(name)
         return None if entry is None else entry[:2]
 
@@ -188,10 +179,6 @@ class NpzArchive:
         expect : callable
             ``expect(name, shape, dtype)`` returns None for an entry it
             accepts, or a phrase saying what is wrong with it.
-
-        Returns
-        -------
-        None
 
         Raises
         ------

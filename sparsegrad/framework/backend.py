@@ -89,10 +89,11 @@ class Backend:
         >>> CPU.kernels("slices").__name__
         'sparsegrad._kernels.slices'
         """
-        module = self._loaded.get(family)
-        if module is None:
+        try:
+            return self._loaded[family]
+        except KeyError:
             module = self._loaded[family] = self._families[family]()
-        return module
+            return module
 
     def host(self, array):
         """`array` as a NumPy array (a GPU array is copied to the host).
@@ -209,6 +210,21 @@ def backend_of(*arrays):
             "device first (cupy.asarray or cupy.asnumpy)"
         )
     return _gpu()
+
+
+def array_backend_of(*values):
+    """:func:`backend_of` of the arrays among `values` (the same
+    :class:`Backend`, and the same ValueError on a host/GPU mix), where
+    lists, scalars and None do not count: the caller converts them to that
+    backend's arrays.
+
+    Examples
+    --------
+    >>> array_backend_of(np.zeros(2), [1, 2], 3.0) is CPU
+    True
+    """
+    return backend_of(*(v for v in values
+                        if isinstance(v, _ndarray) or is_cupy_array(v)))
 
 
 def get_array_module(*arrays):

@@ -76,17 +76,9 @@ _FREE_REFCOUNT = 3
 def size_class(nbytes):
     """The bytes of the pooled block that serves a request of `nbytes`.
 
-    `nbytes` rounded up to a multiple of an eighth of the largest power of
-    two not above it: eight classes per doubling, at most 12.5 % unused.
-
-    Parameters
-    ----------
-    nbytes : int
-        At least 1.
-
-    Returns
-    -------
-    int
+    `nbytes` (an int, at least 1) rounded up to a multiple of an eighth of
+    the largest power of two not above it: eight classes per doubling, at
+    most 12.5 % unused.
 
     Examples
     --------
@@ -96,6 +88,15 @@ def size_class(nbytes):
     """
     step = 1 << max(int(nbytes).bit_length() - 4, 0)
     return -(-nbytes // step) * step
+
+
+def _dtype_and_nbytes(shape, dtype):
+    """``np.dtype(dtype)`` and the bytes of an array of `shape` of it."""
+    dtype = np.dtype(dtype)
+    nbytes = dtype.itemsize
+    for n in shape:
+        nbytes *= n
+    return dtype, nbytes
 
 
 def empty(shape, dtype):
@@ -120,10 +121,7 @@ def empty(shape, dtype):
     >>> a.shape, a.dtype, a.flags.c_contiguous
     ((512, 1024), dtype('float32'), True)
     """
-    dtype = np.dtype(dtype)
-    nbytes = dtype.itemsize
-    for n in shape:
-        nbytes *= n
+    dtype, nbytes = _dtype_and_nbytes(shape, dtype)
     if nbytes < MIN_POOLED_BYTES:
         return np.empty(shape, dtype)
     size = size_class(nbytes)
@@ -140,17 +138,8 @@ def empty(shape, dtype):
 
 
 def empty_like(array, dtype=None):
-    """:func:`empty` of the shape of `array`.
-
-    Parameters
-    ----------
-    array : ndarray
-    dtype : dtype, optional
-        Default: the dtype of `array`.
-
-    Returns
-    -------
-    ndarray
+    """:func:`empty` of the shape of ndarray `array`, of `dtype` (by default
+    the dtype of `array`).
 
     Examples
     --------
@@ -342,10 +331,6 @@ def check_allocation(*buffers):
         argument that sets its size, for the message.  None stands for a
         buffer the call does not need (see :func:`copy_of`).
 
-    Returns
-    -------
-    None
-
     Raises
     ------
     InvalidArgumentError
@@ -426,17 +411,8 @@ def aligned_empty(shape, dtype):
     table row spans five lines instead of four, and a kernel that reads
     scattered rows (an embedding lookup, a sparse optimizer update) moves a
     quarter more memory.  Variables and optimizer slots keep their values in
-    such arrays.
-
-    Parameters
-    ----------
-    shape : tuple of int
-    dtype : dtype
-
-    Returns
-    -------
-    ndarray
-        Writable, its data at a multiple of :data:`CACHE_LINE` bytes.
+    such arrays.  Takes `shape` and `dtype` as :func:`empty` does; the
+    array is writable, its data at a multiple of :data:`CACHE_LINE` bytes.
 
     Examples
     --------
@@ -446,10 +422,7 @@ def aligned_empty(shape, dtype):
     >>> a.ctypes.data % buffers.CACHE_LINE, a.shape, a.flags.c_contiguous
     (0, (1000, 64), True)
     """
-    dtype = np.dtype(dtype)
-    nbytes = dtype.itemsize
-    for n in shape:
-        nbytes *= n
+    dtype, nbytes = _dtype_and_nbytes(shape, dtype)
     block = np.empty(nbytes + CACHE_LINE, np.uint8)
     offset = (-block.ctypes.data) % CACHE_LINE
     return block[offset : offset + nbytes].view(dtype).reshape(shape)

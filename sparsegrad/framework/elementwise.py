@@ -31,16 +31,11 @@ CuPy array its CuPy ufunc.
 
 import numpy as np
 
-from .._kernels import elementwise as _baseline_kernels
 from ..errors import InvalidArgumentError
-from .backend import is_cupy_array, kernels_for_cpu
+from .backend import CPU, backend_of
 from .threads import get_num_threads
 
 __all__ = ["exp", "expm1", "log", "log1p", "pow", "tanh"]
-
-#: The kernel module in use: the AVX2 build where the CPU has AVX2 (the same
-#: bits), else the baseline one; tests swap it.
-_elementwise = kernels_for_cpu(_baseline_kernels, "elementwise_avx2")
 
 _HALF = "e"  # float16: computed by the float64 kernel, rounded once
 _LONG = "g"  # long double: NumPy's element-by-element loop
@@ -70,17 +65,22 @@ def _finish(out, char):
 
 
 _NATIVE = (np.dtype(np.float32), np.dtype(np.float64))
+_ndarray = np.ndarray
+#: The host kernels of a family (``CPU.kernels``; tests swap them with
+#: ``CPU.use_kernels``).
+_host_kernels = CPU.kernels
 
 
-def _unary(kernel, ufunc, x, name):
-    if type(x) is np.ndarray and x.dtype in _NATIVE and x.flags.c_contiguous:
-        out = np.empty_like(x)          # the common case, kept cheap
-        kernel(x.reshape(-1), out.reshape(-1), get_num_threads())
-        return out
-    if is_cupy_array(x):
+def _unary(name, ufunc, x, be):
+    """The kernel `name` of the host backend on `x` (its CuPy ufunc for a GPU
+    array; NumPy's `ufunc` for long double).  The common case, a C-contiguous
+    float32 or float64 ndarray, is taken before (in :func:`_function`)."""
+    if be is None:
+        be = backend_of(x)
+    if be.on_gpu:
         # CuPy's ufunc (libdevice: may differ from the CPU in the last bits)
         _float_char(x, name)
-        return getattr(_cupy(), name)(x)
+        return getattr(be.xp, name)(x)
     x = np.asarray(x)
     char = _float_char(x, name)
     if char == _LONG:
@@ -88,22 +88,29 @@ def _unary(kernel, ufunc, x, name):
             return np.asarray(ufunc(x))
     work = _as_c_array(x, "d" if char == _HALF else char)
     out = np.empty(work.shape, work.dtype)
-    kernel(work.reshape(-1), out.reshape(-1), get_num_threads())
+    getattr(_host_kernels("elementwise"), name)(
+        work.reshape(-1), out.reshape(-1), get_num_threads())
     return _finish(out, char)
 
 
-def _cupy():
-    import cupy
+def _function(name, ufunc, summary, example):
+    """The public function `name`: :func:`_unary` with its docstring."""
+    def function(x, be=None):
+        if type(x) is _ndarray and x.dtype in _NATIVE and x.flags.c_contiguous:
+            out = np.empty_like(x)          # the common case, kept cheap
+            getattr(_host_kernels("elementwise"), name)(
+                x.reshape(-1), out.reshape(-1), get_num_threads())
+            return out
+        return _unary(name, ufunc, x, be)
 
-    return cupy
-
-
-def exp(x):
-    """Elementwise ``e ** x``, the same bits on every CPU.
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"""{summary}
 
     Parameters
     ----------
     x : ndarray of float16, float32 or float64, any shape
+    be : Backend, optional
+        The backend of `x`, where the caller has it (found otherwise).
 
     Returns
     -------
@@ -118,64 +125,30 @@ def exp(x):
     --------
     >>> import numpy as np
     >>> from sparsegrad.framework import elementwise
-    >>> elementwise.exp(np.array([0.0, 1.0]))
-    array([1.        , 2.71828183])
+    {example}
     """
-    return _unary(_elementwise.exp, np.exp, x, "exp")
+    return function
 
 
-def log(x):
-    """Elementwise natural logarithm (``-inf`` at 0, NaN below 0).
-
-    As :func:`exp`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsegrad.framework import elementwise
-    >>> elementwise.log(np.array([1.0, 0.0, -1.0]))
-    array([  0., -inf,  nan])
-    """
-    return _unary(_elementwise.log, np.log, x, "log")
-
-
-def log1p(x):
-    """Elementwise ``log(1 + x)``, accurate for small `x`.  As :func:`exp`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsegrad.framework import elementwise
-    >>> elementwise.log1p(np.array([0.0, -1.0], dtype=np.float32))
-    array([  0., -inf], dtype=float32)
-    """
-    return _unary(_elementwise.log1p, np.log1p, x, "log1p")
-
-
-def expm1(x):
-    """Elementwise ``exp(x) - 1``, accurate for small `x`.  As :func:`exp`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsegrad.framework import elementwise
-    >>> elementwise.expm1(np.array(0.0))
-    array(0.)
-    """
-    return _unary(_elementwise.expm1, np.expm1, x, "expm1")
-
-
-def tanh(x):
-    """Elementwise hyperbolic tangent.  As :func:`exp`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsegrad.framework import elementwise
-    >>> elementwise.tanh(np.array([0.0, np.inf]))
-    array([0., 1.])
-    """
-    return _unary(_elementwise.tanh, np.tanh, x, "tanh")
+exp = _function("exp", np.exp, "Elementwise ``e ** x``, the same bits on every "
+                "CPU.", """\
+>>> elementwise.exp(np.array([0.0, 1.0]))
+    array([1.        , 2.71828183])""")
+log = _function("log", np.log, "Elementwise natural logarithm (``-inf`` at 0, NaN "
+                "below 0).", """\
+>>> elementwise.log(np.array([1.0, 0.0, -1.0]))
+    array([  0., -inf,  nan])""")
+log1p = _function("log1p", np.log1p, "Elementwise ``log(1 + x)``, accurate for small "
+                  "`x`.", """\
+>>> elementwise.log1p(np.array([0.0, -1.0], dtype=np.float32))
+    array([  0., -inf], dtype=float32)""")
+expm1 = _function("expm1", np.expm1, "Elementwise ``exp(x) - 1``, accurate for "
+                  "small `x`.", """\
+>>> elementwise.expm1(np.array(0.0))
+    array(0.)""")
+tanh = _function("tanh", np.tanh, "Elementwise hyperbolic tangent.", """\
+>>> elementwise.tanh(np.array([0.0, np.inf]))
+    array([0., 1.])""")
 
 
 def _operand(array, shape):
@@ -187,7 +160,7 @@ def _operand(array, shape):
     return np.ascontiguousarray(array).reshape(-1)
 
 
-def pow(x, y):
+def pow(x, y, be=None):
     """Elementwise ``x ** y`` with NumPy broadcasting, the same bits on every CPU.
 
     C99's special cases hold, as in NumPy: ``pow(x, 0) = 1`` and ``pow(1, y) =
@@ -198,6 +171,8 @@ def pow(x, y):
     ----------
     x, y : ndarray of one floating dtype (float16, float32 or float64)
         Shapes that broadcast together.
+    be : Backend, optional
+        The backend of `x` and `y`, where the caller has it (found otherwise).
 
     Returns
     -------
@@ -215,8 +190,9 @@ def pow(x, y):
     >>> elementwise.pow(np.array([2.0, 4.0]), np.array(0.5))
     array([1.41421356, 2.        ])
     """
-    on_gpu = is_cupy_array(x) or is_cupy_array(y)
-    if not on_gpu:
+    if be is None:
+        be = backend_of(x, y)
+    if not be.on_gpu:
         x, y = np.asarray(x), np.asarray(y)
     char = _float_char(x, "pow")
     if y.dtype != x.dtype:
@@ -229,14 +205,14 @@ def pow(x, y):
         raise InvalidArgumentError(
             f"pow: shapes {x.shape} and {y.shape} do not broadcast"
         ) from None
-    if on_gpu:
-        return _cupy().power(x, y)
+    if be.on_gpu:
+        return be.xp.power(x, y)
     if char == _LONG:
         with np.errstate(all="ignore"):
             return np.asarray(np.power(x, y))
     work = "d" if char == _HALF else char
     out = np.empty(shape, work)
-    _elementwise.pow(
+    _host_kernels("elementwise").pow(
         _operand(_as_c_array(x, work), shape),
         _operand(_as_c_array(y, work), shape),
         out.reshape(-1),

@@ -6,7 +6,8 @@ import operator
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from . import backend, scipy_input, sparse_rows
+from . import scipy_input, sparse_rows
+from .backend import backend_of
 from .buffers import check_allocation
 from .densify_warning import warn_densify
 from .dtypes import check_numeric
@@ -23,12 +24,11 @@ def _check_dense_shape(dense_shape):
         entries = entries.tolist()
     if not isinstance(entries, (list, tuple)):
         entries = [entries]
-    try:
-        shape = tuple(operator.index(d) for d in entries)
-    except TypeError:
+    shape = sparse_rows.int_tuple(entries)
+    if shape is None:
         raise InvalidArgumentError(
             f"dense_shape must be a sequence of non-negative ints, got {dense_shape!r}"
-        ) from None
+        )
     if any(d < 0 for d in shape) or not shape:
         raise InvalidArgumentError(
             f"dense_shape must be a non-empty sequence of non-negative ints, got "
@@ -109,15 +109,16 @@ class IndexedSlices:
         raw = indices._value if isinstance(indices, Tensor) else indices
         # Arrays are copied (a private value); a broadcast view costs
         # nothing, its copy its whole shape: checked together first.
+        arrays = sparse_rows.array_backend_of(values, raw).xp.ndarray
         check_allocation(*(
             (array.shape, array.dtype if k == 0 else np.int64,
              f"IndexedSlices: {name}") for k, (array, name) in
             enumerate(((values, "values"), (raw, "indices")))
-            if isinstance(array, np.ndarray) or backend.is_cupy_array(array)))
+            if isinstance(array, arrays)))
         values = convert_to_tensor(values, name="values")
-        xp = sparse_rows.module_of(values._value, raw)
+        be = sparse_rows.array_backend_of(values._value, raw)
         indices_array = sparse_rows.as_index_array(
-            sparse_rows.as_array_of(xp, raw), "indices"
+            sparse_rows.as_array_of(be.xp, raw), "indices", be
         )
         if values.ndim == 0:
             raise InvalidArgumentError(
@@ -135,12 +136,10 @@ class IndexedSlices:
                     f"the row shape of values {values.shape[1:]} must equal "
                     f"dense_shape[1:] {dense_shape[1:]} (dense_shape={dense_shape})"
                 )
-            sparse_rows.check_in_range(indices_array, dense_shape[0], "indices")
-        else:
-            if indices_array.size and bool(indices_array.min() < 0):
-                sparse_rows.check_in_range(
-                    indices_array, np.iinfo(indices_array.dtype).max, "indices"
-                )
+            sparse_rows.check_in_range(indices_array, dense_shape[0], "indices", be)
+        elif indices_array.size and bool(indices_array.min() < 0):
+            sparse_rows.check_in_range(
+                indices_array, np.iinfo(indices_array.dtype).max, "indices", be)
         self._values = values
         self._indices = convert_to_tensor(indices_array)
         self._dense_shape = dense_shape
@@ -167,39 +166,27 @@ class IndexedSlices:
         shape's, or the largest index."""
         if self._groups is None:
             indices = self._indices._value
+            be = backend_of(indices)
             if self._dense_shape is not None:
                 max_index = max(self._dense_shape[0] - 1, 0)
-            elif max_index is None and not backend.is_cupy_array(indices):
+            elif max_index is None and not be.on_gpu:
                 max_index = int(indices.max()) if indices.shape[0] else 0
             self._groups = sparse_rows.group_rows(indices, max_index)
         return self._groups
 
     # -- structure -------------------------------------------------------------
 
-    @property
-    def values(self):
-        """The rows, a Tensor of shape ``(n,) + row_shape``."""
-        return self._values
-
-    @property
-    def indices(self):
-        """The row indices, a 1-D int32 or int64 Tensor."""
-        return self._indices
-
-    @property
-    def dense_shape(self):
-        """Shape of the dense tensor, a tuple of ints, or None if unknown."""
-        return self._dense_shape
-
-    @property
-    def shape(self):
-        """Same as :attr:`dense_shape`."""
-        return self._dense_shape
-
-    @property
-    def dtype(self):
-        """dtype of the values."""
-        return self._values.dtype
+    values = property(operator.attrgetter("_values"),
+                      doc="The rows, a Tensor of shape ``(n,) + row_shape``.")
+    indices = property(operator.attrgetter("_indices"),
+                       doc="The row indices, a 1-D int32 or int64 Tensor.")
+    dense_shape = property(
+        operator.attrgetter("_dense_shape"),
+        doc="Shape of the dense tensor, a tuple of ints, or None if unknown.")
+    shape = property(operator.attrgetter("_dense_shape"),
+                     doc="Same as :attr:`dense_shape`.")
+    dtype = property(operator.attrgetter("_values.dtype"),
+                     doc="dtype of the values.")
 
     def __len__(self):
         return self._indices.shape[0]
@@ -243,10 +230,10 @@ class IndexedSlices:
         """
         shape = self._require_dense_shape("to_dense")
         values = self._values._value
-        xp = sparse_rows.module_of(values)
+        be = backend_of(values)
         check_allocation((shape, values.dtype, "IndexedSlices.to_dense: dense_shape"))
-        out = xp.zeros(shape, dtype=values.dtype)
-        sparse_rows.scatter_add(out, self._indices._value, values)
+        out = be.xp.zeros(shape, dtype=values.dtype)
+        sparse_rows.scatter_add(out, self._indices._value, values, be=be)
         return wrap(out)
 
     def _as_tensor(self):
@@ -261,8 +248,7 @@ class IndexedSlices:
         if copy is False:
             raise ValueError("densifying IndexedSlices always makes a new array")
         dense = self.to_dense()._value
-        if backend.is_cupy_array(dense):
-            dense = dense.get()  # np.asarray of GPU slices: a host copy
+        dense = backend_of(dense).host(dense)  # of GPU slices: a host copy
         return dense if dtype is None else dense.astype(dtype)
 
     def deduplicate(self):
@@ -299,10 +285,9 @@ class IndexedSlices:
         """
         if isinstance(factor, Tensor):
             factor = factor._value
-        if backend.is_cupy_array(factor) or isinstance(
-            factor, (np.ndarray, np.generic)
-        ):
-            array = factor if backend.is_cupy_array(factor) else np.asarray(factor)
+        factor_be = backend_of(factor)   # the host one for numbers
+        if factor_be.on_gpu or isinstance(factor, (np.ndarray, np.generic)):
+            array = factor_be.xp.asarray(factor)
             if array.ndim != 0:
                 raise TypeError(
                     f"IndexedSlices {op} needs a scalar, got an array of shape "
@@ -328,7 +313,7 @@ class IndexedSlices:
                 )
         sparse_rows.module_of(self._values._value, factor)  # arrays do not mix
         array = array.astype(self.dtype)
-        return array if backend.is_cupy_array(array) else array[()]
+        return array if factor_be.on_gpu else array[()]
 
     def __mul__(self, factor):
         scale = self._scalar(factor, "*")

@@ -30,7 +30,6 @@ caller's matrix is never changed.
 """
 
 import itertools
-import operator
 from typing import NamedTuple
 
 import numpy as np
@@ -59,15 +58,7 @@ class CSR(NamedTuple):
 
 
 def is_scipy_sparse(value):
-    """True for a ``scipy.sparse`` matrix or array.
-
-    Parameters
-    ----------
-    value : object
-
-    Returns
-    -------
-    bool
+    """True for a ``scipy.sparse`` matrix or array (`value` may be any object).
 
     Examples
     --------
@@ -295,12 +286,11 @@ def _check_shape(matrix, where):
     shape = getattr(matrix, "shape", None)
     if not isinstance(shape, tuple) or len(shape) != 2:
         raise InvalidArgumentError(f"{where} must be 2-D, got shape {shape}")
-    try:
-        dims = tuple(operator.index(d) for d in shape)
-    except TypeError:
+    dims = sparse_rows.int_tuple(shape)
+    if dims is None:
         raise InvalidArgumentError(
             f"{where} has shape {shape}, which is not a pair of ints"
-        ) from None
+        )
     if min(dims) < 0 or max(dims) >= sparse_rows.INT64_MAX:
         raise InvalidArgumentError(
             f"{where} has shape {dims}; each dimension must lie in [0, 2**63 - 1)"

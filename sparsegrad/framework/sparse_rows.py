@@ -12,16 +12,13 @@ flag read back; everything else stays on the device.  Arrays of the two
 kinds never mix (``ValueError``).
 """
 
+import operator
+
 import numpy as np
 
-from .. import _cuda
-from .._cuda import segment as _cuda_segment
-from .._cuda import slices as _cuda_slices
-from .._cuda import sort as _cuda_sort
-from .._kernels import segment as _segment
-from .._kernels import slices as _slices
 from ..errors import InvalidArgumentError
-from . import backend, buffers
+from . import buffers
+from .backend import CPU, array_backend_of, backend_of
 from .buffers import check_allocation
 from .dtypes import INDEX_DTYPES, is_kernel_float
 from .threads import get_num_threads
@@ -42,11 +39,13 @@ __all__ = [
     "unaliased",
     "module_of",
     "as_array_of",
+    "array_backend_of",
+    "int_tuple",
     "INT64_MAX",
 ]
 
 
-def index_array(indices, name="indices"):
+def index_array(indices, name="indices", be=None):
     """`indices` (array_like of any shape) as an int32 or int64 NumPy array.
 
     The one conversion of index arguments: int32 and int64 arrays are returned
@@ -59,11 +58,13 @@ def index_array(indices, name="indices"):
         The indices, of any shape.
     name : str, default="indices"
         The argument's name in error messages.
+    be : Backend, optional
+        The backend of `indices`, where the caller has it.
 
     Returns
     -------
     ndarray
-        int32 or int64, the shape of `indices`.
+        int32 or int64, the shape of `indices` (a CuPy array stays one).
 
     Raises
     ------
@@ -78,7 +79,9 @@ def index_array(indices, name="indices"):
     >>> index_array(np.array([1, 2], dtype=np.uint8)).dtype
     dtype('int64')
     """
-    if backend.is_cupy_array(indices):
+    if be is None:
+        be = backend_of(indices)
+    if be.on_gpu:
         array = indices
     else:
         try:
@@ -93,7 +96,7 @@ def index_array(indices, name="indices"):
     if array.dtype.kind not in "iu" or array.dtype == np.bool_:
         if array.size == 0 and array.dtype.kind == "f":
             return array.astype(np.int64)
-        shown = "" if backend.is_cupy_array(array) else f" ({_shown(indices)})"
+        shown = "" if be.on_gpu else f" ({_shown(indices)})"
         raise InvalidArgumentError(
             f"{name} must be int32 or int64, got dtype {array.dtype}{shown}"
         )
@@ -106,6 +109,22 @@ def index_array(indices, name="indices"):
     return array.astype(np.int64)
 
 
+def int_tuple(entries):
+    """`entries` as a tuple of Python ints (each through ``operator.index``:
+    ints, NumPy integers, 0-d integer arrays), or None when one is not an
+    integer.
+
+    Examples
+    --------
+    >>> int_tuple([2, np.int64(3)]), int_tuple((2, 1.5))
+    ((2, 3), None)
+    """
+    try:
+        return tuple(operator.index(d) for d in entries)
+    except TypeError:
+        return None
+
+
 def _shown(value, limit=60):
     """`value` for a message: its repr, cut to `limit` characters."""
     text = repr(value)
@@ -114,7 +133,7 @@ def _shown(value, limit=60):
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def as_index_array(indices, name="indices"):
+def as_index_array(indices, name="indices", be=None):
     """`indices` as a 1-D C-contiguous int32 or int64 NumPy array
     (:func:`index_array`, then a rank check).
 
@@ -123,12 +142,14 @@ def as_index_array(indices, name="indices"):
     InvalidArgumentError
         If `indices` is not 1-D, or not of an integer dtype.
 
-    A CuPy array stays on the device (a CuPy array comes back).
+    A CuPy array stays on the device (a CuPy array comes back); `be`, where
+    the caller has it, is its backend.
     """
-    on_device = backend.is_cupy_array(indices)
-    array = indices if on_device else np.asarray(indices)
+    if be is None:
+        be = backend_of(indices)
+    array = indices if be.on_gpu else np.asarray(indices)
     if array.dtype not in INDEX_DTYPES:
-        array = index_array(array, name)
+        array = index_array(array, name, be)
     if array.ndim != 1:
         raise InvalidArgumentError(
             f"{name} must be 1-D, got shape {tuple(array.shape)}"
@@ -136,36 +157,30 @@ def as_index_array(indices, name="indices"):
     if array.flags.c_contiguous:
         return array
     check_allocation(buffers.copy_of(array, name))   # e.g. a broadcast view
-    return _xp().ascontiguousarray(array) if on_device else np.ascontiguousarray(array)
-
-
-def _xp():
-    """The cupy module (only asked for when a CuPy array is at hand)."""
-    return _cuda.cupy()
+    return be.xp.ascontiguousarray(array)
 
 
 def module_of(*arrays):
     """``numpy`` or ``cupy``: the module of the arrays among `arrays` (lists,
-    scalars and None do not count; they are converted to that module).
+    scalars and None do not count; they are converted to that module):
+    ``array_backend_of(*arrays).xp``.
 
     Raises
     ------
     ValueError
         If NumPy and CuPy arrays are mixed.
     """
-    return backend.get_array_module(
-        *(a for a in arrays if isinstance(a, np.ndarray) or backend.is_cupy_array(a))
-    )
+    return array_backend_of(*arrays).xp
 
 
 def as_array_of(xp, value):
     """`value` as an array of module `xp` (no copy when it already is one)."""
-    if xp is np:
-        return np.asarray(value)
-    return value if backend.is_cupy_array(value) else xp.asarray(value)
+    if xp is np or type(value) is not xp.ndarray:
+        return xp.asarray(value)
+    return value   # (a CuPy array of another device stays there)
 
 
-def check_in_range(indices, n_rows, name="indices"):
+def check_in_range(indices, n_rows, name="indices", be=None):
     """Raise unless every index lies in ``[0, n_rows)``.
 
     The one range check of index arguments, in TensorFlow's gather and
@@ -183,10 +198,8 @@ def check_in_range(indices, n_rows, name="indices"):
         The exclusive upper bound.
     name : str, default="indices"
         The argument's name in the message.
-
-    Returns
-    -------
-    None
+    be : Backend, optional
+        The backend of `indices`, where the caller has it.
 
     Raises
     ------
@@ -195,7 +208,7 @@ def check_in_range(indices, n_rows, name="indices"):
     """
     # (a view: a strided or broadcast array is scanned as it is, not copied)
     bad = first_out_of_range(
-        indices.reshape(-1) if indices.flags.c_contiguous else indices, n_rows)
+        indices.reshape(-1) if indices.flags.c_contiguous else indices, n_rows, be)
     if bad is None:
         return
     position = np.unravel_index(bad, indices.shape)
@@ -208,23 +221,26 @@ def check_in_range(indices, n_rows, name="indices"):
 INT64_MAX = int(np.iinfo(np.int64).max)
 
 
-def first_out_of_range(indices, n_rows):
+def first_out_of_range(indices, n_rows, be=None):
     """The position of the first index outside ``[0, n_rows)``, or None.
 
     One compiled pass for int32/int64 arrays (the common, valid case); the
     position is searched only when something is out of range.  For a CuPy
     array the pass runs on the device and one flag comes back; the position
-    of a bad index is searched on a host copy.
+    of a bad index is searched on a host copy.  `be`, where the caller has
+    it, is the backend of `indices`.
     """
     if indices.size == 0:
         return None
+    if be is None:
+        be = backend_of(indices)
     if any(step == 0 and n > 1 for step, n in zip(indices.strides, indices.shape)):
-        return _first_out_of_range_broadcast(indices, n_rows)
-    if backend.is_cupy_array(indices):
+        return _first_out_of_range_broadcast(indices, n_rows, be)
+    if be.on_gpu:
         kernel_ok = (indices.dtype in INDEX_DTYPES and indices.ndim == 1
                      and 0 <= n_rows <= INT64_MAX)
-        if kernel_ok and _cuda_slices.all_in_range(
-                _xp().ascontiguousarray(indices), n_rows):
+        if kernel_ok and be.kernels("slices").all_in_range(
+                be.xp.ascontiguousarray(indices), n_rows):
             return None
         indices = indices.get()
     if (
@@ -233,37 +249,30 @@ def first_out_of_range(indices, n_rows):
         and indices.flags.c_contiguous
         and 0 <= n_rows <= INT64_MAX
     ):
-        if _slices.all_in_range(indices, n_rows, get_num_threads()):
+        if CPU.kernels("slices").all_in_range(indices, n_rows, get_num_threads()):
             return None
     elif indices.min() >= 0 and indices.max() < n_rows:
         return None
     return int(np.flatnonzero((indices < 0) | (indices >= n_rows))[0])
 
 
-def _first_out_of_range_broadcast(indices, n_rows):
+def _first_out_of_range_broadcast(indices, n_rows, be):
     """:func:`first_out_of_range` of a view broadcast along some axes (zero
     strides): the values along such an axis are all the same, so the first
     bad one has position 0 there; only the distinct values are scanned, and
     a broadcast view is never copied."""
     distinct = indices[tuple(slice(0, 1) if step == 0 else slice(None)
                              for step in indices.strides)]   # a view
-    bad = first_out_of_range(distinct, n_rows)
+    bad = first_out_of_range(distinct, n_rows, be)
     if bad is None:
         return None
     return int(np.ravel_multi_index(np.unravel_index(bad, distinct.shape),
                                     indices.shape))
 
 
-def _rows_2d(array, n):
+def _rows_2d(array, n, be):
     """View `array` of shape (n, ...) as C-contiguous (n, row_width)."""
-    if backend.is_cupy_array(array):
-        return _xp().ascontiguousarray(array).reshape(n, -1)
-    return np.ascontiguousarray(array).reshape(n, -1)
-
-
-def _slices_kernels(array):
-    """The row kernels for `array`: the CUDA twins for a CuPy array."""
-    return _cuda_slices if backend.is_cupy_array(array) else _slices
+    return be.xp.ascontiguousarray(array).reshape(n, -1)
 
 
 def _check_rows(out, indices, values, what):
@@ -282,19 +291,9 @@ def _check_rows(out, indices, values, what):
         )
 
 
-def _check_writable_target(out, what):
-    if not (isinstance(out, np.ndarray) or backend.is_cupy_array(out)):
-        raise TypeError(f"{what}: the target must be a numpy array")
-    # CuPy arrays have no read-only flag
-    if not out.flags.c_contiguous or not getattr(out.flags, "writeable", True):
-        raise InvalidArgumentError(
-            f"{what}: the target must be a writeable C-contiguous array"
-        )
-
-
-def unaliased(array, *written):
+def unaliased(array, *written, be=None):
     """`array`, or a copy of it where it may share memory with one of the
-    `written` arrays.
+    `written` arrays (`be`, where the caller has it: their backend).
 
     Kernels write those on several threads while they read `array`: reading
     rows another thread is writing would make the result depend on the thread
@@ -303,69 +302,65 @@ def unaliased(array, *written):
     ``np.add.at`` copies an overlapping operand the same way.  (On the GPU
     the blocks of a launch read and write concurrently just the same.)
     """
-    shares = (_xp().may_share_memory if backend.is_cupy_array(array)
-              else np.may_share_memory)
+    shares = (be or backend_of(array)).xp.may_share_memory
     for buffer in written:
         if shares(array, buffer):
             return array.copy()
     return array
 
 
-def scatter_add(out, indices, values, name="indices"):
+def _scatter(out, indices, values, name, be, what):
+    """:func:`scatter_add` (`what` ``"scatter_add"``) or :func:`scatter_update`:
+    every check before anything is written."""
+    if be is None:
+        be = array_backend_of(out, indices, values)
+    if not isinstance(out, be.xp.ndarray):
+        raise TypeError(f"{what}: the target must be a numpy array")
+    # CuPy arrays have no read-only flag
+    if not out.flags.c_contiguous or not getattr(out.flags, "writeable", True):
+        raise InvalidArgumentError(
+            f"{what}: the target must be a writeable C-contiguous array"
+        )
+    indices = as_index_array(as_array_of(be.xp, indices), name, be)
+    values = as_array_of(be.xp, values)
+    _check_rows(out, indices, values, what)
+    indices = unaliased(indices, out, be=be)
+    values = unaliased(values, out, be=be)
+    check_in_range(indices, out.shape[0], name, be)
+    values = values.astype(out.dtype, copy=False)
+    if indices.size == 0:
+        return out
+    if is_kernel_float(out.dtype):
+        getattr(be.kernels("slices"), what)(
+            _rows_2d(values, indices.shape[0], be), indices,
+            out.reshape(out.shape[0], -1), get_num_threads())
+    elif what == "scatter_update":
+        # Keep the last occurrence of each index, then one plain assignment.
+        reversed_unique, position = be.xp.unique(indices[::-1], return_index=True)
+        out[reversed_unique] = values[::-1][position]
+    elif not be.on_gpu:
+        np.add.at(out, indices, values)
+    else:
+        # integers on the device: exact in any order
+        _add_at(be.xp, out, indices, values)
+    return out
+
+
+def scatter_add(out, indices, values, name="indices", be=None):
     """``out[indices[k]] += values[k]`` in place, duplicates accumulating.
 
     `out` is a writeable C-contiguous array of shape ``(n_rows, ...)``; `values`
     has shape ``(len(indices),) + out.shape[1:]`` and is cast to ``out.dtype``.
-    Nothing is written when any check fails.
+    Nothing is written when any check fails.  `be`, where the caller has it,
+    is the backend of the arrays.
     """
-    _check_writable_target(out, "scatter_add")
-    xp = module_of(out, indices, values)
-    indices = as_index_array(as_array_of(xp, indices), name)
-    values = as_array_of(xp, values)
-    _check_rows(out, indices, values, "scatter_add")
-    indices, values = unaliased(indices, out), unaliased(values, out)
-    check_in_range(indices, out.shape[0], name)
-    values = values.astype(out.dtype, copy=False)
-    if indices.size == 0:
-        return out
-    if is_kernel_float(out.dtype):
-        n = indices.shape[0]
-        _slices_kernels(out).scatter_add(
-            _rows_2d(values, n), indices, out.reshape(out.shape[0], -1),
-            get_num_threads(),
-        )
-    elif xp is np:
-        np.add.at(out, indices, values)
-    else:
-        # integers on the device: exact in any order
-        _add_at(xp, out, indices, values)
-    return out
+    return _scatter(out, indices, values, name, be, "scatter_add")
 
 
-def scatter_update(out, indices, values, name="indices"):
+def scatter_update(out, indices, values, name="indices", be=None):
     """``out[indices[k]] = values[k]`` in place, k in order: the last duplicate
     wins.  Checks as :func:`scatter_add`."""
-    _check_writable_target(out, "scatter_update")
-    xp = module_of(out, indices, values)
-    indices = as_index_array(as_array_of(xp, indices), name)
-    values = as_array_of(xp, values)
-    _check_rows(out, indices, values, "scatter_update")
-    indices, values = unaliased(indices, out), unaliased(values, out)
-    check_in_range(indices, out.shape[0], name)
-    values = values.astype(out.dtype, copy=False)
-    if indices.size == 0:
-        return out
-    if is_kernel_float(out.dtype):
-        n = indices.shape[0]
-        _slices_kernels(out).scatter_update(
-            _rows_2d(values, n), indices, out.reshape(out.shape[0], -1),
-            get_num_threads(),
-        )
-    else:
-        # Keep the last occurrence of each index, then one plain assignment.
-        reversed_unique, position = xp.unique(indices[::-1], return_index=True)
-        out[reversed_unique] = values[::-1][position]
-    return out
+    return _scatter(out, indices, values, name, be, "scatter_update")
 
 
 def _add_at(xp, out, indices, values):
@@ -383,7 +378,7 @@ def _add_at(xp, out, indices, values):
 _GATHER_MIN_BYTES = 1 << 18
 
 
-def gather_rows(table, indices):
+def gather_rows(table, indices, be=None):
     """``table[indices]`` along axis 0, for a C-contiguous `table` of any dtype.
 
     Large gathers (the rows of an embedding table) copy the rows on the
@@ -395,6 +390,8 @@ def gather_rows(table, indices):
     ----------
     table : ndarray of shape (n_rows, ...), C-contiguous
     indices : ndarray of int32 or int64, any shape
+    be : Backend, optional
+        The backend of `table` and `indices`, where the caller has it.
 
     Returns
     -------
@@ -418,35 +415,38 @@ def gather_rows(table, indices):
         row_bytes *= n
     # one row per index, whatever the table's size: (many ids) x (wide rows)
     check_allocation((indices.shape + table.shape[1:], table.dtype, "gather: indices"))
-    if backend.is_cupy_array(table):
-        return _gather_rows_device(table, indices, row_bytes)
+    if be is None:
+        be = backend_of(table)
+    if be.on_gpu:
+        return _gather_rows_device(table, indices, row_bytes, be)
     if indices.size * row_bytes < _GATHER_MIN_BYTES or table.dtype.hasobject:
         return np.take(table, indices, axis=0)
     out = buffers.empty(indices.shape + table.shape[1:], table.dtype)
     flat = indices.reshape(-1)
     if not flat.flags.c_contiguous:
         flat = np.ascontiguousarray(flat)
-    _slices.gather_rows(table.reshape(table.shape[0], -1).view(np.uint8), flat,
-                        out.reshape(flat.shape[0], -1).view(np.uint8),
-                        get_num_threads())
+    be.kernels("slices").gather_rows(
+        table.reshape(table.shape[0], -1).view(np.uint8), flat,
+        out.reshape(flat.shape[0], -1).view(np.uint8), get_num_threads())
     return out
 
 
-def _gather_rows_device(table, indices, row_bytes):
+def _gather_rows_device(table, indices, row_bytes, be):
     """gather_rows for CuPy arrays: the CUDA kernel, whatever the size."""
-    xp = _xp()
+    xp = be.xp
     shape = indices.shape + table.shape[1:]
     if indices.size == 0 or row_bytes == 0:
         return xp.zeros(shape, table.dtype)
     out = xp.empty(shape, table.dtype)
     flat = xp.ascontiguousarray(indices.reshape(-1))
     table = xp.ascontiguousarray(table)
-    _cuda_slices.gather_rows(table.reshape(table.shape[0], -1).view(np.uint8), flat,
-                             out.reshape(flat.shape[0], -1).view(np.uint8), 1)
+    be.kernels("slices").gather_rows(
+        table.reshape(table.shape[0], -1).view(np.uint8), flat,
+        out.reshape(flat.shape[0], -1).view(np.uint8), 1)
     return out
 
 
-def group_rows(indices, max_index):
+def group_rows(indices, max_index, be=None):
     """Group equal indices stably.
 
     Returns ``(unique, order, starts)``: the sorted distinct indices, a
@@ -455,10 +455,13 @@ def group_rows(indices, max_index):
     ``order`` (``len(unique) + 1`` entries).  Indices must be non-negative and at
     most `max_index` (checked by the caller).  Cost O(n), for the optimizers that
     coalesce duplicate rows too.  CuPy indices are grouped on the device
-    (`max_index` unused there).
+    (`max_index` unused there).  `be`, where the caller has it, is the
+    backend of `indices`.
     """
-    if backend.is_cupy_array(indices):
-        return _cuda_sort.group_rows(indices)
+    if be is None:
+        be = backend_of(indices)
+    if be.on_gpu:
+        return be.kernels("sort").group_rows(indices)
     n = indices.shape[0]
     # recycled blocks: fresh ones would cost a page fault per 4 KiB, which on
     # a virtual machine is more than the sort itself
@@ -466,14 +469,14 @@ def group_rows(indices, max_index):
     unique = buffers.empty((n,), indices.dtype)
     starts = buffers.empty((n + 1,), np.int64)
     scratch = buffers.empty((4, n), np.int64)
-    n_unique = _slices.group_stable(
+    n_unique = be.kernels("slices").group_stable(
         indices, int(max_index), scratch, order, unique, starts
     )
     del scratch
     return unique[:n_unique], order, starts[: n_unique + 1]
 
 
-def deduplicate(indices, values, max_index=None):
+def deduplicate(indices, values, max_index=None, be=None):
     """Sum the rows of `values` that share an index.
 
     Parameters
@@ -482,6 +485,8 @@ def deduplicate(indices, values, max_index=None):
     values : ndarray of shape (n, ...)
     max_index : int, optional
         An upper bound of the indices (speeds up the sort); computed if absent.
+    be : Backend, optional
+        The backend of the arrays, where the caller has it.
 
     Returns
     -------
@@ -491,9 +496,10 @@ def deduplicate(indices, values, max_index=None):
         ``summed[u]`` is the sum, in the original order, of the rows of
         `values` whose index is ``unique[u]``.
     """
-    xp = module_of(indices, values)
-    indices = as_index_array(as_array_of(xp, indices))
-    values = as_array_of(xp, values)
+    if be is None:
+        be = array_backend_of(indices, values)
+    indices = as_index_array(as_array_of(be.xp, indices), be=be)
+    values = as_array_of(be.xp, values)
     n = indices.shape[0]
     if values.shape[:1] != (n,):
         raise InvalidArgumentError(
@@ -503,14 +509,14 @@ def deduplicate(indices, values, max_index=None):
     if n == 0:
         return indices.copy(), values.copy()
     if bool(indices.min() < 0):
-        check_in_range(indices, np.iinfo(indices.dtype).max)
-    if max_index is None and xp is np:
+        check_in_range(indices, np.iinfo(indices.dtype).max, be=be)
+    if max_index is None and not be.on_gpu:
         max_index = int(indices.max())
     unique, order, starts = group_rows(indices, max_index)
-    return unique, group_sum(values, order, starts)
+    return unique, group_sum(values, order, starts, be)
 
 
-def group_sum(values, order, starts):
+def group_sum(values, order, starts, be=None):
     """The sums of groups of rows of `values`, each from zero in group order.
 
     Parameters
@@ -519,6 +525,8 @@ def group_sum(values, order, starts):
     order, starts : ndarray of int64
         As :func:`group_rows` gives them: group ``g`` is the rows
         ``values[order[starts[g]:starts[g + 1]]]``.
+    be : Backend, optional
+        The backend of the arrays, where the caller has it.
 
     Returns
     -------
@@ -533,17 +541,19 @@ def group_sum(values, order, starts):
     >>> group_sum(np.array([1.0, 2.0, 4.0]), np.array([0, 2, 1]), np.array([0, 2, 3]))
     array([5., 2.])
     """
-    xp = module_of(values, order, starts)
+    if be is None:
+        be = array_backend_of(values, order, starts)
+    xp = be.xp
     n, n_groups = values.shape[0], starts.shape[0] - 1
     summed = xp.zeros((n_groups,) + values.shape[1:], dtype=values.dtype)
     if n == 0 or n_groups == 0:
         return summed
     if is_kernel_float(values.dtype):
-        _slices_kernels(values).gather_group_sum(
-            _rows_2d(values, n), order, starts,
+        be.kernels("slices").gather_group_sum(
+            _rows_2d(values, n, be), order, starts,
             summed.reshape(n_groups, -1), get_num_threads(),
         )
-    elif xp is np:
+    elif not be.on_gpu:
         group_of = np.repeat(np.arange(n_groups), np.diff(starts))
         np.add.at(summed, group_of, values[order])
     elif values.dtype.kind in "iub":
@@ -560,19 +570,21 @@ def group_sum(values, order, starts):
     return summed
 
 
-def device_id_summary(ids):
+def device_id_summary(ids, be=None):
     """``(min, max, first decrease or n, first, last)`` of 1-D CuPy ids, as
     Python ints: one pass on the device, one small array read back.
 
     For an empty array: the int64 extremes, then ``0, 0, 0``.  Callers that
     need the ids' last value before :func:`sorted_segment_splits` read this
-    once and pass it on (``summary=``).
+    once and pass it on (``summary=``).  `be`, where the caller has it, is
+    the backend of `ids` (the GPU one).
     """
-    return _cuda_segment.read_summaries(_cuda_segment.summarize(ids))[0]
+    kernels = (be or backend_of(ids)).kernels("segment")
+    return kernels.read_summaries(kernels.summarize(ids))[0]
 
 
 def sorted_segment_splits(segment_ids, num_segments=None, summary=None, also=None,
-                          what="segment_ids"):
+                          what="segment_ids", be=None):
     """Row splits of sorted segment ids, with TensorFlow's checks.
 
     The one conversion of sorted segment ids: segment ``s`` holds the rows
@@ -600,6 +612,8 @@ def sorted_segment_splits(segment_ids, num_segments=None, summary=None, also=Non
     what : str, default="segment_ids"
         The op and the argument that set the number of segments, for the
         message of that check.
+    be : Backend, optional
+        The backend of `segment_ids`, where the caller has it.
 
     Returns
     -------
@@ -626,9 +640,11 @@ def sorted_segment_splits(segment_ids, num_segments=None, summary=None, also=Non
     >>> sorted_segment_splits(np.array([1, 1]), num_segments=3)
     array([0, 0, 2, 2])
     """
-    if backend.is_cupy_array(segment_ids):
+    if be is None:
+        be = backend_of(segment_ids)
+    if be.on_gpu:
         return _sorted_segment_splits_device(segment_ids, num_segments, summary,
-                                             also, what)
+                                             also, what, be)
     n = segment_ids.shape[0]
     last_plus_one = int(segment_ids[-1]) + 1 if n else 0
     if last_plus_one <= 0 < n:
@@ -643,7 +659,8 @@ def sorted_segment_splits(segment_ids, num_segments=None, summary=None, also=Non
             raise InvalidArgumentError("segment ids must be < num_segments")
     _check_splits_allocation(n_segments, also, what)
     splits = np.empty(n_segments + 1, dtype=np.int64)
-    decrease = _segment.sorted_splits(segment_ids, splits, get_num_threads())
+    decrease = be.kernels("segment").sorted_splits(segment_ids, splits,
+                                                   get_num_threads())
     # TensorFlow scans runs of equal ids: at the end of each run it first
     # checks that the next id is larger, then that the run's id is in range.
     # The ids before a decrease are sorted, so the runs it checks before
@@ -677,11 +694,12 @@ def _check_splits_allocation(n_segments, also, what):
                      *(also(n_segments) if also is not None else ()))
 
 
-def _sorted_segment_splits_device(segment_ids, num_segments, summary, also, what):
+def _sorted_segment_splits_device(segment_ids, num_segments, summary, also, what,
+                                  be):
     """sorted_segment_splits of CuPy ids: decided on their summary; a bad
     argument raises through the host checks (one set of messages)."""
     if summary is None:
-        summary = device_id_summary(segment_ids)
+        summary = device_id_summary(segment_ids, be)
     n = segment_ids.shape[0]
     _, _, decrease, first, last = summary
     last_plus_one = last + 1 if n else 0
@@ -691,7 +709,7 @@ def _sorted_segment_splits_device(segment_ids, num_segments, summary, also, what
         sorted_segment_splits(segment_ids.get(), num_segments)
         raise AssertionError("segment ids failed a check that found no error")
     _check_splits_allocation(n_segments, also, what)
-    return _cuda_segment.splits_of_sorted(segment_ids, n_segments)
+    return be.kernels("segment").splits_of_sorted(segment_ids, n_segments)
 
 
 def first_decrease(a):

@@ -1,11 +1,13 @@
 """Tensor: an immutable n-dimensional array, and conversion to it."""
 
 import itertools
+import operator
 
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from . import backend, buffers
+from . import buffers
+from .backend import backend_of
 from .buffers import check_allocation, copy_of
 from .dtypes import check_numeric
 
@@ -18,6 +20,8 @@ _ndarray = np.ndarray
 #: ``add``, ``multiply``, ..., ``read_variable``); :mod:`sparsegrad.ops`
 #: installs it with :func:`install_operators` when the package is imported.
 operators = None
+#: The same functions by name, as the operator methods call them.
+_installed = {}
 
 
 def install_operators(namespace):
@@ -32,6 +36,9 @@ def install_operators(namespace):
     """
     global operators
     operators = namespace
+    _installed.clear()
+    _installed.update((name, getattr(namespace, name)) for name in dir(namespace)
+                      if not name.startswith("_"))
 
 
 def _freeze(array):
@@ -41,7 +48,131 @@ def _freeze(array):
     return array
 
 
-class Tensor:
+def _forward(op_name, defer=True):
+    """An operator method calling ``operators.<op_name>(self, other)``;
+    with `defer`, it returns NotImplemented for a :data:`DEFERRING_TYPES`
+    operand (whose reflected operator then runs)."""
+    if defer:
+        def method(self, other):
+            if type(other) in DEFERRING_TYPES:
+                return NotImplemented
+            return _installed[op_name](self, other)
+    else:
+        def method(self, other):
+            return _installed[op_name](self, other)
+    return method
+
+
+def _reflected(op_name):
+    """A reflected operator method: ``operators.<op_name>(other, self)``."""
+    def method(self, other):
+        return _installed[op_name](other, self)
+    return method
+
+
+def _unary(op_name):
+    def method(self):
+        return _installed[op_name](self)
+    return method
+
+
+class ArrayValue:
+    """What a :class:`Tensor` and a
+    :class:`~sparsegrad.framework.variable.Variable` share: the properties of
+    the array they hold (``_value``, a NumPy or a CuPy array) and the
+    operators, which call the op functions :mod:`sparsegrad.ops` installs
+    (:func:`install_operators`; the ops are a layer above this one).
+
+    ``==`` and ``!=`` keep identity semantics so both stay hashable; use
+    ``sparsegrad.equal`` / ``sparsegrad.not_equal`` for elementwise comparison.
+    """
+
+    __slots__ = ()
+
+    # ndarray (op) value defers to the value's reflected operators.
+    __array_priority__ = 100
+
+    @property
+    def shape(self):
+        """The shape, a tuple of ints."""
+        return tuple(self._value.shape)
+
+    dtype = property(operator.attrgetter("_value.dtype"),
+                     doc="The NumPy dtype of the elements.")
+    ndim = property(operator.attrgetter("_value.ndim"), doc="Number of dimensions.")
+
+    @property
+    def size(self):
+        """Number of elements."""
+        return int(self._value.size)
+
+    @property
+    def device(self):
+        """``"cpu"`` for a NumPy-backed value, ``"gpu:N"`` for a CuPy one."""
+        value = self._value
+        if type(value) is not _ndarray and backend_of(value).on_gpu:
+            return f"gpu:{value.device.id}"
+        return "cpu"
+
+    def numpy(self):
+        """Return the value as a new, writeable NumPy array (a copy).
+
+        A GPU value is copied to the host.
+        """
+        value = self._value
+        if type(value) is not _ndarray and backend_of(value).on_gpu:
+            return value.get()
+        return np.array(value, copy=True)
+
+    def _host_value(self):
+        """The NumPy value, for ``__array__``: as CuPy itself, a GPU value is
+        never copied to the host implicitly."""
+        value = self._value
+        if type(value) is not _ndarray and backend_of(value).on_gpu:
+            name = type(self).__name__
+            raise TypeError(
+                f"a GPU {name} cannot be converted to a NumPy array implicitly; "
+                "use .numpy() to copy it to the host"
+            )
+        return value
+
+    def __len__(self):
+        if self._value.ndim == 0:
+            raise TypeError(f"len() of a 0-d {type(self).__name__}")
+        return self._value.shape[0]
+
+    def __float__(self):
+        return float(self._value)
+
+    def __int__(self):
+        return int(self._value)
+
+    def __iter__(self):
+        if self._value.ndim == 0:
+            raise TypeError(f"iteration over a 0-d {type(self).__name__}")
+        for i in range(self._value.shape[0]):
+            yield operators.strided_slice(self, i)
+
+    __add__, __radd__ = _forward("add"), _reflected("add")
+    __sub__, __rsub__ = _forward("subtract"), _reflected("subtract")
+    __mul__, __rmul__ = _forward("multiply"), _reflected("multiply")
+    __truediv__, __rtruediv__ = _forward("divide"), _reflected("divide")
+    __pow__, __rpow__ = _forward("pow"), _reflected("pow")
+    __matmul__ = _forward("matmul", defer=False)
+    __rmatmul__ = _reflected("matmul")
+    __neg__, __abs__ = _unary("negative"), _unary("abs")
+    __lt__, __le__ = _forward("less"), _forward("less_equal")
+    __gt__, __ge__ = _forward("greater"), _forward("greater_equal")
+
+    def __getitem__(self, key):
+        return operators.strided_slice(self, key)
+
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__
+
+
+class Tensor(ArrayValue):
     """An immutable n-dimensional array.
 
     A Tensor wraps a NumPy array (or a CuPy array on the GPU) that nobody writes
@@ -72,72 +203,23 @@ class Tensor:
 
     __slots__ = ("_value", "_id", "__weakref__")
 
-    # ndarray (op) Tensor defers to the Tensor's reflected operators.
-    __array_priority__ = 100
-
     def __init__(self, value, dtype=None):
         array = _to_array(value, dtype, "value")
         self._value = _freeze(array)
         self._id = _next_id()
 
-    @property
-    def shape(self):
-        """The shape, a tuple of ints."""
-        return tuple(self._value.shape)
-
-    @property
-    def dtype(self):
-        """The NumPy dtype of the elements."""
-        return self._value.dtype
-
-    @property
-    def ndim(self):
-        """Number of dimensions."""
-        return self._value.ndim
-
-    @property
-    def size(self):
-        """Number of elements."""
-        return int(self._value.size)
-
-    @property
-    def device(self):
-        """``"cpu"`` for a NumPy-backed Tensor, ``"gpu:N"`` for a CuPy one."""
-        if backend.is_cupy_array(self._value):
-            return f"gpu:{self._value.device.id}"
-        return "cpu"
-
-    def numpy(self):
-        """Return the value as a new, writeable NumPy array (a copy).
-
-        A GPU Tensor is copied to the host.
-        """
-        if backend.is_cupy_array(self._value):
-            return self._value.get()
-        return np.array(self._value, copy=True)
-
     def __array__(self, dtype=None, copy=None):
-        if backend.is_cupy_array(self._value):
-            # as cupy itself: no implicit device -> host copy
-            raise TypeError(
-                "a GPU Tensor cannot be converted to a NumPy array implicitly; "
-                "use .numpy() to copy it to the host"
-            )
+        value = self._host_value()
         if copy:
-            return np.array(self._value, dtype=dtype, copy=True)
-        if dtype is not None and np.dtype(dtype) != self._value.dtype:
+            return np.array(value, dtype=dtype, copy=True)
+        if dtype is not None and np.dtype(dtype) != value.dtype:
             if copy is False:
                 raise ValueError(
-                    f"converting a {self._value.dtype} Tensor to {np.dtype(dtype)} "
+                    f"converting a {value.dtype} Tensor to {np.dtype(dtype)} "
                     "needs a copy"
                 )
-            return self._value.astype(dtype)
-        return self._value
-
-    def __len__(self):
-        if self._value.ndim == 0:
-            raise TypeError("len() of a 0-d Tensor")
-        return self._value.shape[0]
+            return value.astype(dtype)
+        return value
 
     def __bool__(self):
         if self._value.size != 1:
@@ -146,12 +228,6 @@ class Tensor:
                 "ambiguous; use sparsegrad ops or np.any / np.all"
             )
         return bool(self._value)
-
-    def __float__(self):
-        return float(self._value)
-
-    def __int__(self):
-        return int(self._value)
 
     def __index__(self):
         if self._value.dtype.kind not in "iu" or self._value.ndim != 0:
@@ -173,97 +249,6 @@ class Tensor:
             else f"<sparsegrad.Tensor: shape={self.shape}, dtype={self.dtype.name}, "
             f"numpy={body}>"
         )
-
-    # -- operators ---------------------------------------------------------------
-    # The implementations live in sparsegrad.ops (a layer above this one); it
-    # installs them with install_operators when the package is imported.
-
-    def __add__(self, other):
-        if type(other) in DEFERRING_TYPES:
-            return NotImplemented
-        return operators.add(self, other)
-
-    def __radd__(self, other):
-        return operators.add(other, self)
-
-    def __sub__(self, other):
-        if type(other) in DEFERRING_TYPES:
-            return NotImplemented
-        return operators.subtract(self, other)
-
-    def __rsub__(self, other):
-        return operators.subtract(other, self)
-
-    def __mul__(self, other):
-        if type(other) in DEFERRING_TYPES:
-            return NotImplemented
-        return operators.multiply(self, other)
-
-    def __rmul__(self, other):
-        return operators.multiply(other, self)
-
-    def __truediv__(self, other):
-        if type(other) in DEFERRING_TYPES:
-            return NotImplemented
-        return operators.divide(self, other)
-
-    def __rtruediv__(self, other):
-        return operators.divide(other, self)
-
-    def __matmul__(self, other):
-        return operators.matmul(self, other)
-
-    def __rmatmul__(self, other):
-        return operators.matmul(other, self)
-
-    def __pow__(self, other):
-        if type(other) in DEFERRING_TYPES:
-            return NotImplemented
-        return operators.pow(self, other)
-
-    def __rpow__(self, other):
-        return operators.pow(other, self)
-
-    def __neg__(self):
-        return operators.negative(self)
-
-    def __abs__(self):
-        return operators.abs(self)
-
-    def __getitem__(self, key):
-        return operators.strided_slice(self, key)
-
-    def __iter__(self):
-        if self._value.ndim == 0:
-            raise TypeError("iteration over a 0-d Tensor")
-        for i in range(self._value.shape[0]):
-            yield operators.strided_slice(self, i)
-
-    def __lt__(self, other):
-        if type(other) in DEFERRING_TYPES:
-            return NotImplemented
-        return operators.less(self, other)
-
-    def __le__(self, other):
-        if type(other) in DEFERRING_TYPES:
-            return NotImplemented
-        return operators.less_equal(self, other)
-
-    def __gt__(self, other):
-        if type(other) in DEFERRING_TYPES:
-            return NotImplemented
-        return operators.greater(self, other)
-
-    def __ge__(self, other):
-        if type(other) in DEFERRING_TYPES:
-            return NotImplemented
-        return operators.greater_equal(self, other)
-
-    # == and != keep identity semantics so Tensors stay hashable; use
-    # sparsegrad.equal / sparsegrad.not_equal for elementwise comparison.
-    __eq__ = object.__eq__
-    __ne__ = object.__ne__
-    __hash__ = object.__hash__
 
     def __str__(self):
         return str(self.numpy())
@@ -300,7 +285,7 @@ def wrap(array):
     False
     """
     if type(array) is not _ndarray:
-        if not backend.is_cupy_array(array):
+        if isinstance(array, np.generic) or not backend_of(array).on_gpu:
             array = np.asarray(array)
         t = _new_tensor(Tensor)
         t._value = _freeze(array)
@@ -344,10 +329,8 @@ def _to_array(value, dtype, name):
         # memory the view holds
         check_allocation(copy_of(
             value, f"{name or 'value'} (a contiguous copy of a view)", dtype))
-    if backend.is_cupy_array(value):
-        import cupy
-
-        array = cupy.array(value, dtype=dtype, copy=True)
+    if type(value) is not _ndarray and (be := backend_of(value)).on_gpu:
+        array = be.xp.array(value, dtype=dtype, copy=True)
     elif _pooled_copy(value, dtype):
         array = buffers.copy(value, dtype)
     else:
@@ -467,8 +450,12 @@ def constant(value, dtype=None):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import sparsegrad as sg
-    >>> sg.constant([1, 2, 3], dtype="float32").numpy()
-    array([1., 2., 3.], dtype=float32)
+    >>> source = np.array([1.0, 2.0])
+    >>> t = sg.constant(source, dtype="float32")
+    >>> source[0] = 9.0      # the Tensor holds its own copy
+    >>> t.numpy()
+    array([1., 2.], dtype=float32)
     """
     return Tensor(value, dtype=dtype)

@@ -70,6 +70,7 @@ def set_num_threads(n):
     Returns
     -------
     None
+        The count holds for the kernels called from then on.
 
     Raises
     ------

@@ -1,23 +1,25 @@
 """Variable: a mutable buffer with a version counter."""
 
 import itertools
+import operator
 
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from . import backend, sparse_rows
+from . import sparse_rows
 from . import tensor as _tensor_module
+from .backend import CPU, backend_of
 from .buffers import aligned_empty
 from .dtypes import check_numeric
 from .indexed_slices import IndexedSlices
-from .tensor import DEFERRING_TYPES, Tensor, wrap
+from .tensor import ArrayValue, Tensor, wrap
 
 __all__ = ["Variable"]
 
 _next_uid = itertools.count(1).__next__
 
 
-class Variable:
+class Variable(ArrayValue):
     """A mutable array that training updates in place.
 
     Reading a Variable (:meth:`value`, or passing it to an op) gives a Tensor
@@ -54,8 +56,6 @@ class Variable:
 
     __slots__ = ("_value", "_trainable", "_name", "_version", "_uid", "__weakref__")
 
-    __array_priority__ = 100
-
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
         if callable(initial_value):
             initial_value = initial_value()
@@ -63,7 +63,8 @@ class Variable:
             initial_value = initial_value._value
         if initial_value is None:
             raise TypeError("initial_value must be an array_like, got None")
-        if backend.is_cupy_array(initial_value):
+        if (type(initial_value) is not np.ndarray
+                and backend_of(initial_value).on_gpu):
             # a GPU variable: a private device copy
             check_numeric(initial_value.dtype, "initial_value")
             value = initial_value.astype(
@@ -97,36 +98,11 @@ class Variable:
 
     # -- properties ------------------------------------------------------------
 
-    @property
-    def shape(self):
-        """The shape, a tuple of ints."""
-        return tuple(self._value.shape)
-
-    @property
-    def dtype(self):
-        """The NumPy dtype."""
-        return self._value.dtype
-
-    @property
-    def ndim(self):
-        return self._value.ndim
-
-    @property
-    def size(self):
-        return int(self._value.size)
-
-    @property
-    def name(self):
-        return self._name
-
-    @property
-    def trainable(self):
-        return self._trainable
-
-    @property
-    def version(self):
-        """How many in-place changes the variable has had."""
-        return self._version
+    name = property(operator.attrgetter("_name"), doc="The name, a str.")
+    trainable = property(operator.attrgetter("_trainable"),
+                         doc="Whether tapes watch the variable automatically.")
+    version = property(operator.attrgetter("_version"),
+                       doc="How many in-place changes the variable has had.")
 
     # -- reading ---------------------------------------------------------------
 
@@ -148,117 +124,15 @@ class Variable:
     def _as_tensor(self):
         return self.value()
 
-    @property
-    def device(self):
-        """``"cpu"`` for a NumPy-backed Variable, ``"gpu:N"`` for a CuPy one."""
-        if backend.is_cupy_array(self._value):
-            return f"gpu:{self._value.device.id}"
-        return "cpu"
-
-    def numpy(self):
-        """A copy of the current value as a writeable NumPy array (a GPU
-        variable is copied to the host)."""
-        if backend.is_cupy_array(self._value):
-            return self._value.get()
-        return self._value.copy()
-
     def __array__(self, dtype=None, copy=None):
-        if backend.is_cupy_array(self._value):
-            raise TypeError(
-                "a GPU Variable cannot be converted to a NumPy array implicitly; "
-                "use .numpy() to copy it to the host"
-            )
+        value = self._host_value()
         if copy is False:
-            if dtype is not None and np.dtype(dtype) != self.dtype:
+            if dtype is not None and np.dtype(dtype) != value.dtype:
                 raise ValueError("converting the variable's dtype needs a copy")
-            view = self._value.view()
+            view = value.view()
             view.flags.writeable = False
             return view
-        return np.array(self._value, dtype=dtype, copy=True)
-
-    # -- operators (reading the variable; see Tensor) ---------------------------
-
-    def __add__(self, other):
-        if type(other) in DEFERRING_TYPES:
-            return NotImplemented
-        return _tensor_module.operators.add(self, other)
-
-    def __radd__(self, other):
-        return _tensor_module.operators.add(other, self)
-
-    def __sub__(self, other):
-        if type(other) in DEFERRING_TYPES:
-            return NotImplemented
-        return _tensor_module.operators.subtract(self, other)
-
-    def __rsub__(self, other):
-        return _tensor_module.operators.subtract(other, self)
-
-    def __mul__(self, other):
-        if type(other) in DEFERRING_TYPES:
-            return NotImplemented
-        return _tensor_module.operators.multiply(self, other)
-
-    def __rmul__(self, other):
-        return _tensor_module.operators.multiply(other, self)
-
-    def __truediv__(self, other):
-        if type(other) in DEFERRING_TYPES:
-            return NotImplemented
-        return _tensor_module.operators.divide(self, other)
-
-    def __rtruediv__(self, other):
-        return _tensor_module.operators.divide(other, self)
-
-    def __matmul__(self, other):
-        return _tensor_module.operators.matmul(self, other)
-
-    def __rmatmul__(self, other):
-        return _tensor_module.operators.matmul(other, self)
-
-    def __pow__(self, other):
-        if type(other) in DEFERRING_TYPES:
-            return NotImplemented
-        return _tensor_module.operators.pow(self, other)
-
-    def __rpow__(self, other):
-        return _tensor_module.operators.pow(other, self)
-
-    def __neg__(self):
-        return _tensor_module.operators.negative(self)
-
-    def __abs__(self):
-        return _tensor_module.operators.abs(self)
-
-    def __getitem__(self, key):
-        return _tensor_module.operators.strided_slice(self, key)
-
-    def __lt__(self, other):
-        return _tensor_module.operators.less(self, other)
-
-    def __le__(self, other):
-        return _tensor_module.operators.less_equal(self, other)
-
-    def __gt__(self, other):
-        return _tensor_module.operators.greater(self, other)
-
-    def __ge__(self, other):
-        return _tensor_module.operators.greater_equal(self, other)
-
-    __eq__ = object.__eq__
-    __ne__ = object.__ne__
-    __hash__ = object.__hash__
-
-    def __len__(self):
-        if self._value.ndim == 0:
-            raise TypeError("len() of a 0-d Variable")
-        return self._value.shape[0]
-
-    def __float__(self):
-        return float(self._value)
-
-    def __int__(self):
-        return int(self._value)
+        return np.array(value, dtype=dtype, copy=True)
 
     def __repr__(self):
         body = np.array2string(self.numpy(), separator=", ")
@@ -269,14 +143,18 @@ class Variable:
 
     # -- in-place updates ------------------------------------------------------
 
-    def _dense_operand(self, value, what):
-        """`value` cast to the variable's dtype and broadcastable to its shape."""
+    def _dense_update(self, value, what, update):
+        """Check `value` as the operand of ``update(xp, buffer, array)``
+        (the variable's dtype, broadcastable to its shape, on its device), run
+        that in place, and bump the version.  Nothing changes when a check
+        fails."""
         if isinstance(value, IndexedSlices):
             raise TypeError(
                 f"{what}: got IndexedSlices; use scatter_add / scatter_update for "
                 "sparse updates"
             )
-        array = self._same_device(value)
+        be = backend_of(self._value)
+        array = self._same_device(value, be)
         check_numeric(array.dtype, what)
         if not np.can_cast(array.dtype, self.dtype, casting="same_kind"):
             raise InvalidArgumentError(
@@ -293,23 +171,20 @@ class Variable:
                 f"{self.shape} with a value of shape {tuple(array.shape)}; the "
                 "shapes must be equal (or the value broadcastable to the variable)"
             )
-        return array
+        update(be.xp, self._value, array)
+        return self._bump()
 
-    def _same_device(self, value):
-        """`value` as an array on the variable's device.  A host value (number,
-        list, ndarray, host Tensor) is copied to a GPU variable's device; a
-        cupy value for a host variable raises ValueError (nothing leaves the
-        GPU implicitly)."""
+    def _same_device(self, value, be):
+        """`value` as an array on the variable's device (backend `be`).  A host
+        value (number, list, ndarray, host Tensor) is copied to a GPU
+        variable's device; a cupy value for a host variable raises ValueError
+        (nothing leaves the GPU implicitly)."""
         if isinstance(value, (Variable, Tensor)):
             value = value._value
-        if not backend.is_cupy_array(self._value):
-            if backend.is_cupy_array(value):
-                backend.get_array_module(self._value, value)   # raises
-            return np.asarray(value)
-        if not backend.is_cupy_array(value):
-            import cupy
-
-            value = cupy.asarray(np.asarray(value))
+        if type(value) is np.ndarray or not backend_of(value).on_gpu:
+            return be.asarray(np.asarray(value))
+        if be is CPU:
+            backend_of(self._value, value)   # raises: a host/GPU mix
         return value
 
     def _bump(self):
@@ -318,35 +193,18 @@ class Variable:
 
     def assign(self, value):
         """Set the value in place; `value` must broadcast to the shape.
-
-        Returns
-        -------
-        Variable
-            ``self``.
-
-        Raises
-        ------
-        InvalidArgumentError
-            If the shape or dtype does not fit; the variable is unchanged.
-        """
-        array = self._dense_operand(value, "assign")
-        backend.get_array_module(self._value).copyto(self._value, array,
-                                                     casting="unsafe")
-        return self._bump()
+        Returns ``self``.  Raises InvalidArgumentError, the variable
+        unchanged, if the shape or dtype does not fit (as do
+        :meth:`assign_add` and :meth:`assign_sub`)."""
+        return self._dense_update(value, "assign", _copy_into)
 
     def assign_add(self, delta):
         """Add `delta` in place (broadcast to the shape). Returns ``self``."""
-        array = self._dense_operand(delta, "assign_add")
-        xp = backend.get_array_module(self._value)
-        xp.add(self._value, array, out=self._value, casting="unsafe")
-        return self._bump()
+        return self._dense_update(delta, "assign_add", _add_into)
 
     def assign_sub(self, delta):
         """Subtract `delta` in place (broadcast to the shape). Returns ``self``."""
-        array = self._dense_operand(delta, "assign_sub")
-        xp = backend.get_array_module(self._value)
-        xp.subtract(self._value, array, out=self._value, casting="unsafe")
-        return self._bump()
+        return self._dense_update(delta, "assign_sub", _subtract_into)
 
     def _sparse_operand(self, sparse_delta, what):
         if not isinstance(sparse_delta, IndexedSlices):
@@ -406,3 +264,15 @@ class Variable:
         indices, values = self._sparse_operand(sparse_delta, "scatter_update")
         sparse_rows.scatter_update(self._value, indices, values)
         return self._bump()
+
+
+def _copy_into(xp, buffer, array):
+    xp.copyto(buffer, array, casting="unsafe")
+
+
+def _add_into(xp, buffer, array):
+    xp.add(buffer, array, out=buffer, casting="unsafe")
+
+
+def _subtract_into(xp, buffer, array):
+    xp.subtract(buffer, array, out=buffer, casting="unsafe")
