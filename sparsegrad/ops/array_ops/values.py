@@ -92,9 +92,14 @@ def identity(input, name=None):
     >>> sg.identity([1.0, 2.0]).numpy()
     array([1., 2.])
     """
+    return _recorded_view(input, "Identity")
+
+
+def _recorded_view(input, op_type):
+    """A new Tensor viewing the value of `input`, recorded as `op_type`."""
     x = as_tensor(input, name="input")
     z = wrap(x._value.view())
-    record_operation("Identity", (x,), (z,))
+    record_operation(op_type, (x,), (z,))
     return z
 
 
@@ -127,10 +132,7 @@ def stop_gradient(input, name=None):
     >>> tape.gradient(y, x)
     <sparsegrad.Tensor: shape=(), dtype=float64, numpy=9.0>
     """
-    x = as_tensor(input, name="input")
-    z = wrap(x._value.view())
-    record_operation("StopGradient", (x,), (z,))
-    return z
+    return _recorded_view(input, "StopGradient")
 
 
 no_gradient("StopGradient")
@@ -139,60 +141,48 @@ no_gradient("StopGradient")
 # -- constructors (never recorded: their outputs do not depend on values) -----------
 
 
-def zeros_like(input, dtype=None, name=None):
-    """Zeros of the shape (and dtype, unless given) of `input`.
+_FILLED_DOC = """{what} of the shape (and dtype, unless given) of `input`.
 
-    Parameters
-    ----------
-    input : Tensor, Variable or array_like
-    dtype : str or numpy.dtype, optional
-        The dtype of the result; by default that of `input`.
-    name : str, optional
-        Ignored (TensorFlow compatibility).
+Parameters
+----------
+input : Tensor, Variable or array_like
+dtype : str or numpy.dtype, optional
+    The dtype of the result; by default that of `input`.
+name : str, optional
+    Ignored (TensorFlow compatibility).
 
-    Returns
-    -------
-    Tensor
-        Zeros of the shape of `input`.
+Returns
+-------
+Tensor
+    {what} of the shape of `input`.
 
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.zeros_like([1.0, 2.0]).numpy()
-    array([0., 0.])
-    """
-    x = as_tensor(input, name="input")
-    dtype = x._value.dtype if dtype is None else dtype
-    check_allocation((x.shape, dtype, "zeros_like: input"))   # (a view's shape)
-    return wrap(backend_of(x._value).xp.zeros(x._value.shape, dtype))
+Examples
+--------
+>>> import sparsegrad as sg
+>>> sg.{name}({args}).numpy()
+{result}
+"""
 
 
-def ones_like(input, dtype=None, name=None):
-    """Ones of the shape (and dtype, unless given) of `input`.
+def _filled_like(op_name, what, args, result):
+    """The public constructor `op_name`: `what` ("Zeros" or "Ones", made by the
+    array module's function of that name) of the shape of its input."""
 
-    Parameters
-    ----------
-    input : Tensor, Variable or array_like
-    dtype : str or numpy.dtype, optional
-        The dtype of the result; by default that of `input`.
-    name : str, optional
-        Ignored (TensorFlow compatibility).
+    def filled_like(input, dtype=None, name=None):
+        x = as_tensor(input, name="input")
+        dtype = x._value.dtype if dtype is None else dtype
+        check_allocation((x.shape, dtype, f"{op_name}: input"))  # (a view's shape)
+        return wrap(getattr(backend_of(x._value).xp, what.lower())(
+            x._value.shape, dtype))
 
-    Returns
-    -------
-    Tensor
-        Ones of the shape of `input`.
+    filled_like.__name__ = filled_like.__qualname__ = op_name
+    filled_like.__doc__ = _FILLED_DOC.format(what=what, name=op_name, args=args,
+                                             result=result)
+    return filled_like
 
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.ones_like([[1, 2]]).numpy()
-    array([[1, 1]])
-    """
-    x = as_tensor(input, name="input")
-    dtype = x._value.dtype if dtype is None else dtype
-    check_allocation((x.shape, dtype, "ones_like: input"))
-    return wrap(backend_of(x._value).xp.ones(x._value.shape, dtype))
+
+zeros_like = _filled_like("zeros_like", "Zeros", "[1.0, 2.0]", "array([0., 0.])")
+ones_like = _filled_like("ones_like", "Ones", "[[1, 2]]", "array([[1, 1]])")
 
 
 def one_hot(
