@@ -6,11 +6,10 @@ import numpy as np
 from ...autodiff.recording import record_operation
 from ...autodiff.registry import no_gradient, register_gradient
 from ...errors import InvalidArgumentError
-from ...framework.backend import backend_of
 from ...framework.buffers import check_allocation
 from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import wrap
-from .._helpers import as_tensor, same_device
+from .._helpers import as_tensor, backend_for, same_device
 
 __all__ = [
     "cast",
@@ -172,7 +171,7 @@ def _filled_like(op_name, what, args, result):
         x = as_tensor(input, name="input")
         dtype = x._value.dtype if dtype is None else dtype
         check_allocation((x.shape, dtype, f"{op_name}: input"))  # (a view's shape)
-        return wrap(getattr(backend_of(x._value).xp, what.lower())(
+        return wrap(getattr(backend_for(x._value).xp, what.lower())(
             x._value.shape, dtype))
 
     filled_like.__name__ = filled_like.__qualname__ = op_name
@@ -244,7 +243,8 @@ def one_hot(
         else:
             dtype = np.float32
     dtype = np.dtype(dtype)
-    on, off = (v.astype(dtype) if backend_of(v).on_gpu else np.asarray(v, dtype)
+    be = backend_for(idx._value)
+    on, off = (v.astype(dtype) if backend_for(v).on_gpu else np.asarray(v, dtype)
                for v in (1 if on_value is None else on_value,
                          0 if off_value is None else off_value))
     ndim = idx._value.ndim + 1
@@ -257,10 +257,10 @@ def one_hot(
     result = (shape, dtype, "one_hot: depth")
     check_allocation((shape, np.bool_, "one_hot: depth"), result,
                      result if moved else None)
-    xp = backend_of(idx._value).xp
+    xp = be.xp
     hot = idx._value[..., None] == xp.arange(depth)
-    out = xp.where(hot, same_device(on, idx._value),
-                   same_device(off, idx._value)).astype(dtype, copy=False)
+    out = xp.where(hot, same_device(on, idx._value, be),
+                   same_device(off, idx._value, be)).astype(dtype, copy=False)
     if axis % ndim != ndim - 1:
         out = xp.moveaxis(out, -1, axis % ndim)
     return wrap(xp.ascontiguousarray(out))
