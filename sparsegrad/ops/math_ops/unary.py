@@ -12,22 +12,22 @@ from ...framework.tensor import wrap
 from .._helpers import check_float, unary_operand
 from ..array_ops import densify
 
-__all__ = ["output_gradient", "unary_doc", "unary_op"]
+__all__ = ["elementwise_doc", "output_gradient", "unary_doc", "unary_op"]
 
 _ndarray = np.ndarray
 
-_UNARY_DOC = """{summary}
+_ELEMENTWISE_DOC = """{summary}
 
 Parameters
 ----------
-x : {x_type}{x_note}
+{params}
 name : str, optional
     Ignored (TensorFlow compatibility).
 
 Returns
 -------
 {returns}
-
+{raises}
 Examples
 --------
 >>> import sparsegrad as sg
@@ -38,15 +38,23 @@ Examples
 _SAME = "Tensor\n    Of the shape and dtype of `x`."
 
 
+def elementwise_doc(name, summary, params, returns, args, result, raises=""):
+    """The docstring of elementwise op `name`: `summary` (one or more
+    paragraphs), the Parameters text `params` (before ``name``), the Returns
+    text `returns`, a Raises section `raises` (with its blank lines), and the
+    example ``sg.name(args)`` printing `result`."""
+    return _ELEMENTWISE_DOC.format(name=name, summary=summary, params=params,
+                                   returns=returns, raises=raises, args=args,
+                                   result=result)
+
+
 def unary_doc(name, summary, args, result, floating=False,
               x_type="Tensor, Variable or array_like", returns=_SAME):
-    """The docstring of one-operand op `name`: `summary` (one or more
-    paragraphs), the parameter `x` of `x_type` (of a floating dtype if
-    `floating`), the Returns section `returns` and the example
-    ``sg.name(args)`` printing `result`."""
-    x_note = "\n    Of a floating dtype." if floating else ""
-    return _UNARY_DOC.format(name=name, summary=summary, args=args, result=result,
-                             x_type=x_type, x_note=x_note, returns=returns)
+    """The docstring of one-operand op `name`: `summary`, the parameter `x`
+    of `x_type` (of a floating dtype if `floating`), the Returns text
+    `returns` and the example ``sg.name(args)`` printing `result`."""
+    params = f"x : {x_type}" + ("\n    Of a floating dtype." if floating else "")
+    return elementwise_doc(name, summary, params, returns, args, result)
 
 
 def unary_op(compute, op_type, op_name, doc, floating=False, slices=False):
