@@ -71,35 +71,45 @@ def _cast_grad(op, grad):
     return cast(grad, x._value.dtype)
 
 
-def identity(input, name=None):
-    """A new Tensor with the same value; gradients pass through unchanged.
+_VIEW_DOC = """{summary}
 
-    Parameters
-    ----------
-    input : Tensor, Variable or array_like
-    name : str, optional
-        Ignored (TensorFlow compatibility).
+Parameters
+----------
+input : Tensor, Variable or array_like
+name : str, optional
+    Ignored (TensorFlow compatibility).
 
-    Returns
-    -------
-    Tensor
-        A new Tensor with the value of `input`.
+Returns
+-------
+Tensor
+    A new Tensor with the value of `input`.
 
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.identity([1.0, 2.0]).numpy()
-    array([1., 2.])
-    """
-    return _recorded_view(input, "Identity")
+Examples
+--------
+>>> import sparsegrad as sg
+{example}
+"""
 
 
-def _recorded_view(input, op_type):
-    """A new Tensor viewing the value of `input`, recorded as `op_type`."""
-    x = as_tensor(input, name="input")
-    z = wrap(x._value.view())
-    record_operation(op_type, (x,), (z,))
-    return z
+def _view_op(op_name, op_type, summary, example):
+    """The public op `op_name`: a new Tensor viewing the value of its input,
+    recorded as `op_type`."""
+
+    def view_op(input, name=None):
+        x = as_tensor(input, name="input")
+        z = wrap(x._value.view())
+        record_operation(op_type, (x,), (z,))
+        return z
+
+    view_op.__name__ = view_op.__qualname__ = op_name
+    view_op.__doc__ = _VIEW_DOC.format(summary=summary, example=example)
+    return view_op
+
+
+identity = _view_op(
+    "identity", "Identity",
+    "A new Tensor with the same value; gradients pass through unchanged.",
+    ">>> sg.identity([1.0, 2.0]).numpy()\narray([1., 2.])")
 
 
 @register_gradient("Identity")
@@ -107,31 +117,15 @@ def _identity_grad(op, grad):
     return grad
 
 
-def stop_gradient(input, name=None):
-    """The value of `input`, through which no gradient flows.
-
-    Parameters
-    ----------
-    input : Tensor, Variable or array_like
-    name : str, optional
-        Ignored (TensorFlow compatibility).
-
-    Returns
-    -------
-    Tensor
-        A new Tensor with the value of `input`.
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> x = sg.constant(3.0)
-    >>> with sg.GradientTape() as tape:
-    ...     tape.watch(x)
-    ...     y = sg.stop_gradient(x * x) * x
-    >>> tape.gradient(y, x)
-    <sparsegrad.Tensor: shape=(), dtype=float64, numpy=9.0>
-    """
-    return _recorded_view(input, "StopGradient")
+stop_gradient = _view_op(
+    "stop_gradient", "StopGradient",
+    "The value of `input`, through which no gradient flows.",
+    ">>> x = sg.constant(3.0)\n"
+    ">>> with sg.GradientTape() as tape:\n"
+    "...     tape.watch(x)\n"
+    "...     y = sg.stop_gradient(x * x) * x\n"
+    ">>> tape.gradient(y, x)\n"
+    "<sparsegrad.Tensor: shape=(), dtype=float64, numpy=9.0>")
 
 
 no_gradient("StopGradient")
