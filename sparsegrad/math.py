@@ -8,18 +8,7 @@ rows; unsorted ones take ids in any order (negative ids dropped) and
 
 from .framework.public import publish
 from .ops import segment_ops as implementation
-from .ops.segment_ops import (  # noqa: F401
-    segment_max,
-    segment_mean,
-    segment_min,
-    segment_prod,
-    segment_sum,
-    unsorted_segment_max,
-    unsorted_segment_mean,
-    unsorted_segment_min,
-    unsorted_segment_prod,
-    unsorted_segment_sqrt_n,
-    unsorted_segment_sum,
-)
 
+globals().update(
+    (name, getattr(implementation, name)) for name in implementation.__all__)
 __all__ = publish(__name__, globals(), implementation.__all__)

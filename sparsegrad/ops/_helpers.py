@@ -11,7 +11,7 @@ import numpy as np
 
 from ..autodiff.recording import record_variable_read
 from ..errors import InvalidArgumentError
-from ..framework.backend import backend_of
+from ..framework.backend import CPU, backend_of
 from ..framework.buffers import UNCHECKED_BYTES, check_allocation
 from ..framework.dtypes import check_numeric
 from ..framework.indexed_slices import IndexedSlices
@@ -21,6 +21,7 @@ from ..framework.variable import Variable
 __all__ = [
     "as_borrowed_tensor",
     "as_tensor",
+    "backend_for",
     "binary_operands",
     "check_float",
     "same_device",
@@ -135,7 +136,7 @@ def _dtype_mismatch(op_name, x, y):
     )
 
 
-def convert_like(value, like, op_name, arg):
+def convert_like(value, like, op_name, arg, be=None):
     """Convert a Python scalar / list / array operand to the dtype of `like`.
 
     This is NumPy 2's "weak scalar" rule extended to array_likes: a value that
@@ -152,6 +153,8 @@ def convert_like(value, like, op_name, arg):
         The op's name in error messages.
     arg : {"x", "y"}
         Which operand `value` is.
+    be : Backend, optional
+        The backend of `like`, where the caller has chosen it.
 
     Returns
     -------
@@ -173,7 +176,9 @@ def convert_like(value, like, op_name, arg):
                 f"other operand has dtype {dtype}"
             )
         return value
-    on_gpu = backend_of(like._value).on_gpu
+    if be is None:
+        be = backend_for(like._value)
+    on_gpu = be.on_gpu
     vt = type(value)
     if vt is float or vt is int or vt is bool:
         # a cached scalar lives on one device: the GPU's number is in the key
@@ -187,7 +192,8 @@ def convert_like(value, like, op_name, arg):
                 f"{dtype} Tensor; cast the Tensor to a float dtype first"
             )
         try:
-            t = wrap(_on_device(np.array(value, dtype), on_gpu))
+            array = np.array(value, dtype)
+            t = wrap(be.asarray(array) if on_gpu else array)
         except OverflowError:
             raise InvalidArgumentError(
                 f"{op_name}: {arg}={value!r} does not fit in {dtype}"
@@ -199,7 +205,7 @@ def convert_like(value, like, op_name, arg):
         return t
     if value is None:
         raise TypeError(f"{op_name}: {arg} is None; expected a Tensor or array_like")
-    if backend_of(value).on_gpu:
+    if backend_for(value).on_gpu:
         array = value
     else:
         try:
@@ -213,7 +219,7 @@ def convert_like(value, like, op_name, arg):
             f"{op_name}: {arg} has dtype {array.dtype} but the other operand is a "
             f"{dtype} Tensor; cast the Tensor to a float dtype first"
         )
-    array = same_device(array, like._value)
+    array = same_device(array, like._value, be)
     return wrap(array.astype(dtype, copy=True))
 
 
@@ -224,15 +230,22 @@ def _device_key(array):
     return type(array), getattr(getattr(array, "device", None), "id", 0)
 
 
-def _on_device(array, on_gpu):
-    if not on_gpu:
-        return array
-    import cupy
+def backend_for(array):
+    """The backend of one array: :data:`~sparsegrad.framework.backend.CPU`
+    for a NumPy array without asking further, else ``backend_of(array)``.
 
-    return cupy.asarray(array)
+    Parameters
+    ----------
+    array : ndarray, cupy.ndarray or host value
+
+    Returns
+    -------
+    Backend
+    """
+    return CPU if type(array) is _ndarray else backend_of(array)
 
 
-def same_device(array, like):
+def same_device(array, like, be=None):
     """`array` on the device of array `like`.
 
     A host value (a number, list or ndarray given as an op argument) beside
@@ -243,22 +256,20 @@ def same_device(array, like):
     Parameters
     ----------
     array, like : ndarray or cupy.ndarray
+    be : Backend, optional
+        The backend of `like`, where the caller has chosen it.
 
     Returns
     -------
     ndarray or cupy.ndarray
     """
-    a_gpu = backend_of(array).on_gpu
-    l_gpu = backend_of(like).on_gpu
-    if a_gpu == l_gpu:
+    if be is None:
+        be = backend_for(like)
+    if backend_for(array).on_gpu == be.on_gpu:
         return array
-    if l_gpu:
-        return _on_device(array, True)
+    if be.on_gpu:
+        return be.asarray(array)
     backend_of(array, like)   # raises: a GPU value, a host Tensor
-    return array
-    if l_gpu and array.ndim == 0:
-        return _on_device(array, True)
-    backend_of(array, like)   # raises: a host and a GPU array
     return array
 
 
@@ -311,9 +322,10 @@ def binary_operands(x, y, op_name):
         return convert_like(x, y, op_name, "x"), y
     x = convert_to_tensor(x, name="x")
     y = convert_to_tensor(y, name="y")
-    if backend_of(x._value).on_gpu != backend_of(y._value).on_gpu:
-        x = wrap(same_device(x._value, y._value))
-        y = wrap(same_device(y._value, x._value))
+    x_be, y_be = backend_for(x._value), backend_for(y._value)
+    if x_be.on_gpu != y_be.on_gpu:
+        x = wrap(same_device(x._value, y._value, y_be))
+        y = wrap(same_device(y._value, x._value, x_be))
     if x.dtype != y.dtype:
         dtype = np.result_type(x._value.dtype, y._value.dtype)
         x = wrap(x._value.astype(dtype))

@@ -251,49 +251,68 @@ def _log_softmax_array(x, axis):
     return s - _elementwise.log(sum_e)
 
 
-def softmax(logits, axis=-1, name=None):
-    """Softmax along `axis`: ``exp(logits) / sum(exp(logits), axis)``.
+_ALONG_AXIS_DOC = """{summary}
 
-    Parameters
-    ----------
-    logits : array_like, Tensor or Variable
-        float16, float32 or float64, at least 1-D.
-    axis : int, default=-1
-        The dimension the probabilities sum over.
-    name : str, optional
-        Ignored.
+Parameters
+----------
+logits : array_like, Tensor or Variable
+    float16, float32 or float64, at least 1-D.
+axis : int, default=-1{axis_note}
+name : str, optional
+    Ignored.
 
-    Returns
-    -------
-    Tensor of the shape and dtype of `logits`.
+Returns
+-------
+Tensor of the shape and dtype of `logits`.
 
-    Raises
-    ------
-    InvalidArgumentError
-        If `logits` is a scalar or `axis` is out of range.
+Raises
+------
+InvalidArgumentError
+    If `logits` is a scalar or `axis` is out of range.
 
-    Notes
-    -----
-    The maximum along `axis` is subtracted first, so large logits do not
-    overflow.  The gradient is ``(grad - sum(grad * y, axis)) * y``.
+Notes
+-----
+{notes}
 
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.nn.softmax([1000.0, 1000.0, -1000.0]).numpy()
-    array([0.5, 0.5, 0. ])
-    """
-    del name
-    x = _float_input(logits, "logits", "softmax")
-    axis = _check_axis(axis, x.ndim, "softmax")
-    return _record_softmax(x, _softmax_array(x._value, axis), axis)
+Examples
+--------
+>>> import sparsegrad as sg
+>>> sg.nn.{name}({args}).numpy()
+{result}
+"""
 
 
-def _record_softmax(x, probs, axis):
-    """Wrap `probs` (the softmax of `x` along `axis`) and record the op."""
-    y = wrap(probs)
-    record_operation("Softmax", (x,), (y,), {"axis": axis})
+def _along_axis(op_name, op_type, array_fn, doc):
+    """The public op `op_name` of `logits` along `axis`: ``array_fn(value,
+    axis)`` of the checked float input, recorded as `op_type` with the axis
+    attribute."""
+
+    def op(logits, axis=-1, name=None):
+        del name
+        x = _float_input(logits, "logits", op_name)
+        axis = _check_axis(axis, x.ndim, op_name)
+        return _record_along(op_type, x, array_fn(x._value, axis), axis)
+
+    op.__name__ = op.__qualname__ = op_name
+    op.__doc__ = doc
+    return op
+
+
+def _record_along(op_type, x, value, axis):
+    """Wrap `value` (the result of op `op_type` of `x` along `axis`) and
+    record the op."""
+    y = wrap(value)
+    record_operation(op_type, (x,), (y,), {"axis": axis})
     return y
+
+
+softmax = _along_axis("softmax", "Softmax", _softmax_array, _ALONG_AXIS_DOC.format(
+    name="softmax",
+    summary="Softmax along `axis`: ``exp(logits) / sum(exp(logits), axis)``.",
+    axis_note="\n    The dimension the probabilities sum over.",
+    notes="The maximum along `axis` is subtracted first, so large logits do not\n"
+    "overflow.  The gradient is ``(grad - sum(grad * y, axis)) * y``.",
+    args="[1000.0, 1000.0, -1000.0]", result="array([0.5, 0.5, 0. ])"))
 
 
 @register_gradient("Softmax")
@@ -303,46 +322,13 @@ def _softmax_grad(op, grad):
     return (grad - reduction_ops.reduce_sum(grad * y, axis=axis, keepdims=True)) * y
 
 
-def log_softmax(logits, axis=-1, name=None):
-    """Log of the softmax along `axis`: ``logits - logsumexp(logits, axis)``.
-
-    Parameters
-    ----------
-    logits : array_like, Tensor or Variable
-        float16, float32 or float64, at least 1-D.
-    axis : int, default=-1
-    name : str, optional
-        Ignored.
-
-    Returns
-    -------
-    Tensor of the shape and dtype of `logits`.
-
-    Raises
-    ------
-    InvalidArgumentError
-        If `logits` is a scalar or `axis` is out of range.
-
-    Notes
-    -----
-    The gradient is ``grad - sum(grad, axis) * exp(y)``.
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.nn.log_softmax([0.0, 0.0]).numpy()
-    array([-0.69314718, -0.69314718])
-    """
-    del name
-    x = _float_input(logits, "logits", "log_softmax")
-    axis = _check_axis(axis, x.ndim, "log_softmax")
-    return _record_log_softmax(x, _log_softmax_array(x._value, axis), axis)
-
-
-def _record_log_softmax(x, log_probs, axis):
-    y = wrap(log_probs)
-    record_operation("LogSoftmax", (x,), (y,), {"axis": axis})
-    return y
+log_softmax = _along_axis(
+    "log_softmax", "LogSoftmax", _log_softmax_array, _ALONG_AXIS_DOC.format(
+        name="log_softmax",
+        summary="Log of the softmax along `axis`: ``logits - logsumexp(logits, "
+        "axis)``.", axis_note="",
+        notes="The gradient is ``grad - sum(grad, axis) * exp(y)``.",
+        args="[0.0, 0.0]", result="array([-0.69314718, -0.69314718])"))
 
 
 @register_gradient("LogSoftmax")
@@ -565,10 +551,11 @@ def _softmax_cross_entropy_grad(op, grad):
     grad = array_ops.expand_dims(grad, axis)
     grad_logits = grad_labels = None
     if 0 not in op.skip_input_indices:
-        probs = _record_softmax(x, op.get_attr("probs"), axis)
+        probs = _record_along("Softmax", x, op.get_attr("probs"), axis)
         grad_logits = grad * (probs - z)
     if 1 not in op.skip_input_indices:
-        log_probs = _record_log_softmax(x, _log_softmax_array(x._value, axis), axis)
+        log_probs = _record_along(
+            "LogSoftmax", x, _log_softmax_array(x._value, axis), axis)
         grad_labels = -(grad * log_probs)
     return grad_logits, grad_labels
 
@@ -672,7 +659,7 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
 def _sparse_softmax_cross_entropy_grad(op, grad):
     x, z = op.inputs
     probs_value = op.get_attr("probs")
-    probs = _record_softmax(x, probs_value, x.ndim - 1)
+    probs = _record_along("Softmax", x, probs_value, x.ndim - 1)
     xp = _xp(probs_value)
     # exactly 0 and 1 (labels were checked to lie in range)
     one_hot = (z._value[..., None] == xp.arange(probs_value.shape[-1])).astype(

@@ -13,11 +13,10 @@ import numpy as np
 from ...autodiff.recording import record_operation
 from ...autodiff.registry import register_gradient
 from ...errors import InvalidArgumentError
-from ...framework.backend import backend_of
 from ...framework.buffers import check_allocation
 from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import Tensor, wrap
-from .._helpers import as_tensor, normalize_axis
+from .._helpers import as_tensor, backend_for, normalize_axis
 from .dense import densify
 
 __all__ = [
@@ -136,7 +135,7 @@ def broadcast_to(input, shape, name=None):
     x = as_tensor(input, name="input")
     shape = shape_argument(shape, "broadcast_to")
     try:
-        out = backend_of(x._value).xp.broadcast_to(x._value, shape)
+        out = backend_for(x._value).xp.broadcast_to(x._value, shape)
     except ValueError:
         raise InvalidArgumentError(
             f"broadcast_to: cannot broadcast shape {x.shape} to {shape}"
@@ -190,7 +189,7 @@ def transpose(a, perm=None, name=None):
                 f"transpose: perm {perm} is not a permutation of the {ndim} axes"
             )
         perm = tuple(p % ndim for p in perm)
-    z = wrap(backend_of(x._value).xp.transpose(x._value, perm))
+    z = wrap(backend_for(x._value).xp.transpose(x._value, perm))
     record_operation("Transpose", (x,), (z,), {"perm": perm})
     return z
 
@@ -231,7 +230,7 @@ def expand_dims(input, axis, name=None):
         raise InvalidArgumentError(
             f"expand_dims: axis {axis!r} is out of range [{-ndim - 1}, {ndim}]"
         )
-    z = wrap(backend_of(x._value).xp.expand_dims(x._value, int(axis) % (ndim + 1)))
+    z = wrap(backend_for(x._value).xp.expand_dims(x._value, int(axis) % (ndim + 1)))
     record_operation("ExpandDims", (x,), (z,))
     return z
 
@@ -279,7 +278,7 @@ def squeeze(input, axis=None, name=None):
                     f"squeeze: cannot squeeze axis {a} of shape {shape}: its size "
                     f"is {shape[a]}, not 1"
                 )
-    z = wrap(backend_of(x._value).xp.squeeze(x._value, axis=axes))
+    z = wrap(backend_for(x._value).xp.squeeze(x._value, axis=axes))
     record_operation("Squeeze", (x,), (z,))
     return z
 
@@ -360,7 +359,7 @@ def reduce_over(np_fn, x, axis, keepdims, op_type, op_name):
         )
     # a GPU value reduces with CuPy (its own summation order: sums and means
     # may differ from the CPU's in the last bits; max and min do not)
-    xp = backend_of(value).xp
+    xp = backend_for(value).xp
     if op_type == "Sum":
         out = xp.sum(value, axis=axes, keepdims=bool(keepdims), dtype=value.dtype)
     elif op_type == "Mean":

@@ -6,11 +6,10 @@ import numpy as np
 from ...autodiff.recording import record_operation
 from ...autodiff.registry import no_gradient, register_gradient
 from ...errors import InvalidArgumentError
-from ...framework.backend import backend_of
 from ...framework.buffers import check_allocation
 from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import wrap
-from .._helpers import as_tensor, same_device
+from .._helpers import as_tensor, backend_for, same_device
 
 __all__ = [
     "cast",
@@ -72,30 +71,45 @@ def _cast_grad(op, grad):
     return cast(grad, x._value.dtype)
 
 
-def identity(input, name=None):
-    """A new Tensor with the same value; gradients pass through unchanged.
+_VIEW_DOC = """{summary}
 
-    Parameters
-    ----------
-    input : Tensor, Variable or array_like
-    name : str, optional
-        Ignored (TensorFlow compatibility).
+Parameters
+----------
+input : Tensor, Variable or array_like
+name : str, optional
+    Ignored (TensorFlow compatibility).
 
-    Returns
-    -------
-    Tensor
-        A new Tensor with the value of `input`.
+Returns
+-------
+Tensor
+    A new Tensor with the value of `input`.
 
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.identity([1.0, 2.0]).numpy()
-    array([1., 2.])
-    """
-    x = as_tensor(input, name="input")
-    z = wrap(x._value.view())
-    record_operation("Identity", (x,), (z,))
-    return z
+Examples
+--------
+>>> import sparsegrad as sg
+{example}
+"""
+
+
+def _view_op(op_name, op_type, summary, example):
+    """The public op `op_name`: a new Tensor viewing the value of its input,
+    recorded as `op_type`."""
+
+    def view_op(input, name=None):
+        x = as_tensor(input, name="input")
+        z = wrap(x._value.view())
+        record_operation(op_type, (x,), (z,))
+        return z
+
+    view_op.__name__ = view_op.__qualname__ = op_name
+    view_op.__doc__ = _VIEW_DOC.format(summary=summary, example=example)
+    return view_op
+
+
+identity = _view_op(
+    "identity", "Identity",
+    "A new Tensor with the same value; gradients pass through unchanged.",
+    ">>> sg.identity([1.0, 2.0]).numpy()\narray([1., 2.])")
 
 
 @register_gradient("Identity")
@@ -103,34 +117,15 @@ def _identity_grad(op, grad):
     return grad
 
 
-def stop_gradient(input, name=None):
-    """The value of `input`, through which no gradient flows.
-
-    Parameters
-    ----------
-    input : Tensor, Variable or array_like
-    name : str, optional
-        Ignored (TensorFlow compatibility).
-
-    Returns
-    -------
-    Tensor
-        A new Tensor with the value of `input`.
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> x = sg.constant(3.0)
-    >>> with sg.GradientTape() as tape:
-    ...     tape.watch(x)
-    ...     y = sg.stop_gradient(x * x) * x
-    >>> tape.gradient(y, x)
-    <sparsegrad.Tensor: shape=(), dtype=float64, numpy=9.0>
-    """
-    x = as_tensor(input, name="input")
-    z = wrap(x._value.view())
-    record_operation("StopGradient", (x,), (z,))
-    return z
+stop_gradient = _view_op(
+    "stop_gradient", "StopGradient",
+    "The value of `input`, through which no gradient flows.",
+    ">>> x = sg.constant(3.0)\n"
+    ">>> with sg.GradientTape() as tape:\n"
+    "...     tape.watch(x)\n"
+    "...     y = sg.stop_gradient(x * x) * x\n"
+    ">>> tape.gradient(y, x)\n"
+    "<sparsegrad.Tensor: shape=(), dtype=float64, numpy=9.0>")
 
 
 no_gradient("StopGradient")
@@ -139,60 +134,48 @@ no_gradient("StopGradient")
 # -- constructors (never recorded: their outputs do not depend on values) -----------
 
 
-def zeros_like(input, dtype=None, name=None):
-    """Zeros of the shape (and dtype, unless given) of `input`.
+_FILLED_DOC = """{what} of the shape (and dtype, unless given) of `input`.
 
-    Parameters
-    ----------
-    input : Tensor, Variable or array_like
-    dtype : str or numpy.dtype, optional
-        The dtype of the result; by default that of `input`.
-    name : str, optional
-        Ignored (TensorFlow compatibility).
+Parameters
+----------
+input : Tensor, Variable or array_like
+dtype : str or numpy.dtype, optional
+    The dtype of the result; by default that of `input`.
+name : str, optional
+    Ignored (TensorFlow compatibility).
 
-    Returns
-    -------
-    Tensor
-        Zeros of the shape of `input`.
+Returns
+-------
+Tensor
+    {what} of the shape of `input`.
 
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.zeros_like([1.0, 2.0]).numpy()
-    array([0., 0.])
-    """
-    x = as_tensor(input, name="input")
-    dtype = x._value.dtype if dtype is None else dtype
-    check_allocation((x.shape, dtype, "zeros_like: input"))   # (a view's shape)
-    return wrap(backend_of(x._value).xp.zeros(x._value.shape, dtype))
+Examples
+--------
+>>> import sparsegrad as sg
+>>> sg.{name}({args}).numpy()
+{result}
+"""
 
 
-def ones_like(input, dtype=None, name=None):
-    """Ones of the shape (and dtype, unless given) of `input`.
+def _filled_like(op_name, what, args, result):
+    """The public constructor `op_name`: `what` ("Zeros" or "Ones", made by the
+    array module's function of that name) of the shape of its input."""
 
-    Parameters
-    ----------
-    input : Tensor, Variable or array_like
-    dtype : str or numpy.dtype, optional
-        The dtype of the result; by default that of `input`.
-    name : str, optional
-        Ignored (TensorFlow compatibility).
+    def filled_like(input, dtype=None, name=None):
+        x = as_tensor(input, name="input")
+        dtype = x._value.dtype if dtype is None else dtype
+        check_allocation((x.shape, dtype, f"{op_name}: input"))  # (a view's shape)
+        return wrap(getattr(backend_for(x._value).xp, what.lower())(
+            x._value.shape, dtype))
 
-    Returns
-    -------
-    Tensor
-        Ones of the shape of `input`.
+    filled_like.__name__ = filled_like.__qualname__ = op_name
+    filled_like.__doc__ = _FILLED_DOC.format(what=what, name=op_name, args=args,
+                                             result=result)
+    return filled_like
 
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.ones_like([[1, 2]]).numpy()
-    array([[1, 1]])
-    """
-    x = as_tensor(input, name="input")
-    dtype = x._value.dtype if dtype is None else dtype
-    check_allocation((x.shape, dtype, "ones_like: input"))
-    return wrap(backend_of(x._value).xp.ones(x._value.shape, dtype))
+
+zeros_like = _filled_like("zeros_like", "Zeros", "[1.0, 2.0]", "array([0., 0.])")
+ones_like = _filled_like("ones_like", "Ones", "[[1, 2]]", "array([[1, 1]])")
 
 
 def one_hot(
@@ -254,7 +237,8 @@ def one_hot(
         else:
             dtype = np.float32
     dtype = np.dtype(dtype)
-    on, off = (v.astype(dtype) if backend_of(v).on_gpu else np.asarray(v, dtype)
+    be = backend_for(idx._value)
+    on, off = (v.astype(dtype) if backend_for(v).on_gpu else np.asarray(v, dtype)
                for v in (1 if on_value is None else on_value,
                          0 if off_value is None else off_value))
     ndim = idx._value.ndim + 1
@@ -267,10 +251,10 @@ def one_hot(
     result = (shape, dtype, "one_hot: depth")
     check_allocation((shape, np.bool_, "one_hot: depth"), result,
                      result if moved else None)
-    xp = backend_of(idx._value).xp
+    xp = be.xp
     hot = idx._value[..., None] == xp.arange(depth)
-    out = xp.where(hot, same_device(on, idx._value),
-                   same_device(off, idx._value)).astype(dtype, copy=False)
+    out = xp.where(hot, same_device(on, idx._value, be),
+                   same_device(off, idx._value, be)).astype(dtype, copy=False)
     if axis % ndim != ndim - 1:
         out = xp.moveaxis(out, -1, axis % ndim)
     return wrap(xp.ascontiguousarray(out))

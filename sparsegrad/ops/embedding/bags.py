@@ -11,11 +11,11 @@ import numpy as np
 
 from ...errors import InvalidArgumentError
 from ...framework import scipy_input, sparse_rows
-from ...framework.backend import backend_of
 from ...framework.buffers import check_allocation
 from ...framework.tensor import Tensor
 from ...framework.variable import Variable
 from .. import array_ops
+from .._helpers import backend_for
 from ..sparse_segment_ops import check_bag_splits, check_combiner, embedding_bag
 from .clipping import check_max_norm, clip_rows
 from .lookups import embedding_lookup
@@ -166,7 +166,7 @@ def output_buffers(params, n_out, op):
     on the GPU, or one the op will reject)."""
     first = params[0] if isinstance(params, (list, tuple)) and params else params
     table = first._value if isinstance(first, (Variable, Tensor)) else first
-    if backend_of(table).on_gpu or not hasattr(table, "shape") or len(table.shape) < 1:
+    if backend_for(table).on_gpu or not hasattr(table, "shape") or len(table.shape) < 1:
         return []
     return [((n_out,) + tuple(table.shape[1:]), table.dtype,
              f"{op}: the output of {n_out} bags")]
@@ -179,7 +179,9 @@ def combine(params, ids, splits, weights, combiner, max_norm, cast_to=None,
     are cast to first) over the looked-up rows.  `ids_below`: a bound the
     ids are already known to respect (see embedding_bag)."""
     first = params[0] if isinstance(params, (list, tuple)) and params else params
-    ids, splits, weights = _ids_to_device_of(first, ids, splits, weights)
+    table = first._value if isinstance(first, (Variable, Tensor)) else first
+    be = backend_for(table)   # the table's device: the ids go there
+    ids, splits, weights = _ids_to_device_of(be, ids, splits, weights)
     sharded = isinstance(params, (list, tuple)) and len(params) != 1
     if max_norm is None and cast_to is None and not sharded:
         return embedding_bag(first, ids, splits, weights, combiner,
@@ -191,19 +193,18 @@ def combine(params, ids, splits, weights, combiner, max_norm, cast_to=None,
         rows = array_ops.cast(rows, cast_to)
     if max_norm is not None:
         rows = clip_rows(rows, max_norm, 1)
-    positions = backend_of(ids).xp.arange(ids.shape[0], dtype=np.int64)
+    positions = be.xp.arange(ids.shape[0], dtype=np.int64)
     return embedding_bag(rows, positions, splits, weights, combiner)
 
 
-def _ids_to_device_of(params, ids, splits, weights):
+def _ids_to_device_of(be, ids, splits, weights):
     """The ids of a ``scipy.sparse`` matrix (always on the host) copied to the
-    GPU when the table lives there: the one upload of this op, O(nnz)."""
-    table = params._value if isinstance(params, (Variable, Tensor)) else params
-    if not backend_of(table).on_gpu or backend_of(ids).on_gpu:
+    GPU when the table lives there (`be`, its backend): the one upload of
+    this op, O(nnz)."""
+    if not be.on_gpu or backend_for(ids).on_gpu:
         return ids, splits, weights
-    xp = backend_of(table).xp
-    return (xp.asarray(ids), xp.asarray(splits),
-            None if weights is None else xp.asarray(weights))
+    return (be.asarray(ids), be.asarray(splits),
+            None if weights is None else be.asarray(weights))
 
 
 def bag_ids(sp_ids, sp_weights, op, names, every_row=False, buffers=None):
@@ -262,8 +263,8 @@ def _ragged_weights(sp_weights, splits, nnz, op, names):
             f"when {ids_name} is a RaggedTensor, got a scipy.sparse matrix"
         )
     if hasattr(sp_weights, "row_splits") and hasattr(sp_weights, "values"):
-        xp = backend_of(splits).xp
-        w_splits = sparse_rows.as_array_of(xp, sp_weights.row_splits)
+        w_splits = sparse_rows.as_array_of(backend_for(splits).xp,
+                                           sp_weights.row_splits)
         if w_splits.shape != splits.shape or not bool((w_splits == splits).all()):
             raise InvalidArgumentError(
                 f"{op}: {weights_name} must have the row splits of {ids_name}"
@@ -289,4 +290,4 @@ def _ragged_values(values, name):
         values = values.value()
     if isinstance(values, Tensor):
         return values._value
-    return values if backend_of(values).on_gpu else np.asarray(values)
+    return values if backend_for(values).on_gpu else np.asarray(values)

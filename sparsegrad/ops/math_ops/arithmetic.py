@@ -14,9 +14,8 @@ from ...autodiff.registry import register_gradient
 from ...errors import InvalidArgumentError
 from ...framework import elementwise
 from ...framework.backend import backend_of
-from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import Tensor, wrap
-from .._helpers import as_tensor, binary_operands, check_float, unary_operand
+from .._helpers import as_tensor, binary_operands
 from ..array_ops import densify
 from .broadcasting import (
     apply_binary,
@@ -27,6 +26,7 @@ from .broadcasting import (
 )
 from .compare import greater
 from .select import where
+from .unary import unary_doc, unary_op
 
 __all__ = [
     "add",
@@ -108,7 +108,6 @@ def _add_n_grad(op, grad):
     return [grad] * len(op.inputs)
 
 
-
 @register_gradient("Mul")
 def _mul_grad(op, grad):
     x, y = op.inputs
@@ -117,29 +116,6 @@ def _mul_grad(op, grad):
 
 
 def divide(x, y, name=None):
-    """Elementwise true division ``x / y`` with NumPy broadcasting.
-
-    Integer operands give float64 (as NumPy and ``tf.math.truediv`` do).
-
-    Parameters
-    ----------
-    x, y : Tensor, Variable or array_like
-        A Python scalar or array_like operand adopts the dtype of the Tensor
-        operand; two Tensors must have one dtype.
-    name : str, optional
-        Ignored (TensorFlow compatibility).
-
-    Returns
-    -------
-    Tensor
-        Of the broadcast shape; float64 for integer operands.
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.divide([1.0, 3.0], 2.0).numpy()
-    array([0.5, 1.5])
-    """
     x, y = binary_operands(x, y, "divide")
     if x._value.dtype.kind != "f":
         # float64 copies of both operands first (each may be a broadcast view)
@@ -152,6 +128,12 @@ def divide(x, y, name=None):
     return z
 
 
+divide.__doc__ = binary_doc(
+    "divide", "Elementwise true division ``x / y`` with NumPy broadcasting.\n\n"
+    "Integer operands give float64 (as NumPy and ``tf.math.truediv`` do).",
+    "[1.0, 3.0], 2.0", "array([0.5, 1.5])",
+    returns="Of the broadcast shape; float64 for integer operands.")
+
 
 @register_gradient("RealDiv")
 def _real_div_grad(op, grad):
@@ -163,33 +145,6 @@ def _real_div_grad(op, grad):
 
 
 def pow(x, y, name=None):
-    """Elementwise power ``x ** y`` with NumPy broadcasting.
-
-    Floats are computed by :func:`sparsegrad.framework.elementwise.pow` (the C
-    library's ``pow``, not NumPy's SIMD loop; float32 is correctly rounded, the
-    same bits on every CPU), integers by ``np.power``.  The gradient with
-    respect to `y` is ``x**y * log(x)`` where ``x > 0`` and 0 elsewhere (as in
-    TensorFlow).
-
-    Parameters
-    ----------
-    x, y : Tensor, Variable or array_like
-        A Python scalar or array_like operand adopts the dtype of the Tensor
-        operand; two Tensors must have one dtype.
-    name : str, optional
-        Ignored (TensorFlow compatibility).
-
-    Returns
-    -------
-    Tensor
-        Of the broadcast shape.
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.pow([2.0, 3.0], 2.0).numpy()
-    array([4., 9.])
-    """
     x, y = binary_operands(x, y, "pow")
     if x._value.dtype.kind in "iu" and bool((y._value < 0).any()):
         raise InvalidArgumentError(
@@ -205,6 +160,14 @@ def pow(x, y, name=None):
     record_operation("Pow", (x, y), (z,))
     return z
 
+
+pow.__doc__ = binary_doc(
+    "pow", "Elementwise power ``x ** y`` with NumPy broadcasting.\n\n"
+    "Floats are computed by :func:`sparsegrad.framework.elementwise.pow` (the C\n"
+    "library's ``pow``, not NumPy's SIMD loop; float32 is correctly rounded, the\n"
+    "same bits on every CPU), integers by ``np.power``.  The gradient with\n"
+    "respect to `y` is ``x**y * log(x)`` where ``x > 0`` and 0 elsewhere (as in\n"
+    "TensorFlow).", "[2.0, 3.0], 2.0", "array([4., 9.])")
 
 
 @register_gradient("Pow")
@@ -226,32 +189,12 @@ def _pow_grad(op, grad):
 # -- the one-operand ops the gradients above use -------------------------------
 
 
-def negative(x, name=None):
-    """Elementwise ``-x``.  An IndexedSlices gives an IndexedSlices.
-
-    Parameters
-    ----------
-    x : Tensor, Variable, IndexedSlices or array_like
-    name : str, optional
-        Ignored (TensorFlow compatibility).
-
-    Returns
-    -------
-    Tensor or IndexedSlices
-        Of the shape and dtype of `x` (an IndexedSlices for an IndexedSlices).
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.negative([1.0, -2.0]).numpy()
-    array([-1.,  2.])
-    """
-    if type(x) is IndexedSlices:
-        return IndexedSlices._from_trusted(negative(x.values), x.indices, x.dense_shape)
-    x = unary_operand(x, "negative")
-    z = wrap(backend_of(x._value).xp.negative(x._value))
-    record_operation("Neg", (x,), (z,))
-    return z
+negative = unary_op(lambda v, be: be.xp.negative(v), "Neg", "negative", unary_doc(
+    "negative", "Elementwise ``-x``.  An IndexedSlices gives an IndexedSlices.",
+    "[1.0, -2.0]", "array([-1.,  2.])",
+    x_type="Tensor, Variable, IndexedSlices or array_like",
+    returns="Tensor or IndexedSlices\n    Of the shape and dtype of `x` (an "
+    "IndexedSlices for an IndexedSlices)."), slices=True)
 
 
 @register_gradient("Neg")
@@ -259,35 +202,11 @@ def _neg_grad(op, grad):
     return negative(grad)
 
 
-def log(x, name=None):
-    """Elementwise natural logarithm (``-inf`` at 0, NaN below).
-
-    Computed by :func:`sparsegrad.framework.elementwise.log`, as
-    :func:`~sparsegrad.exp`.
-
-    Parameters
-    ----------
-    x : Tensor, Variable or array_like
-        Of a floating dtype.
-    name : str, optional
-        Ignored (TensorFlow compatibility).
-
-    Returns
-    -------
-    Tensor
-        Of the shape and dtype of `x`.
-
-    Examples
-    --------
-    >>> import sparsegrad as sg
-    >>> sg.log([1.0]).numpy()
-    array([0.])
-    """
-    x = unary_operand(x, "log")
-    check_float(x, "log")
-    z = wrap(elementwise.log(x._value))
-    record_operation("Log", (x,), (z,))
-    return z
+log = unary_op(lambda v, be: elementwise.log(v), "Log", "log", unary_doc(
+    "log", "Elementwise natural logarithm (``-inf`` at 0, NaN below).\n\n"
+    "Computed by :func:`sparsegrad.framework.elementwise.log`, as\n"
+    ":func:`~sparsegrad.exp`.", "[1.0]", "array([0.])", floating=True),
+    floating=True)
 
 
 @register_gradient("Log")

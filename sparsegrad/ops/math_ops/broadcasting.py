@@ -12,6 +12,7 @@ from ...framework.buffers import UNCHECKED_BYTES, check_allocation
 from ...framework.tensor import wrap
 from .._helpers import binary_operands
 from ..array_ops.shapes import unbroadcast
+from .unary import elementwise_doc
 
 __all__ = [
     "apply_binary",
@@ -122,27 +123,9 @@ def unbroadcast_pair(op, grad_x, grad_y, first=0):
     return gx, gy
 
 
-_BINARY_DOC = """{summary}
-
-Parameters
-----------
-x, y : Tensor, Variable or array_like
+_BINARY_PARAMETERS = """x, y : Tensor, Variable or array_like
     A Python scalar or array_like operand adopts the dtype of the Tensor
-    operand; two Tensors must have one dtype.
-name : str, optional
-    Ignored (TensorFlow compatibility).
-
-Returns
--------
-Tensor
-    {returns}
-{raises}
-Examples
---------
->>> import sparsegrad as sg
->>> sg.{name}({args}).numpy()
-{result}
-"""
+    operand; two Tensors must have one dtype."""
 
 _RAISES = """
 Raises
@@ -157,8 +140,8 @@ def binary_doc(name, summary, args, result, returns="Of the broadcast shape.",
     """The docstring of binary op `name`: `summary`, the shared parameters,
     `returns`, a Raises section if `raises`, and the example
     ``sg.name(args)`` printing `result`."""
-    return _BINARY_DOC.format(name=name, summary=summary, args=args, result=result,
-                              returns=returns, raises=_RAISES if raises else "")
+    return elementwise_doc(name, summary, _BINARY_PARAMETERS, "Tensor\n    " + returns,
+                           args, result, _RAISES if raises else "")
 
 
 def binary_op(ufunc, op_type, op_name, doc):

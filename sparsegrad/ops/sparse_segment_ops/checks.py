@@ -57,10 +57,6 @@ def check_bag_splits(spl, nnz, what, name="splits"):
     name : str, optional
         The argument, as the message names it (``"sp_ids.row_splits"``).
 
-    Returns
-    -------
-    None
-
     Raises
     ------
     InvalidArgumentError
