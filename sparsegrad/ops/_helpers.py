@@ -123,6 +123,8 @@ def as_borrowed_tensor(x, name=None):
     -------
     Tensor
     """
+    if isinstance(x, (Tensor, Variable)):
+        return as_tensor(x, name=name)
     if type(x) is _ndarray or backend_of(x).on_gpu:
         check_numeric(x.dtype, name or "value")
         return wrap(x.view())
@@ -228,6 +230,34 @@ def _device_key(array):
     too: two array modules, CuPy and the tests' emulator, both call their
     device 0)."""
     return type(array), getattr(getattr(array, "device", None), "id", 0)
+
+
+def backend_of_arguments(*args):
+    """The backend of an op's arguments as given: a Tensor or a Variable by
+    its array (a Variable's read is not recorded here), host values (lists,
+    numbers, NumPy arrays) as the host.
+
+    Parameters
+    ----------
+    *args : Tensor, Variable, array_like or None
+
+    Returns
+    -------
+    Backend
+
+    Raises
+    ------
+    ValueError
+        If host and GPU arrays are mixed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> backend_of_arguments(wrap(np.zeros(2)), [1, 2]).name
+    'cpu'
+    """
+    return backend_of(*(a._value if isinstance(a, (Tensor, Variable)) else a
+                        for a in args))
 
 
 def backend_for(array):

@@ -17,7 +17,7 @@ from ...framework.variable import Variable
 __all__ = ["gather_checked", "index_tensor", "take"]
 
 
-def index_tensor(indices, name="indices"):
+def index_tensor(indices, name="indices", be=None):
     """`indices` as an int32 or int64 Tensor of any rank.
 
     The conversion is :func:`sparsegrad.framework.sparse_rows.index_array`;
@@ -29,6 +29,8 @@ def index_tensor(indices, name="indices"):
     indices : Tensor, Variable or array_like of an integer dtype
     name : str, default="indices"
         The argument's name in error messages.
+    be : Backend, optional
+        The call's backend, where its entry has chosen it.
 
     Returns
     -------
@@ -37,10 +39,10 @@ def index_tensor(indices, name="indices"):
     if isinstance(indices, Variable):
         indices = indices.value()
     if isinstance(indices, Tensor):
-        array = sparse_rows.index_array(indices._value, name)
+        array = sparse_rows.index_array(indices._value, name, be)
         return indices if array is indices._value else wrap(array)
-    array = sparse_rows.index_array(indices, name)
-    if backend_of(array).on_gpu:
+    array = sparse_rows.index_array(indices, name, be)
+    if (be or backend_of(array)).on_gpu:
         return wrap(array.copy())
     return wrap(buffers.copy(array))
 
@@ -53,7 +55,7 @@ def take(array, indices, axis, be):
         return array[(slice(None),) * axis + (indices,)]
     if array.flags.c_contiguous:
         if axis == 0:
-            return sparse_rows.gather_rows(array, indices)
+            return sparse_rows.gather_rows(array, indices, be)
         return np.take(array, indices, axis=axis)
     return np.asarray(array[(slice(None),) * axis + (indices,)])
 

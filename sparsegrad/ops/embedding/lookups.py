@@ -19,7 +19,7 @@ from ...framework.backend import backend_of
 from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import wrap
 from .. import array_ops
-from .._helpers import as_borrowed_tensor, as_tensor
+from .._helpers import as_borrowed_tensor, as_tensor, backend_of_arguments
 from ..array_ops.rows import gather_checked, index_tensor, take
 from .clipping import check_max_norm, clip_rows
 
@@ -125,11 +125,11 @@ def gather(params, indices, axis=None, name=None, *, batch_dims=0):
     p = as_borrowed_tensor(params, "params")  # an ndarray (or cupy) table is not copied
     if p.ndim == 0:
         raise InvalidArgumentError("gather: params must be at least 1-D, got a scalar")
-    idx = index_tensor(indices)
+    be = backend_of_arguments(p, indices)  # no mixing of host and device
+    idx = index_tensor(indices, be=be)
     batch_dims = _check_batch_dims(batch_dims, idx.ndim)
     axis = _check_gather_axis(batch_dims if axis is None else axis, p.ndim)
-    be = backend_of(p._value, idx._value)  # no mixing of host and device
-    sparse_rows.check_in_range(idx._value, p.shape[axis])
+    sparse_rows.check_in_range(idx._value, p.shape[axis], be=be)
     if batch_dims:
         return _batched_gather(p, idx, axis, batch_dims)
     return gather_checked(p, idx, axis, be)
