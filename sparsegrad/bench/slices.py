@@ -15,6 +15,9 @@ ids into a 1,000,000 x 64 float32 table.
 from . import inputs
 from .case import Case
 
+#: The libraries of :func:`four_way_case`, in its order.
+FOUR_WAY = ("sparsegrad", "tensorflow", "torch", "numpy")
+
 
 def _dedupe_bytes(quick):
     # read the rows and ids, write the unique rows
@@ -109,21 +112,19 @@ def _scatter_tensorflow(quick):
     return lambda: table.scatter_add(delta)
 
 
+def four_way_case(name, description, setups, floor_bytes):
+    """A :class:`Case` timed in sparsegrad, TensorFlow, PyTorch and NumPy:
+    `setups` are their setup functions, in that order."""
+    return Case(name, description, dict(zip(FOUR_WAY, setups)), floor_bytes)
+
+
 CASES = [
-    Case(
-        "slices/deduplicate",
-        "sum the repeated rows of a 16,384 x 64 float32 IndexedSlices "
-        "(Zipf(1.1) ids of 1,000,000 rows)",
-        {"sparsegrad": _dedupe_sparsegrad, "tensorflow": _dedupe_tensorflow,
-         "torch": _dedupe_torch, "numpy": _dedupe_numpy},
-        _dedupe_bytes,
-    ),
-    Case(
-        "slices/scatter_add",
-        "add a 16,384 x 64 float32 IndexedSlices (Zipf(1.1) ids) into a "
-        "1,000,000 x 64 table in place",
-        {"sparsegrad": _scatter_sparsegrad, "tensorflow": _scatter_tensorflow,
-         "torch": _scatter_torch, "numpy": _scatter_numpy},
-        _scatter_bytes,
-    ),
+    four_way_case("slices/deduplicate", "sum the repeated rows of a 16,384 x 64 "
+                  "float32 IndexedSlices (Zipf(1.1) ids of 1,000,000 rows)",
+                  (_dedupe_sparsegrad, _dedupe_tensorflow, _dedupe_torch,
+                   _dedupe_numpy), _dedupe_bytes),
+    four_way_case("slices/scatter_add", "add a 16,384 x 64 float32 IndexedSlices "
+                  "(Zipf(1.1) ids) into a 1,000,000 x 64 table in place",
+                  (_scatter_sparsegrad, _scatter_tensorflow, _scatter_torch,
+                   _scatter_numpy), _scatter_bytes),
 ]

@@ -26,6 +26,7 @@ every slot read and written once, the gradient and the ids read once.
 from . import inputs
 from .case import Case
 from .sizes import DENSE_UPDATE
+from .slices import four_way_case
 
 LEARNING_RATE = 0.01
 WARMUP_STEPS = 10
@@ -234,14 +235,11 @@ CASES = [
         {"sparsegrad": _ftrl_sparsegrad, "tensorflow": _ftrl_tensorflow},
         lambda quick: inputs.sparse_update_bytes(quick, 3),
     ),
-    Case(
-        "training_ops/apply_adam",
-        "dense Adam update of 10,000,000 float32 parameters (torch: "
-        "Adam(foreach=True).step(); NumPy: in-place ufuncs)",
-        {"sparsegrad": _adam_sparsegrad, "tensorflow": _adam_tensorflow,
-         "torch": _adam_torch, "numpy": _adam_numpy},
-        _adam_bytes,
-    ),
+    four_way_case("training_ops/apply_adam", "dense Adam update of 10,000,000 "
+                  "float32 parameters (torch: Adam(foreach=True).step(); NumPy: "
+                  "in-place ufuncs)",
+                  (_adam_sparsegrad, _adam_tensorflow, _adam_torch, _adam_numpy),
+                  _adam_bytes),
     Case(
         "training_ops/adam_lazy_step",
         "Adam(lazy=True).apply_gradients on the sparse gradient vs "

@@ -3,6 +3,7 @@
 from ..errors import InvalidArgumentError
 from ..ops.clip_ops import clip_by_global_norm
 from ..training.optimizers.base import Optimizer
+from ..training.optimizers.checks import gradient_pairs
 from . import comm as mpi
 from .gradients import exchange
 from .registry import sharded_mask
@@ -110,13 +111,7 @@ class DistributedOptimizer:
 
         def parse():
             grads, variables = [], []
-            for k, pair in enumerate(grads_and_vars):
-                try:
-                    grad, var = pair
-                except (TypeError, ValueError):
-                    raise InvalidArgumentError(
-                        f"grads_and_vars[{k}] must be a (gradient, variable) pair, "
-                        f"got {pair!r}") from None
+            for _, grad, var in gradient_pairs(grads_and_vars):
                 grads.append(grad)
                 variables.append(var)
             if inner.clipnorm is not None and any(sharded_mask(variables)):

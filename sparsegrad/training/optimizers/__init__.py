@@ -18,6 +18,7 @@ from .proximal import (
     ProximalGradientDescent,
     ProximalGradientDescentState,
 )
+from .registry import from_config, to_config
 from .rmsprop import RMSprop, RMSpropState
 from .sgd import SGD, SGDState
 
@@ -83,11 +84,7 @@ def serialize(optimizer):
     >>> sg.optimizers.deserialize(cfg).get_config() == cfg["config"]
     True
     """
-    if not isinstance(optimizer, Optimizer):
-        raise TypeError(
-            f"serialize needs a sparsegrad optimizer, got {type(optimizer).__name__}"
-        )
-    return {"class_name": type(optimizer).__name__, "config": optimizer.get_config()}
+    return to_config(optimizer, Optimizer, "a sparsegrad optimizer")
 
 
 def deserialize(config, custom_objects=None):
@@ -118,19 +115,8 @@ def deserialize(config, custom_objects=None):
     ('Adagrad', 0.5)
     """
 
-    classes = dict(_CLASSES)
-    classes.update(custom_objects or {})
-    try:
-        name, kwargs = config["class_name"], config["config"]
-    except (TypeError, KeyError):
-        raise InvalidArgumentError(
-            f"an optimizer config needs 'class_name' and 'config' keys, got {config!r}"
-        ) from None
-    if name not in classes:
-        raise InvalidArgumentError(
-            f"unknown optimizer class_name {name!r}; known: {sorted(classes)}"
-        )
-    return classes[name].from_config(kwargs, custom_objects=custom_objects)
+    return from_config(config, _CLASSES, custom_objects, "an optimizer",
+                       custom_objects=custom_objects)
 
 
 def get(identifier):

@@ -4,7 +4,8 @@ from typing import NamedTuple
 
 from ...framework.variable import Variable
 from ..training_ops import adadelta as adadelta_ops
-from .base import Optimizer, check_number
+from .base import Optimizer
+from .checks import real
 
 __all__ = ["Adadelta", "AdadeltaState"]
 
@@ -34,14 +35,6 @@ class Adadelta(Optimizer):
     A sparse gradient updates only its rows (lazy, as Keras 2), after summing
     repeated indices.
 
-    Parameters
-    ----------
-    learning_rate : float, LearningRateSchedule or callable, default=0.001
-    rho : float in [0, 1], default=0.95
-    epsilon : float >= 0, default=1e-7
-    name : str, default="Adadelta"
-    clipnorm, clipvalue, global_clipnorm : float, optional
-
     Examples
     --------
     >>> w = sg.Variable([1.0])
@@ -54,17 +47,12 @@ class Adadelta(Optimizer):
     State = AdadeltaState
     _slot_aliases = {"accumulated_grad": "accum_grad",
                      "accumulated_delta_var": "accum_var"}
-    _config_keys = ("rho", "epsilon")
+    _hyperparameters = {"rho": real(0.0, 1.0), "epsilon": real(0.0)}
 
     def __init__(self, learning_rate=0.001, rho=0.95, epsilon=1e-7, name="Adadelta",
                  clipnorm=None, clipvalue=None, global_clipnorm=None):
-        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm)
-        self.rho = check_number(rho, "rho", low=0.0, high=1.0)
-        self.epsilon = check_number(epsilon, "epsilon", low=0.0)
-
-    def _create_slots(self, var):
-        return AdadeltaState(accum_grad=self._slot_variable(var, "accum_grad"),
-                             accum_var=self._slot_variable(var, "accum_var"))
+        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+                         rho=rho, epsilon=epsilon)
 
     def _prepare_dense(self, grad, var, state, lr, stage):
         return [self._op(stage, adadelta_ops.APPLY_ADADELTA, var, state, grad, lr=lr,

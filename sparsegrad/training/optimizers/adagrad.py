@@ -5,9 +5,14 @@ from typing import NamedTuple
 from ...errors import InvalidArgumentError
 from ...framework.variable import Variable
 from ..training_ops import adagrad as adagrad_ops
-from .base import Optimizer, check_number
+from .base import Optimizer
+from .checks import real
 
 __all__ = ["Adagrad", "AdagradState", "RowwiseAdagrad", "RowwiseAdagradState"]
+
+#: The hyper-parameters of both Adagrads.
+_ADAGRAD_HYPERPARAMETERS = {"initial_accumulator_value": real(0.0),
+                            "epsilon": real(0.0)}
 
 
 class AdagradState(NamedTuple):
@@ -34,14 +39,6 @@ class Adagrad(Optimizer):
         ``ApplyAdagradV2`` kernel (epsilon outside), as Keras 2 did.  With
         ``epsilon=0`` both agree; otherwise they differ by O(epsilon).
 
-    Parameters
-    ----------
-    learning_rate : float, LearningRateSchedule or callable, default=0.001
-    initial_accumulator_value : float >= 0, default=0.1
-    epsilon : float >= 0, default=1e-7
-    name : str, default="Adagrad"
-    clipnorm, clipvalue, global_clipnorm : float, optional
-
     Examples
     --------
     >>> w = sg.Variable([1.0, 1.0])
@@ -54,19 +51,15 @@ class Adagrad(Optimizer):
 
     State = AdagradState
     _slot_aliases = {"accumulators": "accumulator"}
-    _config_keys = ("initial_accumulator_value", "epsilon")
+    _hyperparameters = _ADAGRAD_HYPERPARAMETERS
+    _initial_slot_values = {"accumulator": "initial_accumulator_value"}
 
     def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1,
                  epsilon=1e-7, name="Adagrad", clipnorm=None, clipvalue=None,
                  global_clipnorm=None):
-        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm)
-        self.initial_accumulator_value = check_number(
-            initial_accumulator_value, "initial_accumulator_value", low=0.0)
-        self.epsilon = check_number(epsilon, "epsilon", low=0.0)
-
-    def _create_slots(self, var):
-        return AdagradState(accumulator=self._slot_variable(
-            var, "accumulator", self.initial_accumulator_value))
+        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+                         initial_accumulator_value=initial_accumulator_value,
+                         epsilon=epsilon)
 
     def _prepare_dense(self, grad, var, state, lr, stage):
         return [self._op(stage, adagrad_ops.APPLY_ADAGRAD_V2, var, state, grad, lr=lr,
@@ -99,14 +92,6 @@ class RowwiseAdagrad(Optimizer):
     its rows, after summing repeated indices.  Keras and TensorFlow have no
     such optimizer; the tests check it against a NumPy reference.
 
-    Parameters
-    ----------
-    learning_rate : float, LearningRateSchedule or callable, default=0.001
-    initial_accumulator_value : float >= 0, default=0.1
-    epsilon : float >= 0, default=1e-7
-    name : str, default="RowwiseAdagrad"
-    clipnorm, clipvalue, global_clipnorm : float, optional
-
     Examples
     --------
     >>> w = sg.Variable([[1.0, 1.0], [2.0, 2.0]])
@@ -120,15 +105,14 @@ class RowwiseAdagrad(Optimizer):
     """
 
     State = RowwiseAdagradState
-    _config_keys = ("initial_accumulator_value", "epsilon")
+    _hyperparameters = _ADAGRAD_HYPERPARAMETERS
 
     def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1,
                  epsilon=1e-7, name="RowwiseAdagrad", clipnorm=None, clipvalue=None,
                  global_clipnorm=None):
-        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm)
-        self.initial_accumulator_value = check_number(
-            initial_accumulator_value, "initial_accumulator_value", low=0.0)
-        self.epsilon = check_number(epsilon, "epsilon", low=0.0)
+        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+                         initial_accumulator_value=initial_accumulator_value,
+                         epsilon=epsilon)
 
     def _create_slots(self, var):
         if var.ndim == 0 or var.size == 0:

@@ -9,9 +9,13 @@ from ...errors import InvalidArgumentError
 from ...framework import sparse_rows
 from ...framework.variable import Variable
 from ..training_ops import adam as adam_ops
-from .base import Optimizer, check_number
+from .base import Optimizer
+from .checks import flag, real
 
 __all__ = ["Adam", "AdamState", "AdamW", "Adamax", "AdamaxState"]
+
+#: A moment's decay rate.
+_BETA = real(0.0, 1.0, high_open=True)
 
 
 class AdamState(NamedTuple):
@@ -64,19 +68,6 @@ class Adam(Optimizer):
       keep their moments and do not move, and the bias correction uses the
       global step.  Cost O(nnz * row width).  Dense gradients are unaffected.
 
-    Parameters
-    ----------
-    learning_rate : float, LearningRateSchedule or callable, default=0.001
-    beta_1 : float in [0, 1), default=0.9
-    beta_2 : float in [0, 1), default=0.999
-    epsilon : float >= 0, default=1e-7
-        The "epsilon hat" of the paper, added outside the square root.
-    amsgrad : bool, default=False
-    lazy : bool, default=False
-        Cannot be combined with `amsgrad` (as TF-Addons' LazyAdam).
-    name : str, default="Adam"
-    clipnorm, clipvalue, global_clipnorm : float, optional
-
     Examples
     --------
     >>> w = sg.Variable([1.0, -1.0])
@@ -90,17 +81,21 @@ class Adam(Optimizer):
 
     State = AdamState
     _slot_aliases = {"momentum": "m", "velocity": "v", "velocity_hat": "vhat"}
-    _config_keys = ("beta_1", "beta_2", "epsilon", "amsgrad", "lazy")
+    _hyperparameters = {
+        "beta_1": _BETA,
+        "beta_2": _BETA,
+        "epsilon": real(0.0, note='The "epsilon hat" of the paper, added outside '
+                                  "the square root."),
+        "amsgrad": flag(),
+        "lazy": flag("Cannot be combined with `amsgrad` (as TF-Addons' LazyAdam)."),
+    }
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
                  amsgrad=False, lazy=False, name="Adam", clipnorm=None,
                  clipvalue=None, global_clipnorm=None):
-        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm)
-        self.beta_1 = check_number(beta_1, "beta_1", low=0.0, high=1.0, high_open=True)
-        self.beta_2 = check_number(beta_2, "beta_2", low=0.0, high=1.0, high_open=True)
-        self.epsilon = check_number(epsilon, "epsilon", low=0.0)
-        self.amsgrad = bool(amsgrad)
-        self.lazy = bool(lazy)
+        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+                         beta_1=beta_1, beta_2=beta_2, epsilon=epsilon,
+                         amsgrad=amsgrad, lazy=lazy)
         if self.amsgrad and self.lazy:
             raise InvalidArgumentError(
                 "amsgrad=True cannot be combined with lazy=True: the running "
@@ -153,15 +148,6 @@ class AdamW(Adam):
     row once), in both lazy and non-lazy mode; the Adam part then follows
     `lazy` as in :class:`Adam`.
 
-    Parameters
-    ----------
-    learning_rate : float, LearningRateSchedule or callable, default=0.001
-    weight_decay : float >= 0, default=0.004
-    beta_1, beta_2, epsilon, amsgrad, lazy
-        As for :class:`Adam`.
-    name : str, default="AdamW"
-    clipnorm, clipvalue, global_clipnorm : float, optional
-
     Examples
     --------
     >>> w = sg.Variable([2.0])
@@ -171,14 +157,14 @@ class AdamW(Adam):
     array([1.5])
     """
 
-    _config_keys = ("weight_decay",) + Adam._config_keys
+    _hyperparameters = {"weight_decay": real(0.0), **Adam._hyperparameters}
 
     def __init__(self, learning_rate=0.001, weight_decay=0.004, beta_1=0.9,
                  beta_2=0.999, epsilon=1e-7, amsgrad=False, lazy=False, name="AdamW",
                  clipnorm=None, clipvalue=None, global_clipnorm=None):
         super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, lazy, name,
                          clipnorm, clipvalue, global_clipnorm)
-        self.weight_decay = check_number(weight_decay, "weight_decay", low=0.0)
+        self._store_hyperparameters({"weight_decay": weight_decay})
 
     def _prepare_dense(self, grad, var, state, lr, stage):
         adam = super()._prepare_dense(grad, var, state, lr, stage)
@@ -237,15 +223,6 @@ class Adamax(Optimizer):
     (lazy, as Keras 2), after summing repeated indices; the bias correction
     uses the global step.
 
-    Parameters
-    ----------
-    learning_rate : float, LearningRateSchedule or callable, default=0.001
-    beta_1 : float in [0, 1), default=0.9
-    beta_2 : float in [0, 1], default=0.999
-    epsilon : float >= 0, default=1e-7
-    name : str, default="Adamax"
-    clipnorm, clipvalue, global_clipnorm : float, optional
-
     Examples
     --------
     >>> w = sg.Variable([1.0])
@@ -257,18 +234,13 @@ class Adamax(Optimizer):
 
     State = AdamaxState
     _slot_aliases = {"momentum": "m", "norm": "v", "u": "v"}
-    _config_keys = ("beta_1", "beta_2", "epsilon")
+    _hyperparameters = {"beta_1": _BETA, "beta_2": real(0.0, 1.0),
+                        "epsilon": real(0.0)}
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
                  name="Adamax", clipnorm=None, clipvalue=None, global_clipnorm=None):
-        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm)
-        self.beta_1 = check_number(beta_1, "beta_1", low=0.0, high=1.0, high_open=True)
-        self.beta_2 = check_number(beta_2, "beta_2", low=0.0, high=1.0)
-        self.epsilon = check_number(epsilon, "epsilon", low=0.0)
-
-    def _create_slots(self, var):
-        return AdamaxState(m=self._slot_variable(var, "m"),
-                           v=self._slot_variable(var, "v"))
+        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+                         beta_1=beta_1, beta_2=beta_2, epsilon=epsilon)
 
     def _hypers(self, lr, dtype):
         return {"beta1_power": beta_power(self.beta_1, self.iterations_count + 1,

@@ -23,8 +23,10 @@
 3. **count**: ``iterations`` goes up by one.
 
 A subclass declares its per-variable slots as a ``NamedTuple`` (``State``)
-whose fields are TensorFlow's slot names and creates them in
-``_create_slots``.
+whose fields are TensorFlow's slot names; the default ``_create_slots``
+makes each a slot of the variable's shape (filled with 0, or with the
+attribute ``_initial_slot_values`` names), and a subclass whose slots are
+optional or shaped otherwise overrides it.
 
 A Variable that holds a cupy array trains on the GPU: its slots are made on
 the device, its gradients (cupy arrays, or IndexedSlices of them) stay there
@@ -39,6 +41,7 @@ The parts: :mod:`.stages` (the clipping stage and :class:`GradientStage`),
 hyper-parameter checks, :func:`check_number`).
 """
 
+import inspect
 import math
 
 import numpy as np
@@ -54,7 +57,13 @@ from ...framework.variable import Variable
 from ..training_ops import core
 from . import schedules as _schedules
 from . import state as saved_state
-from .checks import check_clip, check_learning_rate, check_number
+from .checks import (
+    check_clip,
+    check_learning_rate,
+    check_number,
+    gradient_pairs,
+    parameters_section,
+)
 from .stages import UNIT_STAGE, GradientStage, clip_gradients, global_clip_scales
 
 __all__ = ["GradientStage", "Optimizer", "check_number"]
@@ -63,8 +72,9 @@ __all__ = ["GradientStage", "Optimizer", "check_number"]
 class Optimizer:
     """Base class of the Keras-style optimizers.
 
-    Subclasses set ``State`` (a NamedTuple of slot Variables), and implement
-    ``_create_slots(var)``, ``_prepare_dense(grad, var, state, lr, stage)``
+    Subclasses set ``State`` (a NamedTuple of slot Variables; see
+    ``_create_slots`` and ``_initial_slot_values``), and implement
+    ``_prepare_dense(grad, var, state, lr, stage)``
     and ``_prepare_sparse(values, indices, var, state, lr, stage)`` (`stage`:
     a :class:`GradientStage`), which check
     everything and return the list of zero-argument callables that perform
@@ -122,10 +132,29 @@ class Optimizer:
     State = None
     #: Keras 3 slot names accepted by :meth:`get_slot` as aliases.
     _slot_aliases = {}
-    #: Constructor arguments beyond the common ones, for get_config.
+    #: Constructor hyper-parameters beyond the common ones: name -> Hyper.
+    _hyperparameters = {}
+    #: Constructor arguments beyond the common ones, for get_config (the keys
+    #: of ``_hyperparameters``, unless a subclass sets it itself).
     _config_keys = ()
+    #: Slot name -> the attribute holding its initial value (default 0).
+    _initial_slot_values = {}
+    #: Further text on the learning rate for the generated docstring.
+    _learning_rate_note = ""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "_hyperparameters" not in cls.__dict__:
+            return
+        cls._config_keys = tuple(cls._hyperparameters)
+        doc = inspect.cleandoc(cls.__doc__ or "")
+        if "\nParameters\n---" not in doc:
+            head, examples, tail = doc.partition("\nExamples\n--------\n")
+            section = parameters_section(cls, cls._learning_rate_note)
+            cls.__doc__ = f"{head.rstrip()}\n\n{section}{examples}{tail}"
+
     def __init__(self, learning_rate, name, clipnorm=None, clipvalue=None,
-                 global_clipnorm=None):
+                 global_clipnorm=None, **hyperparameters):
         if not isinstance(name, str):
             raise InvalidArgumentError(f"name must be a str, got {name!r}")
         self._learning_rate = check_learning_rate(learning_rate)
@@ -142,11 +171,18 @@ class Optimizer:
             )
         if not callable(self._learning_rate):
             self._validate_learning_rate(self._learning_rate)
+        self._store_hyperparameters(hyperparameters)
         self._iterations = Variable(np.int64(0), trainable=False, name="iterations")
         # uid -> (variable, State); dicts keep the order variables were first seen.
         self._slots = {}
 
     # -- hyper-parameters ------------------------------------------------------
+
+    def _store_hyperparameters(self, values):
+        """Check each of `values` (name -> value) by its declaration in
+        ``_hyperparameters`` and store it as an attribute."""
+        for key, value in values.items():
+            setattr(self, key, self._hyperparameters[key].check(value, key))
 
     @property
     def learning_rate(self):
@@ -206,7 +242,13 @@ class Optimizer:
                         name=f"{var.name}/{slot_name}")
 
     def _create_slots(self, var):
-        raise NotImplementedError
+        """The State of a new variable `var`: by default every field of
+        ``State`` is a slot of var's shape, filled with the attribute that
+        ``_initial_slot_values`` names for it, or with 0."""
+        fills = {field: getattr(self, attribute)
+                 for field, attribute in self._initial_slot_values.items()}
+        return self.State(*(self._slot_variable(var, field, fills.get(field, 0.0))
+                            for field in self.State._fields))
 
     def _state(self, var):
         """The State of `var`, creating its slots on first use."""
@@ -400,14 +442,7 @@ class Optimizer:
         """
         pairs = []
         seen = set()
-        for k, pair in enumerate(grads_and_vars):
-            try:
-                grad, var = pair
-            except (TypeError, ValueError):
-                raise InvalidArgumentError(
-                    f"grads_and_vars[{k}] must be a (gradient, variable) pair, got "
-                    f"{pair!r}"
-                ) from None
+        for k, grad, var in gradient_pairs(grads_and_vars):
             self._check_variable(var, f"grads_and_vars[{k}][1]")
             if grad is None:
                 continue
@@ -470,6 +505,12 @@ class Optimizer:
     def _validate_learning_rate(self, lr):
         """Hook: reject a learning rate the update kernels cannot take."""
         del lr
+
+    def _positive_learning_rate(self, lr):
+        """A :meth:`_validate_learning_rate` for the optimizers whose kernels
+        need a learning rate > 0 (a subclass assigns it to that name)."""
+        if not lr > 0:
+            raise self._lr_error(lr, "> 0")
 
     def _validate_learning_rate_in(self, lr, dtype):
         """The learning rate as the kernels of `dtype` see it (rounded to it)

@@ -4,7 +4,8 @@ from typing import NamedTuple
 
 from ...framework.variable import Variable
 from ..training_ops import ftrl as ftrl_ops
-from .base import Optimizer, check_number
+from .base import Optimizer
+from .checks import real
 
 __all__ = ["Ftrl", "FtrlState"]
 
@@ -39,19 +40,6 @@ class Ftrl(Optimizer):
     gradient updates only its rows (lazy, as Keras 2), after summing repeated
     indices.
 
-    Parameters
-    ----------
-    learning_rate : float, LearningRateSchedule or callable, default=0.001
-        Must be > 0 at every step.
-    learning_rate_power : float <= 0, default=-0.5
-    initial_accumulator_value : float >= 0, default=0.1
-    l1_regularization_strength : float >= 0, default=0.0
-    l2_regularization_strength : float >= 0, default=0.0
-    l2_shrinkage_regularization_strength : float >= 0, default=0.0
-    beta : float >= 0, default=0.0
-    name : str, default="Ftrl"
-    clipnorm, clipvalue, global_clipnorm : float, optional
-
     Examples
     --------
     >>> w = sg.Variable([0.0, 0.0])
@@ -64,39 +52,32 @@ class Ftrl(Optimizer):
 
     State = FtrlState
     _slot_aliases = {"accumulators": "accumulator", "linears": "linear"}
-    _config_keys = ("learning_rate_power", "initial_accumulator_value",
-                    "l1_regularization_strength", "l2_regularization_strength",
-                    "l2_shrinkage_regularization_strength", "beta")
+    _hyperparameters = {
+        "learning_rate_power": real(high=0.0),
+        "initial_accumulator_value": real(0.0),
+        "l1_regularization_strength": real(0.0),
+        "l2_regularization_strength": real(0.0),
+        "l2_shrinkage_regularization_strength": real(0.0),
+        "beta": real(0.0),
+    }
+    _learning_rate_note = "Must be > 0 at every step."
+    _initial_slot_values = {"accumulator": "initial_accumulator_value"}
+    _validate_learning_rate = Optimizer._positive_learning_rate
 
     def __init__(self, learning_rate=0.001, learning_rate_power=-0.5,
                  initial_accumulator_value=0.1, l1_regularization_strength=0.0,
                  l2_regularization_strength=0.0,
                  l2_shrinkage_regularization_strength=0.0, beta=0.0, name="Ftrl",
                  clipnorm=None, clipvalue=None, global_clipnorm=None):
-        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm)
-        self.learning_rate_power = check_number(
-            learning_rate_power, "learning_rate_power", high=0.0)
-        self.initial_accumulator_value = check_number(
-            initial_accumulator_value, "initial_accumulator_value", low=0.0)
-        self.l1_regularization_strength = check_number(
-            l1_regularization_strength, "l1_regularization_strength", low=0.0)
-        self.l2_regularization_strength = check_number(
-            l2_regularization_strength, "l2_regularization_strength", low=0.0)
-        self.l2_shrinkage_regularization_strength = check_number(
-            l2_shrinkage_regularization_strength,
-            "l2_shrinkage_regularization_strength", low=0.0)
-        self.beta = check_number(beta, "beta", low=0.0)
+        super().__init__(
+            learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+            learning_rate_power=learning_rate_power,
+            initial_accumulator_value=initial_accumulator_value,
+            l1_regularization_strength=l1_regularization_strength,
+            l2_regularization_strength=l2_regularization_strength,
+            l2_shrinkage_regularization_strength=l2_shrinkage_regularization_strength,
+            beta=beta)
 
-    def _validate_learning_rate(self, lr):
-        if not lr > 0:
-            raise self._lr_error(lr, "> 0")
-
-    def _create_slots(self, var):
-        return FtrlState(
-            accumulator=self._slot_variable(var, "accumulator",
-                                            self.initial_accumulator_value),
-            linear=self._slot_variable(var, "linear"),
-        )
 
     def _hypers(self, lr):
         hypers = {

@@ -5,7 +5,8 @@ from typing import NamedTuple
 from ...framework.variable import Variable
 from ..training_ops import adagrad as adagrad_ops
 from ..training_ops import gradient_descent as gd_ops
-from .base import Optimizer, check_number
+from .base import Optimizer
+from .checks import real
 
 __all__ = [
     "ProximalGradientDescent",
@@ -13,6 +14,10 @@ __all__ = [
     "ProximalAdagrad",
     "ProximalAdagradState",
 ]
+
+#: The proximal step's strengths, of both optimizers.
+_L1_L2 = {"l1_regularization_strength": real(0.0),
+          "l2_regularization_strength": real(0.0)}
 
 
 class ProximalGradientDescentState(NamedTuple):
@@ -33,14 +38,6 @@ class ProximalGradientDescent(Optimizer):
     such optimizer.)  A sparse gradient updates only its rows, after summing
     repeated indices.
 
-    Parameters
-    ----------
-    learning_rate : float, LearningRateSchedule or callable, default=0.01
-    l1_regularization_strength : float >= 0, default=0.0
-    l2_regularization_strength : float >= 0, default=0.0
-    name : str, default="ProximalGradientDescent"
-    clipnorm, clipvalue, global_clipnorm : float, optional
-
     Examples
     --------
     >>> w = sg.Variable([1.0, -0.25])
@@ -52,20 +49,14 @@ class ProximalGradientDescent(Optimizer):
     """
 
     State = ProximalGradientDescentState
-    _config_keys = ("l1_regularization_strength", "l2_regularization_strength")
+    _hyperparameters = _L1_L2
 
     def __init__(self, learning_rate=0.01, l1_regularization_strength=0.0,
                  l2_regularization_strength=0.0, name="ProximalGradientDescent",
                  clipnorm=None, clipvalue=None, global_clipnorm=None):
-        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm)
-        self.l1_regularization_strength = check_number(
-            l1_regularization_strength, "l1_regularization_strength", low=0.0)
-        self.l2_regularization_strength = check_number(
-            l2_regularization_strength, "l2_regularization_strength", low=0.0)
-
-    def _create_slots(self, var):
-        del var
-        return ProximalGradientDescentState()
+        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+                         l1_regularization_strength=l1_regularization_strength,
+                         l2_regularization_strength=l2_regularization_strength)
 
     def _prepare_dense(self, grad, var, state, lr, stage):
         return [self._op(stage, gd_ops.APPLY_PROXIMAL_GRADIENT_DESCENT, var, (), grad,
@@ -101,16 +92,6 @@ class ProximalAdagrad(Optimizer):
     optimizer.)  A sparse gradient updates only its rows, after summing
     repeated indices.
 
-    Parameters
-    ----------
-    learning_rate : float, LearningRateSchedule or callable, default=0.001
-        Must be > 0 at every step (the kernel's requirement).
-    initial_accumulator_value : float > 0, default=0.1
-    l1_regularization_strength : float >= 0, default=0.0
-    l2_regularization_strength : float >= 0, default=0.0
-    name : str, default="ProximalAdagrad"
-    clipnorm, clipvalue, global_clipnorm : float, optional
-
     Examples
     --------
     >>> w = sg.Variable([1.0])
@@ -123,29 +104,21 @@ class ProximalAdagrad(Optimizer):
 
     State = ProximalAdagradState
     _slot_aliases = {"accumulators": "accumulator"}
-    _config_keys = ("initial_accumulator_value", "l1_regularization_strength",
-                    "l2_regularization_strength")
+    _hyperparameters = {"initial_accumulator_value": real(0.0, low_open=True),
+                        **_L1_L2}
+    _learning_rate_note = "Must be > 0 at every step (the kernel's requirement)."
+    _initial_slot_values = {"accumulator": "initial_accumulator_value"}
+    _validate_learning_rate = Optimizer._positive_learning_rate
 
     def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1,
                  l1_regularization_strength=0.0, l2_regularization_strength=0.0,
                  name="ProximalAdagrad", clipnorm=None, clipvalue=None,
                  global_clipnorm=None):
-        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm)
-        self.initial_accumulator_value = check_number(
-            initial_accumulator_value, "initial_accumulator_value", low=0.0,
-            low_open=True)
-        self.l1_regularization_strength = check_number(
-            l1_regularization_strength, "l1_regularization_strength", low=0.0)
-        self.l2_regularization_strength = check_number(
-            l2_regularization_strength, "l2_regularization_strength", low=0.0)
+        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+                         initial_accumulator_value=initial_accumulator_value,
+                         l1_regularization_strength=l1_regularization_strength,
+                         l2_regularization_strength=l2_regularization_strength)
 
-    def _validate_learning_rate(self, lr):
-        if not lr > 0:
-            raise self._lr_error(lr, "> 0")
-
-    def _create_slots(self, var):
-        return ProximalAdagradState(accumulator=self._slot_variable(
-            var, "accumulator", self.initial_accumulator_value))
 
     def _prepare_dense(self, grad, var, state, lr, stage):
         return [self._op(stage, adagrad_ops.APPLY_PROXIMAL_ADAGRAD, var, state, grad,

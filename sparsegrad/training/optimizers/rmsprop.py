@@ -4,7 +4,8 @@ from typing import NamedTuple, Optional
 
 from ...framework.variable import Variable
 from ..training_ops import rms_prop as rms_ops
-from .base import Optimizer, check_number
+from .base import Optimizer
+from .checks import flag, real
 
 __all__ = ["RMSprop", "RMSpropState"]
 
@@ -42,16 +43,6 @@ class RMSprop(Optimizer):
     TensorFlow's sparse kernels; Keras 2 decayed ``rms`` of every row when
     momentum was 0).
 
-    Parameters
-    ----------
-    learning_rate : float, LearningRateSchedule or callable, default=0.001
-    rho : float in [0, 1], default=0.9
-    momentum : float in [0, 1], default=0.0
-    epsilon : float >= 0, default=1e-7
-    centered : bool, default=False
-    name : str, default="RMSprop"
-    clipnorm, clipvalue, global_clipnorm : float, optional
-
     Examples
     --------
     >>> w = sg.Variable([1.0])
@@ -63,16 +54,15 @@ class RMSprop(Optimizer):
 
     State = RMSpropState
     _slot_aliases = {"velocity": "rms", "average_gradient": "mg"}
-    _config_keys = ("rho", "momentum", "epsilon", "centered")
+    _hyperparameters = {"rho": real(0.0, 1.0), "momentum": real(0.0, 1.0),
+                        "epsilon": real(0.0), "centered": flag()}
 
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7,
                  centered=False, name="RMSprop", clipnorm=None, clipvalue=None,
                  global_clipnorm=None):
-        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm)
-        self.rho = check_number(rho, "rho", low=0.0, high=1.0)
-        self.momentum = check_number(momentum, "momentum", low=0.0, high=1.0)
-        self.epsilon = check_number(epsilon, "epsilon", low=0.0)
-        self.centered = bool(centered)
+        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+                         rho=rho, momentum=momentum, epsilon=epsilon,
+                         centered=centered)
 
     def _create_slots(self, var):
         return RMSpropState(

@@ -12,6 +12,7 @@ import math
 import numbers
 
 from ...errors import InvalidArgumentError
+from .registry import from_config, to_config
 
 __all__ = [
     "LearningRateSchedule",
@@ -212,10 +213,8 @@ class InverseTimeDecay(_DecayOverSteps):
 
     Parameters
     ----------
-    initial_learning_rate : float
-    decay_steps : int or float, > 0
-    decay_rate : float
-    staircase : bool, default=False
+    initial_learning_rate, decay_steps, decay_rate, staircase
+        As for :class:`ExponentialDecay`.
 
     Examples
     --------
@@ -262,11 +261,7 @@ def serialize(schedule):
     >>> config["class_name"], config["config"]
     ('PiecewiseConstantDecay', {'boundaries': [10.0], 'values': [1.0, 0.5]})
     """
-    if not isinstance(schedule, LearningRateSchedule):
-        raise TypeError(
-            f"serialize needs a LearningRateSchedule, got {type(schedule).__name__}"
-        )
-    return {"class_name": type(schedule).__name__, "config": schedule.get_config()}
+    return to_config(schedule, LearningRateSchedule, "a LearningRateSchedule")
 
 
 def deserialize(config, custom_objects=None):
@@ -297,17 +292,4 @@ def deserialize(config, custom_objects=None):
     >>> s(1)
     0.5
     """
-    classes = dict(_SCHEDULES)
-    classes.update(custom_objects or {})
-    try:
-        name, kwargs = config["class_name"], config["config"]
-    except (TypeError, KeyError):
-        raise InvalidArgumentError(
-            f"a schedule config needs 'class_name' and 'config' keys, got {config!r}"
-        ) from None
-    if name not in classes:
-        raise InvalidArgumentError(
-            f"unknown schedule class_name {name!r}; known: {sorted(classes)} "
-            "(pass others in custom_objects)"
-        )
-    return classes[name].from_config(kwargs)
+    return from_config(config, _SCHEDULES, custom_objects, "a schedule")

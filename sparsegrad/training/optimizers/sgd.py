@@ -5,7 +5,8 @@ from typing import NamedTuple, Optional
 from ...framework.variable import Variable
 from ..training_ops import gradient_descent as gd_ops
 from ..training_ops import momentum as momentum_ops
-from .base import Optimizer, check_number
+from .base import Optimizer
+from .checks import flag, real
 
 __all__ = ["SGD", "SGDState"]
 
@@ -36,15 +37,6 @@ class SGD(Optimizer):
     in the gradient keep their velocity and do not move (TensorFlow's lazy
     ``SparseApplyKerasMomentum``; Keras 3 would keep moving them).
 
-    Parameters
-    ----------
-    learning_rate : float, LearningRateSchedule or callable, default=0.01
-    momentum : float in [0, 1], default=0.0
-    nesterov : bool, default=False
-    name : str, default="SGD"
-    clipnorm, clipvalue, global_clipnorm : float, optional
-        See :class:`Optimizer`.
-
     Examples
     --------
     >>> w = sg.Variable([1.0, 2.0])
@@ -56,13 +48,12 @@ class SGD(Optimizer):
     """
 
     State = SGDState
-    _config_keys = ("momentum", "nesterov")
+    _hyperparameters = {"momentum": real(0.0, 1.0), "nesterov": flag()}
 
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD",
                  clipnorm=None, clipvalue=None, global_clipnorm=None):
-        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm)
-        self.momentum = check_number(momentum, "momentum", low=0.0, high=1.0)
-        self.nesterov = bool(nesterov)
+        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+                         momentum=momentum, nesterov=nesterov)
 
     def _create_slots(self, var):
         if self.momentum == 0:
