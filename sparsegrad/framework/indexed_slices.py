@@ -157,21 +157,22 @@ class IndexedSlices:
         s._groups = groups
         return s
 
-    def _row_groups(self, max_index=None):
+    def _row_groups(self, max_index=None, be=None):
         """``(unique, order, starts)`` of the indices
         (:func:`sparsegrad.framework.sparse_rows.group_rows`), computed on the
         first call and kept: a clip op and the optimizer's update kernel that
         follow it group the rows once.  `max_index` is a bound of the indices
         the caller knows (the variable's last row); without it, the dense
-        shape's, or the largest index."""
+        shape's, or the largest index.  `be` is the indices' backend where
+        the caller has it."""
         if self._groups is None:
             indices = self._indices._value
-            be = backend_of(indices)
+            be = be or backend_of(indices)
             if self._dense_shape is not None:
                 max_index = max(self._dense_shape[0] - 1, 0)
             elif max_index is None and not be.on_gpu:
                 max_index = int(indices.max()) if indices.shape[0] else 0
-            self._groups = sparse_rows.group_rows(indices, max_index)
+            self._groups = sparse_rows.group_rows(indices, max_index, be)
         return self._groups
 
     # -- structure -------------------------------------------------------------

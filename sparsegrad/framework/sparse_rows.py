@@ -512,7 +512,7 @@ def deduplicate(indices, values, max_index=None, be=None):
         check_in_range(indices, np.iinfo(indices.dtype).max, be=be)
     if max_index is None and not be.on_gpu:
         max_index = int(indices.max())
-    unique, order, starts = group_rows(indices, max_index)
+    unique, order, starts = group_rows(indices, max_index, be)
     return unique, group_sum(values, order, starts, be)
 
 

@@ -41,7 +41,7 @@ class _Slices:
     def __init__(self, be, rows, axes):
         self.axes = axes
         self.rep, self.row_group = rows.represented(be)
-        self.groups = rows.groups()
+        self.groups = rows.groups(be)
         self.across_rows = 0 in axes
 
     def compact_sum(self, per_row):

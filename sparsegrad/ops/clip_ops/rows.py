@@ -53,17 +53,17 @@ class Rows:
             self.slices._groups,
         )
 
-    def groups(self):
+    def groups(self, be=None):
         """``(order, starts)`` of the repeated indices, or None when the rows
         are the tensor's own (dense, or distinct indices)."""
         if self.slices is None or self.slices.indices.shape[0] < 2:
             return None
-        return repeated(self.slices._row_groups())
+        return repeated(self.slices._row_groups(be=be))
 
     def squares_entry(self, be):
         """This argument as an entry of ``sum_of_squares_list`` (the clip
         kernels')."""
-        return squares_entry(be, self.values._value, self.groups())
+        return squares_entry(be, self.values._value, self.groups(be))
 
     def represented(self, be):
         """``(rows, row_group)``: the rows of the represented tensor in float64
@@ -73,11 +73,11 @@ class Rows:
         order, from zero (``sparse_rows.group_sum`` on the grouping the
         IndexedSlices keeps), as the norm kernel sums them."""
         values = self.values._value
-        if self.groups() is None:
+        if self.groups(be) is None:
             return values.astype(np.float64), None
         indices = self.slices.indices._value
-        unique, order, starts = self.slices._row_groups()
-        rows = sparse_rows.group_sum(values, order, starts)
+        unique, order, starts = self.slices._row_groups(be=be)
+        rows = sparse_rows.group_sum(values, order, starts, be)
         return rows.astype(np.float64), be.xp.searchsorted(unique, indices)
 
 

@@ -362,7 +362,7 @@ class Optimizer:
             indices = grad._indices._value
             be = backend_of(target, values, indices)
             if dense_shape is None:
-                sparse_rows.check_in_range(indices, shape[0], "indices")
+                sparse_rows.check_in_range(indices, shape[0], "indices", be)
             elif dense_shape != shape:
                 raise InvalidArgumentError(
                     f"var and grad do not have the same shape: IndexedSlices "
@@ -467,8 +467,8 @@ class Optimizer:
             # at all, when a clip op has grouped them already): for the norm
             # of the tensor it represents, and for the update kernel, which
             # coalesces on these groups.
-            groups = [g[2]._row_groups(var.shape[0] - 1)
-                      if isinstance(g, tuple) else None for g, _, var in pairs]
+            groups = [g[2]._row_groups(var.shape[0] - 1, be)
+                      if isinstance(g, tuple) else None for g, be, var in pairs]
             scales = global_clip_scales(grads, variables, groups,
                                         self.global_clipnorm)
         elif self.clipnorm is not None or self.clipvalue is not None:
