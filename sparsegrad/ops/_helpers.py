@@ -233,26 +233,10 @@ def _device_key(array):
 
 
 def backend_of_arguments(*args):
-    """The backend of an op's arguments as given: a Tensor or a Variable by
-    its array (a Variable's read is not recorded here), host values (lists,
-    numbers, NumPy arrays) as the host.
+    """``backend_of`` an op's arguments as given, a Tensor or a Variable by
+    its array (no read is recorded), so that an entry chooses before it
+    converts anything; ValueError on a host/GPU mix.
 
-    Parameters
-    ----------
-    *args : Tensor, Variable, array_like or None
-
-    Returns
-    -------
-    Backend
-
-    Raises
-    ------
-    ValueError
-        If host and GPU arrays are mixed.
-
-    Examples
-    --------
-    >>> import numpy as np
     >>> backend_of_arguments(wrap(np.zeros(2)), [1, 2]).name
     'cpu'
     """
