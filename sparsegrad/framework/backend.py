@@ -156,18 +156,22 @@ CPU = Backend("cpu", np, {
     "elementwise": _host_kernels("elementwise", "elementwise_avx2"),
 })
 
-_GPU = []
+# The GPU backend of each cupy module seen (one in a program; the GPU tests
+# put an emulator in cupy's place for some tests and the real one for others,
+# and each must get its own array module).
+_GPU = {}
 
 
 def _gpu():
-    if not _GPU:
-        import cupy
+    import cupy
 
-        _GPU.append(Backend("gpu", cupy, {
+    be = _GPU.get(cupy)
+    if be is None:
+        be = _GPU[cupy] = Backend("gpu", cupy, {
             family: _kernel_module(f"_cuda.{family}")
             for family in ("training", "segment", "slices", "clip", "ragged", "sort")
-        } | {"bags": _kernel_module("_cuda.segment")}))
-    return _GPU[0]
+        } | {"bags": _kernel_module("_cuda.segment")})
+    return be
 
 
 def backend_of(*arrays):

@@ -305,7 +305,7 @@ def INDICES(call):
             f"{shape_str(array.shape)}"
         )
     if array.dtype not in INDEX_DTYPES:
-        array = sparse_rows.index_array(array, "indices")
+        array = sparse_rows.index_array(array, "indices", call.be)
     elif array.flags.c_contiguous:
         # Read as they are while the kernel writes: no overlap with the state.
         _check_disjoint(array, "indices", call.named, call.be)
@@ -338,9 +338,9 @@ def _in_range_step(keras):
     def check(call):
         indices, n_rows = call.indices, call.var.shape[0]
         if keras:       # Keras' kernel raises the gather/scatter message
-            sparse_rows.check_in_range(indices, n_rows)
+            sparse_rows.check_in_range(indices, n_rows, be=call.be)
             return
-        bad = sparse_rows.first_out_of_range(indices, n_rows)
+        bad = sparse_rows.first_out_of_range(indices, n_rows, call.be)
         if bad is None:
             return
         raise InvalidArgumentError(

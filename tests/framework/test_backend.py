@@ -1,0 +1,107 @@
+"""The backend object: where a call runs is chosen once, at its entry."""
+
+import sys
+
+import numpy as np
+import pytest
+
+import sparsegrad as sg
+from sparsegrad import _kernels, training_ops
+from sparsegrad._kernels import parallel
+from sparsegrad.framework import backend
+from sparsegrad.framework.backend import CPU, backend_of
+
+
+def test_host_values_run_on_the_cpu():
+    assert backend_of() is CPU
+    assert backend_of(np.zeros(2), None, 3.0, [1, 2]) is CPU
+    assert CPU.xp is np and not CPU.on_gpu and CPU.name == "cpu"
+    array = np.arange(3)
+    assert CPU.host(array) is array
+    assert CPU.asarray([1, 2], np.int32).dtype == np.int32
+
+
+def test_the_cpu_kernels_are_the_build_for_this_cpu():
+    import sparsegrad._kernels.segment as segment
+    import sparsegrad._kernels.slices as slices
+
+    assert CPU.kernels("slices") is slices
+    assert CPU.kernels("segment") is segment
+    avx2 = parallel.cpu_has_avx2()
+    assert CPU.kernels("training").__name__.endswith("_avx2") == avx2
+    assert CPU.kernels("bags").__name__.endswith("segment_avx2") == avx2
+    with pytest.raises(KeyError):
+        CPU.kernels("sort")          # grouping on the host is NumPy's sort
+
+
+def test_use_kernels_swaps_and_restores_even_on_error():
+    before = CPU.kernels("training")
+    with pytest.raises(RuntimeError), \
+            CPU.use_kernels("training", _kernels.training) as module:
+        assert CPU.kernels("training") is module is _kernels.training
+        raise RuntimeError
+    assert CPU.kernels("training") is before
+
+
+class _FakeDeviceArray:
+    """Looks like a cupy array to the backend (its type's module is cupy's)."""
+
+
+_FakeDeviceArray.__module__ = "cupy._core.core"
+
+
+def test_a_host_and_device_mix_is_refused():
+    with pytest.raises(ValueError, match="mix numpy \\(host\\) and cupy"):
+        backend_of(np.zeros(2), _FakeDeviceArray())
+
+
+def _count_backend_choices(fn):
+    """Run `fn` and count the calls of backend_of in it."""
+    code = backend_of.__code__
+    calls = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code is code:
+            calls.append(frame.f_back.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+def _table():
+    return np.random.default_rng(0).normal(size=(50, 4)).astype(np.float32)
+
+
+def test_a_raw_training_op_chooses_once():
+    var, accum = _table(), np.full((50, 4), 0.1, np.float32)
+    grad, ids = np.ones((3, 4), np.float32), np.array([1, 7, 1])
+    calls = _count_backend_choices(lambda: training_ops.sparse_apply_adagrad_v2(
+        var, accum, 0.1, 1e-7, grad, ids))
+    assert len(calls) == 1, calls
+
+
+def test_an_optimizer_step_chooses_once_per_pair():
+    var = sg.Variable(_table())
+    opt = sg.optimizers.Adam(0.01, lazy=True)
+    grad = sg.IndexedSlices(np.ones((3, 4), np.float32), np.array([1, 7, 1]),
+                            dense_shape=(50, 4))
+    opt.apply_gradients([(grad, var)])              # slots made
+    calls = _count_backend_choices(lambda: opt.apply_gradients([(grad, var)]))
+    assert len(calls) == 1, calls
+
+
+def test_gather_and_clip_choose_once():
+    table, ids = _table(), np.array([3, 9, 3])
+    assert len(_count_backend_choices(lambda: sg.gather(table, ids))) == 1
+    grad = sg.IndexedSlices(np.ones((3, 4), np.float32), ids, dense_shape=(50, 4))
+    calls = _count_backend_choices(lambda: sg.clip_by_global_norm([grad], 1.0))
+    assert len(calls) == 1, calls
+
+
+def test_the_module_alone_tells_a_cupy_array():
+    assert backend.is_cupy_array(_FakeDeviceArray())
+    assert not backend.is_cupy_array(np.zeros(1))
