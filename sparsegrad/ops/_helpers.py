@@ -103,7 +103,7 @@ def as_tensor(x, dtype=None, name=None):
     return convert_to_tensor(x, dtype=dtype, name=name)
 
 
-def as_borrowed_tensor(x, name=None):
+def as_borrowed_tensor(x, name=None, be=None):
     """:func:`as_tensor`, but a caller's ndarray is viewed, never copied.
 
     For ops that read a few rows of a possibly huge table (gather, a sparse @
@@ -118,6 +118,9 @@ def as_borrowed_tensor(x, name=None):
     x : ndarray, cupy.ndarray, Tensor, Variable or array_like
     name : str, optional
         The argument's name in error messages.
+    be : Backend, optional
+        The backend the caller chose with `x` among its arguments (then a
+        non-NumPy `x` is a device array exactly when `be` is the GPU one).
 
     Returns
     -------
@@ -125,7 +128,7 @@ def as_borrowed_tensor(x, name=None):
     """
     if isinstance(x, (Tensor, Variable)):
         return as_tensor(x, name=name)
-    if type(x) is _ndarray or backend_of(x).on_gpu:
+    if type(x) is _ndarray or (be or backend_of(x)).on_gpu:
         check_numeric(x.dtype, name or "value")
         return wrap(x.view())
     return as_tensor(x, name=name)

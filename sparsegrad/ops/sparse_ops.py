@@ -23,7 +23,7 @@ from ..framework.backend import backend_of
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import wrap
 from . import array_ops
-from ._helpers import as_borrowed_tensor
+from ._helpers import as_borrowed_tensor, backend_of_arguments
 
 __all__ = ["sparse_dense_matmul"]
 
@@ -112,7 +112,10 @@ def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
            [5., 5.]]))
     """
     del name
-    bt = as_borrowed_tensor(b, name="b")  # an ndarray b is not copied
+    # the one choice: b's device (sp_a is a host matrix; its CSR arrays are
+    # copied to b's device for the product)
+    be = backend_of_arguments(b)
+    bt = as_borrowed_tensor(b, "b", be)  # an ndarray b is not copied
     if bt.dtype not in (np.float32, np.float64):
         raise InvalidArgumentError(
             f"sparse_dense_matmul: b must be float32 or float64, got dtype {bt.dtype}"
@@ -134,13 +137,13 @@ def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
         )
     what = f"sparse_dense_matmul: sp_a of shape {checked.shape}"
     buffers = [((checked.shape[1] + 1,), np.int64, what)] if adjoint_a else []
-    if not backend_of(b_value).on_gpu:  # the product, on the host
+    if not be.on_gpu:  # the product, on the host
         buffers.append(((op_shape[0], b_value.shape[1]), bt.dtype,
                         f"sparse_dense_matmul: the product of {op_shape[0]} rows"))
     csr = _private_csr(checked, bt.dtype, buffers)
     if adjoint_a:
         csr = csr.T.tocsr()
-    return _matmul(csr, bt, adjoint_b)
+    return _matmul(csr, bt, adjoint_b, be)
 
 
 def _device_csr(csr):
@@ -163,13 +166,13 @@ def _device_csr(csr):
 _INT32_MAX = 2**31 - 1
 
 
-def _matmul(csr, b, adjoint_b):
-    """``csr @ op(b)`` for a validated CSR array of b's dtype; recorded."""
+def _matmul(csr, b, adjoint_b, be):
+    """``csr @ op(b)`` for a validated CSR array of b's dtype; recorded (`be`:
+    the backend of `b`)."""
     b_value = b._value.T if adjoint_b else b._value
-    if backend_of(b_value).on_gpu:
-        import cupy
-
-        out = cupy.ascontiguousarray(_device_csr(csr) @ cupy.ascontiguousarray(b_value))
+    if be.on_gpu:
+        out = be.xp.ascontiguousarray(
+            _device_csr(csr) @ be.xp.ascontiguousarray(b_value))
     else:
         out = np.ascontiguousarray(np.asarray(csr @ b_value, dtype=b._value.dtype))
     if out.shape != (csr.shape[0], b_value.shape[1]):  # scipy never differs
@@ -200,13 +203,12 @@ def _sparse_dense_matmul_grad(op, grad):
     csr = op.get_attr("a")
     (b,) = op.inputs
     grad = array_ops.densify(grad)  # an IndexedSlices grad is densified (recorded)
+    be = backend_of(grad._value)
     if op.get_attr("adjoint_b"):
         # y = A @ B.T  ->  dB = grad.T @ A = (A.T @ grad).T, dense.
-        return array_ops.transpose(_matmul(csr.T.tocsr(), grad, False))
+        return array_ops.transpose(_matmul(csr.T.tocsr(), grad, False, be))
     cols, narrow_t = _touched_columns(csr)
-    values = _matmul(narrow_t, grad, False)
-    if backend_of(values._value).on_gpu:
-        import cupy
-
-        cols = cupy.asarray(cols)       # the indices live with the values
+    values = _matmul(narrow_t, grad, False, be)
+    if be.on_gpu:
+        cols = be.asarray(cols)       # the indices live with the values
     return IndexedSlices._from_trusted(values, wrap(cols), b.shape)

@@ -15,12 +15,12 @@ from ...framework.buffers import check_allocation
 from ...framework.tensor import Tensor
 from ...framework.variable import Variable
 from .. import array_ops
-from .._helpers import backend_for
-from ..sparse_segment_ops import check_bag_splits, check_combiner, embedding_bag
+from .._helpers import backend_for, backend_of_arguments
+from ..sparse_segment_ops import bags_on, check_bag_splits, check_combiner
 from .clipping import check_max_norm, clip_rows
 from .lookups import embedding_lookup
 
-__all__ = ["embedding_lookup_sparse"]
+__all__ = ["embedding_lookup_sparse", "table_backend"]
 
 
 def embedding_lookup_sparse(params, sp_ids, sp_weights=None, combiner="mean",
@@ -151,41 +151,51 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights=None, combiner="mean",
     op = "embedding_lookup_sparse"
     combiner = check_combiner(combiner)
     max_norm = check_max_norm(max_norm, op)
+    be = table_backend(params)
     ids, splits, weights = bag_ids(
         sp_ids, sp_weights, op, ("sp_ids", "sp_weights"),
-        buffers=lambda n_out: output_buffers(params, n_out, op))
+        buffers=lambda n_out: output_buffers(params, n_out, op, be))
     # the structure check put a matrix's ids below its number of columns
     ids_below = sp_ids.shape[1] if scipy_input.is_scipy_sparse(sp_ids) else None
     return combine(params, ids, splits, weights, combiner, max_norm,
-                   ids_below=ids_below)
+                   ids_below=ids_below, be=be)
 
 
-def output_buffers(params, n_out, op):
+def _first_table(params):
+    """The table, or the first of its shards, as an array (or array_like)."""
+    first = params[0] if isinstance(params, (list, tuple)) and params else params
+    return first._value if isinstance(first, (Variable, Tensor)) else first
+
+
+def table_backend(params):
+    """The one choice of a bag op: the backend of its table (of its first
+    shard); the ids go to that device."""
+    return backend_of_arguments(_first_table(params))
+
+
+def output_buffers(params, n_out, op, be):
     """The ``(shape, dtype, what)`` of a bag op's output of `n_out` rows, for
     :func:`~sparsegrad.framework.buffers.check_allocation` (none for a table
-    on the GPU, or one the op will reject)."""
-    first = params[0] if isinstance(params, (list, tuple)) and params else params
-    table = first._value if isinstance(first, (Variable, Tensor)) else first
-    if backend_for(table).on_gpu or not hasattr(table, "shape") or len(table.shape) < 1:
+    on the GPU, or one the op will reject); `be`: the table's backend."""
+    table = _first_table(params)
+    if be.on_gpu or not hasattr(table, "shape") or len(table.shape) < 1:
         return []
     return [((n_out,) + tuple(table.shape[1:]), table.dtype,
              f"{op}: the output of {n_out} bags")]
 
 
 def combine(params, ids, splits, weights, combiner, max_norm, cast_to=None,
-            ids_below=None):
+            ids_below=None, *, be):
     """The bags of checked ids, splits and weights (ndarrays): through
     embedding_bag, or for shards, `max_norm` or `cast_to` (a dtype the rows
     are cast to first) over the looked-up rows.  `ids_below`: a bound the
-    ids are already known to respect (see embedding_bag)."""
+    ids are already known to respect (see embedding_bag); `be`: the table's
+    backend (:func:`table_backend`), where the ids go."""
     first = params[0] if isinstance(params, (list, tuple)) and params else params
-    table = first._value if isinstance(first, (Variable, Tensor)) else first
-    be = backend_for(table)   # the table's device: the ids go there
     ids, splits, weights = _ids_to_device_of(be, ids, splits, weights)
     sharded = isinstance(params, (list, tuple)) and len(params) != 1
     if max_norm is None and cast_to is None and not sharded:
-        return embedding_bag(first, ids, splits, weights, combiner,
-                             ids_below=ids_below)
+        return bags_on(be, first, ids, splits, weights, combiner, ids_below)
     # The rows go through embedding_lookup (its shard layout), the cast and
     # the clipping, then one bag per row over those rows.
     rows = embedding_lookup(params, ids)
@@ -194,7 +204,7 @@ def combine(params, ids, splits, weights, combiner, max_norm, cast_to=None,
     if max_norm is not None:
         rows = clip_rows(rows, max_norm, 1)
     positions = be.xp.arange(ids.shape[0], dtype=np.int64)
-    return embedding_bag(rows, positions, splits, weights, combiner)
+    return bags_on(be, rows, positions, splits, weights, combiner)
 
 
 def _ids_to_device_of(be, ids, splits, weights):

@@ -12,7 +12,7 @@ from ...framework.variable import Variable
 from .. import math_ops
 from .._helpers import as_tensor
 from ..sparse_segment_ops import check_combiner
-from .bags import bag_ids, combine, output_buffers
+from .bags import bag_ids, combine, output_buffers, table_backend
 from .clipping import check_max_norm
 
 __all__ = ["safe_embedding_lookup_sparse"]
@@ -121,9 +121,10 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
             raise InvalidArgumentError(
                 f"{_OP}: default_id must be an int, got {default_id!r}"
             ) from None
+    be = table_backend(embedding_weights)
     ids, splits, weights = bag_ids(
         sparse_ids, sparse_weights, _OP, ("sparse_ids", "sparse_weights"),
-        every_row=True, buffers=lambda n: _buffers(embedding_weights, n))
+        every_row=True, buffers=lambda n: _buffers(embedding_weights, n, be))
     cast_to = None
     source = getattr(sparse_weights, "values", sparse_weights)
     if sparse_weights is not None and not isinstance(source, (list, tuple)):
@@ -157,20 +158,21 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
         new_weights[positions] = weights[keep]
         new_weights[filled] = 1
     out = combine(embedding_weights, new_ids, new_splits, new_weights, combiner,
-                  max_norm, cast_to)
+                  max_norm, cast_to, be=be)
     if default_id is None and empty.any():
         # Chosen, not multiplied: a NaN row (max_norm=inf) still gives zeros.
-        xp = backend_of(out._value).xp
+        xp = be.xp
         filled_rows = (~empty).reshape((n_out,) + (1,) * (out.ndim - 1))
         out = math_ops.where(wrap(xp.asarray(filled_rows)), out,
                              wrap(xp.zeros((), out.dtype)))
     return out
 
 
-def _buffers(params, n_out):
-    """The output and the row arrays of n_out + 1 entries this op allocates."""
+def _buffers(params, n_out, be):
+    """The output and the row arrays of n_out + 1 entries this op allocates
+    (`be`: the table's backend)."""
     what = f"{_OP}: the {n_out} rows of sparse_ids"
-    return output_buffers(params, n_out, _OP) + [((n_out + 1,), np.int64, what)] * 4
+    return output_buffers(params, n_out, _OP, be) + [((n_out + 1,), np.int64, what)] * 4
 
 
 def _table_in_dtype_of(params, dtype):

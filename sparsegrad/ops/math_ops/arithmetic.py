@@ -122,8 +122,15 @@ def divide(x, y, name=None):
         check_result("divide", ("x", "y"), (x, y), np.float64, copies="all")
         x = wrap(x._value.astype(np.float64))
         y = wrap(y._value.astype(np.float64))
+    return real_divide(x, y)
+
+
+def real_divide(x, y, be=None):
+    """``x / y`` of two floating Tensors of one dtype, recorded as
+    ``RealDiv`` (what :func:`divide` computes once its operands are
+    converted); `be`: their backend, where the caller has chosen it."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = wrap(apply_binary(np.divide, x, y, "divide"))
+        z = wrap(apply_binary(np.divide, x, y, "divide", be))
     record_operation("RealDiv", (x, y), (z,))
     return z
 

@@ -88,15 +88,16 @@ def pooled_result(ufunc, x, y):
     return buffers.empty(shape, result_dtype(ufunc, x, y))
 
 
-def apply_binary(ufunc, x, y, op_name):
+def apply_binary(ufunc, x, y, op_name, be=None):
     """`ufunc` (NumPy's, or CuPy's of that name for GPU operands) of the
     values of Tensors `x` and `y`, its result checked and, when large, in
-    recycled memory."""
+    recycled memory (`be`: their backend, where the caller has chosen it)."""
     if x._value.size * y._value.size >= SMALL_PRODUCT:  # else: a small result
         check_result(op_name, ("x", "y"), (x, y),
                       lambda: result_dtype(ufunc, x, y))
     # NumPy's ufunc, or CuPy's of the same name for GPU operands
-    be = backend_of(x._value, y._value)
+    if be is None:
+        be = backend_of(x._value, y._value)
     if be.on_gpu:
         ufunc = getattr(be.xp, ufunc.__name__)
     try:

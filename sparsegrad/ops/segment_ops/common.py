@@ -28,10 +28,11 @@ UFUNC = {SUM: np.add, MAX: np.maximum, MIN: np.minimum, PROD: np.multiply}
 # -- arguments ---------------------------------------------------------------------
 
 
-def data_tensor(data, what):
+def data_tensor(data, what, be):
     """`data` as a Tensor of a real dtype (an ndarray is viewed, not copied:
-    the result is a new array, and a new Tensor is on no tape)."""
-    t = as_borrowed_tensor(data, f"{what}: data")
+    the result is a new array, and a new Tensor is on no tape); `be`: the
+    call's backend."""
+    t = as_borrowed_tensor(data, f"{what}: data", be)
     dtype = check_numeric(t.dtype, f"{what}: data")
     if dtype == np.bool_:
         raise InvalidArgumentError(
@@ -41,9 +42,11 @@ def data_tensor(data, what):
     return t
 
 
-def ids_array(segment_ids, what):
-    """The segment ids as a checked index array (of their device)."""
-    return sparse_rows.index_array(raw_value(segment_ids), f"{what}: segment_ids")
+def ids_array(segment_ids, what, be):
+    """The segment ids as a checked index array (of their device, the one of
+    the call's backend `be`)."""
+    return sparse_rows.index_array(raw_value(segment_ids), f"{what}: segment_ids",
+                                   be)
 
 
 def rows_2d(be, array, n):

@@ -5,11 +5,11 @@ import numpy as np
 
 from ...errors import InvalidArgumentError
 from ...framework import buffers, sparse_rows
-from ...framework.backend import backend_of
 from ...framework.buffers import check_allocation
 from ...framework.dtypes import is_kernel_float
 from ...framework.threads import get_num_threads
 from .._device import sorted_segment_reduce
+from .._helpers import backend_of_arguments
 from ..segment_shared import with_sections
 from .common import (
     MAX,
@@ -64,24 +64,24 @@ InvalidArgumentError
 
 
 def _sorted_reduce(data, segment_ids, op, what):
-    d = data_tensor(data, what)
+    be = backend_of_arguments(data, segment_ids)  # (no mixing of host and device)
+    d = data_tensor(data, what, be)
     if d.ndim == 0:
         raise InvalidArgumentError("input must be at least rank 1")
-    ids = ids_array(segment_ids, what)
+    ids = ids_array(segment_ids, what, be)
     if ids.ndim != 1:
         raise InvalidArgumentError("segment_ids should be a vector.")
     if ids.shape[0] != d.shape[0]:
         raise InvalidArgumentError(
             "segment_ids should be the same size as dimension 0 of input."
         )
-    be = backend_of(d._value, ids)  # (no mixing of host and device)
     fill = fill_value(op, d.dtype, unsorted=False)
     if be.on_gpu:
         out, ids = sorted_segment_reduce(be, d._value, ids, op, fill, what)
         return record_reduction(SORTED_TYPES[op], d, ids, out)
     n = ids.shape[0]
     if n and (ids[0] < 0 or ids[-1] < 0):
-        sparse_rows.sorted_segment_splits(np.ascontiguousarray(ids))  # raises
+        sparse_rows.sorted_segment_splits(np.ascontiguousarray(ids), be=be)  # raises
     n_segments = int(ids[-1]) + 1 if n else 0
     shape = (n_segments,) + d.shape[1:]
     kernel = is_kernel_float(d.dtype) and 0 not in d.shape[1:]
@@ -98,10 +98,10 @@ def _sorted_reduce(data, segment_ids, op, what):
         out = np.empty((n_segments, x.shape[1]), dtype=d.dtype)
         if be.kernels("segment").segment_reduce_ids(x, ids, op, fill, False, out,
                                                     get_num_threads()):
-            sparse_rows.sorted_segment_splits(ids)  # raises TensorFlow's error
+            sparse_rows.sorted_segment_splits(ids, be=be)  # raises TensorFlow's error
             raise AssertionError("segment ids failed a check that found no error")
     else:
-        splits = sparse_rows.sorted_segment_splits(ids)
+        splits = sparse_rows.sorted_segment_splits(ids, be=be)
         out = _reduce_splits(x, splits, op, fill)
     return record_reduction(SORTED_TYPES[op], d, ids, out.reshape(shape))
 

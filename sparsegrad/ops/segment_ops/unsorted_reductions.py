@@ -6,12 +6,14 @@ import numpy as np
 
 from ...errors import InvalidArgumentError
 from ...framework import buffers
-from ...framework.backend import backend_of
 from ...framework.buffers import check_allocation
 from ...framework.dtypes import is_kernel_float
+from ...framework.tensor import wrap
 from ...framework.threads import get_num_threads
-from .. import array_ops, math_ops
+from .. import array_ops
 from .._device import unsorted_segment_reduce
+from .._helpers import backend_of_arguments
+from ..math_ops.arithmetic import real_divide
 from ..segment_shared import with_sections
 from .common import (
     MAX,
@@ -24,7 +26,6 @@ from .common import (
     data_tensor,
     fill_value,
     ids_array,
-    operand,
     record_reduction,
     rows_2d,
     segment_counts,
@@ -75,15 +76,16 @@ InvalidArgumentError
 
 def _unsorted_args(data, segment_ids, n_segments, what):
     """(data Tensor, ids array, n_segments, backend) after every check."""
-    d = data_tensor(data, what)
-    ids = ids_array(segment_ids, what)
+    be = backend_of_arguments(data, segment_ids)  # (no mixing of host and device)
+    d = data_tensor(data, what, be)
+    ids = ids_array(segment_ids, what, be)
     n_segments = checked_num_segments(n_segments, what)
     if d.shape[: ids.ndim] != ids.shape:
         raise InvalidArgumentError(
             f"data.shape = {_shape_text(d.shape)} does not start with "
             f"segment_ids.shape = {_shape_text(ids.shape)}"
         )
-    return d, ids, n_segments, backend_of(d._value, ids)
+    return d, ids, n_segments, be
 
 
 def _shape_text(shape):
@@ -92,8 +94,14 @@ def _shape_text(shape):
 
 def _unsorted_reduce(data, segment_ids, num_segments, op, what):
     d, ids, n_segments, be = _unsorted_args(data, segment_ids, num_segments, what)
-    row_shape = d.shape[ids.ndim:]
     check_allocation(*_unsorted_buffers(d, ids, n_segments, op, what))
+    return _reduce_checked(be, d, ids, n_segments, op)
+
+
+def _reduce_checked(be, d, ids, n_segments, op):
+    """The recorded reduction of checked arguments (their buffers checked
+    too) on backend `be`."""
+    row_shape = d.shape[ids.ndim:]
     flat_ids = be.xp.ascontiguousarray(ids.reshape(-1))
     if ids.ndim != 1:
         if not be.on_gpu:  # (the device path checks with its one read back)
@@ -290,13 +298,13 @@ def _unsorted_normalized(data, segment_ids, num_segments, what, root):
                      None if dtype == d.dtype else (shape, dtype, sized),
                      ((n_segments,), np.int64, sized), ((n_segments,), dtype, sized),
                      (shape, dtype, sized))
-    total = unsorted_segment_sum(d, ids, n_segments)
+    total = _reduce_checked(be, d, ids, n_segments, SUM)
     counts = segment_counts(be, ids, n_segments, d.ndim - ids.ndim, dtype)
     if root:
         counts = be.xp.sqrt(counts)
     if total.dtype != dtype:
         total = array_ops.cast(total, dtype)
-    return math_ops.divide(total, operand(be, counts))
+    return real_divide(total, wrap(counts), be)
 
 
 @with_sections(parameters=_PARAMETERS)

@@ -26,13 +26,14 @@ and segment ids are checked with one device reduction and one read back.
 * :mod:`.checks`: the argument checks (``check_bag_splits``,
   ``check_combiner``).
 * :mod:`.segments`: ``sparse_segment_sum`` / ``_mean`` / ``_sqrt_n``.
-* :mod:`.split_bags`: ``embedding_bag`` over row splits.
+* :mod:`.split_bags`: ``embedding_bag`` over row splits (``bags_on``: on a
+  backend the caller chose).
 """
 
 from . import primitive  # noqa: F401  (registers the bag gradients)
 from .checks import check_bag_splits, check_combiner  # noqa: F401
 from .segments import sparse_segment_mean, sparse_segment_sqrt_n, sparse_segment_sum
-from .split_bags import embedding_bag
+from .split_bags import bags_on, embedding_bag  # noqa: F401
 
 __all__ = [
     "sparse_segment_sum",

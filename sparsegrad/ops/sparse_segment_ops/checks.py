@@ -14,10 +14,10 @@ __all__ = ["COMBINERS", "table_tensor", "check_float", "index_input",
 COMBINERS = {"sum": 0, "mean": 1, "sqrtn": 2}
 
 
-def table_tensor(data, what, name="data"):
+def table_tensor(data, what, name="data", be=None):
     """The table of an op as a Tensor of rank >= 1 (an ndarray or device
-    table is not copied)."""
-    t = as_borrowed_tensor(data, name)
+    table is not copied); `be`: the call's backend."""
+    t = as_borrowed_tensor(data, name, be)
     if t.ndim == 0:
         raise InvalidArgumentError(
             f"{what}: Shape must be at least rank 1 but is rank 0 ({name} is a "
@@ -39,9 +39,10 @@ def check_float(t, what, combiner, name="data"):
         )
 
 
-def index_input(x, name):
-    """An index argument as a checked 1-D index array (of its device)."""
-    return sparse_rows.as_index_array(raw_value(x), name)
+def index_input(x, name, be=None):
+    """An index argument as a checked 1-D index array (of its device, that of
+    the call's backend `be`)."""
+    return sparse_rows.as_index_array(raw_value(x), name, be)
 
 
 def check_bag_splits(spl, nnz, what, name="splits"):

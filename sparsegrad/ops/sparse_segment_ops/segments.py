@@ -12,6 +12,7 @@ from ...framework.backend import backend_of
 from ...framework.tensor import wrap
 from .. import array_ops
 from .._device import check_device_dtype
+from .._helpers import backend_of_arguments
 from ..segment_shared import raw_value, with_sections
 from .checks import check_float, index_input, table_tensor
 from .primitive import bag_buffers, bag_grad, coefficients, reduce_bags
@@ -60,10 +61,12 @@ def _num_segments(num_segments, what):
 
 def _sparse_segment(combiner, data, indices, segment_ids, num_segments):
     what = f"sparse_segment_{'sqrt_n' if combiner == 'sqrtn' else combiner}"
-    t = table_tensor(data, what)
+    # the one choice (no mixing of host and device)
+    be = backend_of_arguments(data, indices, segment_ids)
+    t = table_tensor(data, what, be=be)
     check_float(t, what, combiner)
-    idx = index_input(indices, "indices")
-    seg = index_input(segment_ids, "segment_ids")
+    idx = index_input(indices, "indices", be)
+    seg = index_input(segment_ids, "segment_ids", be)
     if idx.shape[0] != seg.shape[0]:
         raise InvalidArgumentError(
             f"{what}: segment_ids and indices should have same size. (indices "
@@ -71,7 +74,6 @@ def _sparse_segment(combiner, data, indices, segment_ids, num_segments):
         )
     n = _num_segments(num_segments, what)
     n_rows = t.shape[0]
-    be = backend_of(t._value, idx, seg)  # (no mixing of host and device)
     if be.on_gpu:
         check_device_dtype(t.dtype, what, half=True)
     # the output (and, off the kernel, the gathered rows) with the splits
@@ -79,8 +81,8 @@ def _sparse_segment(combiner, data, indices, segment_ids, num_segments):
     splits = sparse_rows.sorted_segment_splits(
         seg, n, what=sized_by,
         also=lambda n_segments: bag_buffers(t._value, idx.shape[0], n_segments,
-                                             sized_by, f"{what}: indices"))
-    bad = sparse_rows.first_out_of_range(idx, n_rows)
+                                             sized_by, f"{what}: indices"), be=be)
+    bad = sparse_rows.first_out_of_range(idx, n_rows, be)
     if bad is not None:
         raise InvalidArgumentError(
             f"{what}: Bad: indices[{bad}] == {int(idx[bad])} out of range "
@@ -108,9 +110,6 @@ def _sparse_segment_grad(op, grad, combiner):
         None,
         None,
     )
-
-
-# -- public ops ----------------------------------------------------------------------
 
 
 # -- public ops ----------------------------------------------------------------------

@@ -7,9 +7,8 @@ import numpy as np
 from ...autodiff.recording import is_recording
 from ...errors import InvalidArgumentError
 from ...framework import buffers, sparse_rows
-from ...framework.backend import backend_of
 from .._device import check_device_dtype
-from .._helpers import as_tensor
+from .._helpers import as_tensor, backend_of_arguments
 from .checks import (
     check_bag_splits,
     check_combiner,
@@ -19,7 +18,7 @@ from .checks import (
 )
 from .primitive import bag_buffers, run_bag
 
-__all__ = ["embedding_bag"]
+__all__ = ["embedding_bag", "bags_on"]
 
 
 def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None,
@@ -91,14 +90,21 @@ def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None,
            [3., 4.]])
     """
     del name
-    what = "embedding_bag"
     combiner = check_combiner(combiner)
-    t = table_tensor(params, what, "params")
-    idx = index_input(ids, "ids")
-    spl = index_input(splits, "splits")
+    # the one choice (no mixing of host and device)
+    be = backend_of_arguments(params, ids, splits, weights)
+    return bags_on(be, params, ids, splits, weights, combiner, ids_below)
+
+
+def bags_on(be, params, ids, splits, weights, combiner, ids_below=None):
+    """:func:`embedding_bag` on backend `be`, which the caller chose with
+    every argument (or moved them to), `combiner` checked."""
+    what = "embedding_bag"
+    t = table_tensor(params, what, "params", be)
+    idx = index_input(ids, "ids", be)
+    spl = index_input(splits, "splits", be)
     w = None if weights is None else as_tensor(weights, name="weights")._value
     nnz = idx.shape[0]
-    be = backend_of(t._value, idx, spl, w)  # (no mixing of host and device)
     if be.on_gpu:
         kernels = be.kernels("segment")
         (spl_summary,) = kernels.read_summaries(kernels.summarize(spl))
@@ -131,14 +137,14 @@ def embedding_bag(params, ids, splits, weights=None, combiner="sum", name=None,
                                            f"{what}: splits", f"{what}: ids"))
     if be.on_gpu:
         check_device_dtype(t.dtype, what, half=True)
-        sparse_rows.check_in_range(idx, t.shape[0], "ids")
+        sparse_rows.check_in_range(idx, t.shape[0], "ids", be)
         # As below: private copies while a tape records.
         copy = is_recording()
         return run_bag(be, t, idx.copy() if copy else idx,
                     spl.astype(np.int64, copy=copy),
                     None if w is None else w.astype(t.dtype, copy=copy), combiner)
     if ids_below is None or ids_below > t.shape[0]:
-        sparse_rows.check_in_range(idx, t.shape[0], "ids")
+        sparse_rows.check_in_range(idx, t.shape[0], "ids", be)
     # A recorded op keeps its ids, splits and weights for the gradient: its
     # own copies then, so that the caller may reuse their arrays.
     keep = buffers.copy if is_recording() else np.asarray
