@@ -37,6 +37,7 @@ import scipy.sparse
 
 from ..errors import InvalidArgumentError
 from . import sparse_rows
+from .backend import CPU
 from .buffers import check_allocation
 
 __all__ = ["FORMATS", "CSR", "CheckedMatrix", "check", "is_scipy_sparse"]
@@ -300,7 +301,7 @@ def _check_shape(matrix, where):
 
 def _index(array, where, what):
     """A 1-D int32/int64 index array of the matrix (named in the message)."""
-    return sparse_rows.as_index_array(array, f"{where}.{what}")
+    return sparse_rows.as_index_array(array, f"{where}.{what}", CPU)  # host arrays
 
 
 def _values(array, where, dtype, ndim=1):
@@ -347,7 +348,7 @@ def _check_pointers(indptr, where, n_major, major_text, n_stored, what="indices"
 
 
 def _check_range(indices, bound, where, what):
-    k = sparse_rows.first_out_of_range(indices, bound)   # one compiled pass
+    k = sparse_rows.first_out_of_range(indices, bound, CPU)   # one compiled pass
     if k is not None:
         raise InvalidArgumentError(
             f"{where}.{what}[{k}] = {int(indices[k])} is not in [0, {bound})"

@@ -13,7 +13,7 @@ from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
 from ..errors import InvalidArgumentError
 from ..framework import scipy_input
-from ..framework.backend import backend_of
+from ..framework.backend import CPU, backend_of
 from ..framework.buffers import check_allocation
 from ..framework.tensor import wrap
 from ..ops import array_ops, embedding_ops
@@ -86,27 +86,27 @@ class RaggedConversions:
                 f"from_scipy: values must be 'data' or 'indices', got {values!r}"
             )
         csr = scipy_input.check(matrix, "matrix", "RaggedTensor.from_scipy").to_csr()
-        splits = as_partition(csr.indptr, "indptr")
+        splits = as_partition(csr.indptr, "indptr", CPU)   # scipy: host memory
         data = csr.data if values == "data" else csr.indices
         # entries past indptr[-1] belong to no row (scipy ignores them too)
         v = wrap(np.array(data[: int(splits[-1])], copy=True))
         return cls(v, splits, internal=True)
 
-    def _padded_positions(self, xp, n_rows, width):
+    def _padded_positions(self, be, n_rows, width):
         """Flat positions (row * width + column) of the values that fit in an
         (n_rows, width) grid, and the mask of those values (None: all fit);
-        `xp` is the array module of the splits."""
-        rowids = self.value_rowids().astype(np.int64, copy=False)
-        columns = xp.arange(rowids.shape[0], dtype=np.int64)
+        `be` is the backend of the splits."""
+        rowids = self._rowids(be).astype(np.int64, copy=False)
+        columns = be.xp.arange(rowids.shape[0], dtype=np.int64)
         columns -= self._row_splits[:-1].astype(np.int64)[rowids]
         keep = None
-        if n_rows < self.nrows() or width < self._max_row_length():
+        if n_rows < self.nrows() or width < self._max_row_length(be):
             keep = (rowids < n_rows) & (columns < width)
             rowids, columns = rowids[keep], columns[keep]
         return rowids * width + columns, keep
 
-    def _max_row_length(self):
-        lengths = self.row_lengths()
+    def _max_row_length(self, be):
+        lengths = self._lengths(be)
         return int(lengths.max()) if lengths.size else 0
 
     def to_tensor(self, default_value=0, name=None, shape=None):
@@ -148,7 +148,9 @@ class RaggedConversions:
         """
         del name
         inner = tuple(self._values.shape[1:])
-        n_rows, width = self.nrows(), self._max_row_length()
+        values = self._used_values()
+        be = backend_of(values._value, self._row_splits)
+        n_rows, width = self.nrows(), self._max_row_length(be)
         if shape is not None:
             shape = tuple(None if d is None else as_index(d, "to_tensor: shape")
                           for d in shape)
@@ -166,9 +168,8 @@ class RaggedConversions:
                 raise InvalidArgumentError(f"to_tensor: negative size in shape {shape}")
             n_rows = n_rows if shape[0] is None else shape[0]
             width = width if shape[1] is None else shape[1]
-        values = self._used_values()
-        be = backend_of(values._value, self._row_splits)
-        fill_on_gpu = backend_of(default_value).on_gpu
+        # a GPU array fill on the GPU; any other fill is a host value
+        fill_on_gpu = be.on_gpu and isinstance(default_value, be.xp.ndarray)
         fill = default_value if fill_on_gpu else np.asarray(default_value)
         if fill.ndim != 0:
             raise InvalidArgumentError(
@@ -179,7 +180,7 @@ class RaggedConversions:
             ((n_rows, width) + inner, values.dtype, "to_tensor: shape"),
             ((2, values.shape[0]), np.int64, "to_tensor: the values' positions"),
         )
-        positions, keep = self._padded_positions(be.xp, n_rows, width)
+        positions, keep = self._padded_positions(be, n_rows, width)
         if be.on_gpu and not fill_on_gpu:
             fill = fill.item()   # a host scalar fills a GPU array
         out = be.xp.full((n_rows * width,) + inner, fill, dtype=values.dtype)
@@ -265,7 +266,8 @@ class RaggedConversions:
                 "to_scipy needs 1-D values, got values of shape "
                 f"{tuple(self._values.shape)}"
             )
-        natural = (self.nrows(), self._max_row_length())
+        be = backend_of(self._row_splits)
+        natural = (self.nrows(), self._max_row_length(be))
         if shape is None:
             shape = natural
         shape = (int(shape[0]), int(shape[1]))
@@ -276,8 +278,7 @@ class RaggedConversions:
             )
         # scipy.sparse is host memory: a GPU RaggedTensor is copied over
         values = self._used_values().numpy()
-        be = backend_of(self._row_splits)
-        rowids = be.host(self.value_rowids())
+        rowids = be.host(self._rowids(be))
         splits = be.host(self._row_splits)
         columns = np.arange(rowids.shape[0], dtype=splits.dtype)
         columns -= splits[:-1][rowids]

@@ -3,10 +3,15 @@
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from ..framework.backend import backend_of
 from ..framework.tensor import Tensor, wrap
 from ..framework.variable import Variable
-from .ragged_range import ragged_range, range_dtype, splits_dtype
+from .ragged_range import (
+    is_host_scalar,
+    range_backend,
+    range_dtype,
+    range_rows,
+    splits_dtype,
+)
 from .ragged_tensor import RaggedTensor
 
 __all__ = ["range"]
@@ -87,17 +92,17 @@ def _python_array(x, dtype, name):
     return array
 
 
-def _convert(x, dtype, name):
+def _convert(x, dtype, name, be):
     """`x` as an ndarray, by TensorFlow's ``convert_to_tensor`` rules: Python
     ints give int32 (int64 when they do not fit), Python floats float32;
-    arrays and Tensors keep their dtype unless `dtype` is given.  A value
-    that `dtype` cannot hold raises instead of wrapping."""
-    if isinstance(x, (Variable, Tensor)):
-        x = x._value.copy()
-    be = backend_of(x)
-    xp = be.xp
-    if isinstance(x, (np.ndarray, np.generic)) or be.on_gpu:
-        array = x if be.on_gpu else np.asarray(x)
+    arrays keep their dtype unless `dtype` is given.  A value that `dtype`
+    cannot hold raises instead of wrapping.  `be` is the call's backend
+    (:func:`range_backend`): host scalars stay host values beside GPU
+    arrays."""
+    on_gpu = be.on_gpu and not is_host_scalar(x)
+    xp = be.xp if on_gpu else np
+    if isinstance(x, (np.ndarray, np.generic)) or on_gpu:
+        array = x if on_gpu else np.asarray(x)
         if array.dtype.kind not in "iuf" or array.dtype == np.bool_:
             raise TypeError(
                 f"ragged.range: {name} has dtype {array.dtype}; expected int32, "
@@ -190,8 +195,11 @@ def range(starts, limits=None, deltas=1, dtype=None, name=None,
         starts, limits = 0, starts
     if dtype is not None:
         dtype = range_dtype(dtype)
-    args = [_convert(x, dtype, n) for x, n in
-            ((starts, "starts"), (limits, "limits"), (deltas, "deltas"))]
+    raw = [x._value.copy() if isinstance(x, (Variable, Tensor)) else x
+           for x in (starts, limits, deltas)]
+    be = range_backend(*raw)   # the one choice; a host vector beside a GPU one raises
+    args = [_convert(x, dtype, n, be) for x, n in
+            zip(raw, ("starts", "limits", "deltas"))]
     if dtype is None:
         for a in args:
             if a.dtype not in _ORDER:
@@ -201,7 +209,7 @@ def range(starts, limits=None, deltas=1, dtype=None, name=None,
                 )
         dtype = max((a.dtype for a in args), key=_ORDER.index)
         args = [a.astype(dtype, copy=False) for a in args]
-    splits, values = ragged_range(*args, Tsplits=tsplits)
+    splits, values = range_rows(*args, tsplits, be)
     if isinstance(splits, np.ndarray):
         splits.setflags(write=False)
     # The kernel's splits are valid by construction: no check, no copy.

@@ -5,6 +5,8 @@ before the values are allocated, so an absurd request raises
 :class:`~sparsegrad.errors.InvalidArgumentError` instead of exhausting memory.
 """
 
+import numbers
+
 import numpy as np
 
 from ..errors import InvalidArgumentError
@@ -13,7 +15,8 @@ from ..framework.backend import backend_of
 from ..framework.buffers import check_allocation
 from ..framework.threads import get_num_threads
 
-__all__ = ["ragged_range", "range_dtype", "splits_dtype", "row_ranges"]
+__all__ = ["ragged_range", "range_dtype", "splits_dtype", "row_ranges",
+           "is_host_scalar", "range_backend", "range_rows"]
 
 #: dtypes RaggedRange computes in (TensorFlow's CPU kernels; no bfloat16).
 RANGE_DTYPES = (
@@ -99,10 +102,38 @@ def range_dtype(dtype):
     return d
 
 
-def _operand(x, name):
+def is_host_scalar(x):
+    """True for a value that goes along with GPU operands of a range: a
+    Python or NumPy scalar, a 0-d NumPy array, or None (refused later, by
+    dtype).
+
+    Examples
+    --------
+    >>> is_host_scalar(3), is_host_scalar(np.float32(1)), is_host_scalar([3])
+    (True, True, False)
+    """
+    return x is None or isinstance(x, (numbers.Number, np.generic)) or (
+        isinstance(x, np.ndarray) and x.ndim == 0)
+
+
+def range_backend(*operands):
+    """The one backend choice of a range call: the GPU one when an operand is
+    a cupy array, host scalars (:func:`is_host_scalar`) going along with it;
+    a host vector (a list or a NumPy array of rank >= 1) beside a GPU array
+    raises ValueError (``backend_of``'s mix check).
+
+    Examples
+    --------
+    >>> range_backend(0, np.array([3, 4]), 1).name
+    'cpu'
+    """
+    return backend_of(*(x for x in operands if not is_host_scalar(x)))
+
+
+def _operand(x, name, be):
     """One of starts/limits/deltas as a 0-d or 1-d array (a cupy array stays
-    one)."""
-    array = x if backend_of(x).on_gpu else np.asarray(x)
+    one); `be` is the call's backend (:func:`range_backend`)."""
+    array = x if be.on_gpu and not is_host_scalar(x) else np.asarray(x)
     if array.dtype.kind not in "iuf" or array.dtype == np.bool_:
         raise InvalidArgumentError(
             f"RaggedRange: {name} must be a number or a vector of numbers, got "
@@ -170,11 +201,24 @@ def ragged_range(starts, limits, deltas, Tsplits=np.int64):
     >>> splits, values
     (array([0, 2, 5]), array([0, 1, 3, 4, 5], dtype=int32))
     """
-    tsplits = splits_dtype(Tsplits)
+    return range_rows(starts, limits, deltas, splits_dtype(Tsplits),
+                      range_backend(starts, limits, deltas))
+
+
+def range_rows(starts, limits, deltas, tsplits, be):
+    """:func:`ragged_range` on the call's backend `be` (its
+    :func:`range_backend`), splits of the checked dtype `tsplits`.
+
+    Examples
+    --------
+    >>> from sparsegrad.framework.backend import CPU
+    >>> range_rows(np.int64(0), np.array([2, 1]), np.int64(1), np.int64, CPU)
+    (array([0, 2, 3]), array([0, 1, 0]))
+    """
     operands = [
-        _operand(starts, "starts"),
-        _operand(limits, "limits"),
-        _operand(deltas, "deltas"),
+        _operand(starts, "starts", be),
+        _operand(limits, "limits", be),
+        _operand(deltas, "deltas", be),
     ]
     sizes = {a.shape[0] for a in operands if a.ndim == 1}
     if len(sizes) > 1:
@@ -190,10 +234,8 @@ def ragged_range(starts, limits, deltas, Tsplits=np.int64):
         )
     dtype = range_dtype(operands[0].dtype)
     n_rows = sizes.pop() if sizes else 1
-    # Any GPU operand puts the op on the GPU; a host scalar (0-d) goes along
-    # with it, a host vector beside a GPU one raises (in backend_of).
-    be = backend_of(*(a for a in operands
-                      if a.ndim or not isinstance(a, np.ndarray)))
+    # Any GPU operand put the op on the GPU; a host scalar (0-d) goes along
+    # with it, a host vector beside a GPU one raised (in range_backend).
     xp, kernels = be.xp, be.kernels("ragged")
     # recycled host memory: fresh buffers cost a page fault per 4 KiB
     empty = xp.empty if be.on_gpu else buffers.empty
@@ -229,7 +271,7 @@ def ragged_range(starts, limits, deltas, Tsplits=np.int64):
     return splits, values
 
 
-def row_ranges(starts, limits):
+def row_ranges(starts, limits, be):
     """``concat([range(starts[i], limits[i]) for i])`` as int64, for ranges
     already known to be valid (``0 <= starts[i] <= limits[i]``, a small
     total): the positions of the values of some rows.
@@ -237,6 +279,8 @@ def row_ranges(starts, limits):
     Parameters
     ----------
     starts, limits : ndarray of int64, 1-D, one length
+    be : Backend
+        Their backend.
 
     Returns
     -------
@@ -244,10 +288,10 @@ def row_ranges(starts, limits):
 
     Examples
     --------
-    >>> row_ranges(np.array([0, 5]), np.array([2, 7]))
+    >>> from sparsegrad.framework.backend import CPU
+    >>> row_ranges(np.array([0, 5]), np.array([2, 7]), CPU)
     array([0, 1, 5, 6])
     """
-    be = backend_of(starts, limits)
     xp = be.xp
     starts = xp.ascontiguousarray(starts, np.int64)
     limits = xp.ascontiguousarray(limits, np.int64)

@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..framework.backend import backend_of
 from ..framework.buffers import check_allocation
-from ..framework.tensor import DEFERRING_TYPES, Tensor
+from ..framework.tensor import DEFERRING_TYPES
 from ..framework.threads import get_num_threads
 from ..ops import embedding_ops, math_ops, unary_ops
 from ..ops._helpers import as_tensor
@@ -26,6 +26,7 @@ from .row_partition import (
     as_partition,
     check_row_splits,
     freeze,
+    partition_backend,
     splits_from_row_lengths,
     splits_from_value_rowids,
 )
@@ -194,8 +195,8 @@ class RaggedTensor(RaggedConversions):
         """
         del name
         v = _values_tensor(values)
-        splits = as_partition(row_splits, "row_splits")
-        backend_of(v._value, splits)   # one device for both
+        be = partition_backend(v, row_splits)   # one device for both
+        splits = as_partition(row_splits, "row_splits", be)
         check_row_splits(splits, v.shape[0], "from_row_splits", check_last=validate)
         return cls(v, splits, internal=True)
 
@@ -237,8 +238,8 @@ class RaggedTensor(RaggedConversions):
         """
         del name, validate
         v = _values_tensor(values)
-        lengths = as_partition(row_lengths, "row_lengths")
-        be = backend_of(v._value, lengths)   # one device for both
+        be = partition_backend(v, row_lengths)   # one device for both
+        lengths = as_partition(row_lengths, "row_lengths", be)
         return cls(v, splits_from_row_lengths(lengths, v.shape[0], be), internal=True)
 
     @classmethod
@@ -291,8 +292,8 @@ class RaggedTensor(RaggedConversions):
         """
         del name, validate
         v = _values_tensor(values)
-        ids = as_partition(value_rowids, "value_rowids")
-        be = backend_of(v._value, ids)   # one device for both
+        be = partition_backend(v, value_rowids)   # one device for both
+        ids = as_partition(value_rowids, "value_rowids", be)
         splits = splits_from_value_rowids(ids, nrows, v.shape[0], be)
         rt = cls(v, splits, internal=True)
         rt._value_rowids = ids
@@ -354,8 +355,13 @@ class RaggedTensor(RaggedConversions):
         "array([4, 0, 3, 1, 0])")
     def row_lengths(self):
         if self._row_lengths is None:
-            xp = backend_of(self._row_splits).xp
-            self._row_lengths = freeze(xp.diff(self._row_splits))
+            return self._lengths(backend_of(self._row_splits))
+        return self._row_lengths
+
+    def _lengths(self, be):
+        """:meth:`row_lengths`, `be` being the backend of the splits."""
+        if self._row_lengths is None:
+            self._row_lengths = freeze(be.xp.diff(self._row_splits))
         return self._row_lengths
 
     @_row_vector_doc(
@@ -377,8 +383,13 @@ class RaggedTensor(RaggedConversions):
         note="Computed once (one parallel pass over the rows) and cached.")
     def value_rowids(self):
         if self._value_rowids is None:
+            return self._rowids(backend_of(self._row_splits))
+        return self._value_rowids
+
+    def _rowids(self, be):
+        """:meth:`value_rowids`, `be` being the backend of the splits."""
+        if self._value_rowids is None:
             splits = self._row_splits
-            be = backend_of(splits)
             n_values = int(splits[-1])
             check_allocation(((n_values,), splits.dtype, "value_rowids: row_splits"))
             rowids = be.xp.empty(n_values, splits.dtype)
@@ -494,7 +505,8 @@ class RaggedTensor(RaggedConversions):
         if isinstance(key, slice):
             rows = range(n)[key]
             splits = self._row_splits.astype(np.int64)
-            xp = backend_of(splits).xp
+            be = backend_of(splits)
+            xp = be.xp
             if rows.step == 1:
                 a = rows.start
                 b = max(a, rows.stop)
@@ -503,7 +515,7 @@ class RaggedTensor(RaggedConversions):
                 values = self._values[lo:hi]
             else:
                 index = xp.arange(rows.start, rows.stop, rows.step, dtype=np.int64)
-                positions = row_ranges(splits[index], splits[index + 1])
+                positions = row_ranges(splits[index], splits[index + 1], be)
                 lengths = splits[index + 1] - splits[index]
                 new_splits = xp.zeros(len(index) + 1, self._row_splits.dtype)
                 xp.cumsum(lengths, out=new_splits[1:])
@@ -545,13 +557,13 @@ class RaggedTensor(RaggedConversions):
                     "operands with identical rows combine"
                 )
             return other._used_values()
-        t = (other if isinstance(other, Tensor) or backend_of(other).on_gpu
-             else np.asarray(other))
-        if t.ndim != 0:
+        # the rank of an array (host or GPU) or a Tensor is its ndim; Python
+        # values are looked at through NumPy
+        if np.ndim(other) != 0:
             raise InvalidArgumentError(
                 f"{op_name}: a RaggedTensor combines with scalars and with "
                 f"RaggedTensors of the same rows, got a dense operand of shape "
-                f"{tuple(t.shape)}; use sparsegrad.ragged.map_flat_values"
+                f"{tuple(np.shape(other))}; use sparsegrad.ragged.map_flat_values"
             )
         return other
 
@@ -559,8 +571,7 @@ class RaggedTensor(RaggedConversions):
         """True when the RaggedTensor `other` has the same row splits."""
         return other._row_splits is self._row_splits or (
             other._row_splits.shape == self._row_splits.shape
-            and bool(backend_of(self._row_splits).xp.array_equal(
-                other._row_splits, self._row_splits))
+            and bool((other._row_splits == self._row_splits).all())
         )
 
     def _binary(self, fn, other, op_name, reverse=False):

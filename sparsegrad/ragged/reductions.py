@@ -125,7 +125,8 @@ def _reduce(kind, rt, axis, keepdims, what):
     axes = _axes(axis, rt.ndim, what)
     if not axes:
         return rt
-    xp = backend_of(rt.row_splits).xp
+    be = backend_of(rt.row_splits)
+    xp = be.xp
     inner = tuple(a - 1 for a in axes if a >= 2)
     if inner:  # the values' own dimensions first
         values = _dense_reduce(kind, values, inner, keepdims, xp)
@@ -137,12 +138,12 @@ def _reduce(kind, rt, axis, keepdims, what):
         return array_ops.reshape(out, (1,) + tuple(out.shape)) if keepdims else out
     if 1 in axes:  # along each row
         _check_sizes(kind, values, nrows, rt.row_splits.dtype, what)
-        out = _segment_reduce(kind, values, rt.value_rowids(), nrows, xp)
+        out = _segment_reduce(kind, values, rt._rowids(be), nrows, xp)
         return array_ops.expand_dims(out, 1) if keepdims else out
     # axis 0: entry j reduces the j-th value of every row
-    longest = int(rt.row_lengths().max()) if nrows else 0
+    longest = int(rt._lengths(be).max()) if nrows else 0
     _check_sizes(kind, values, longest, np.int64, what)
-    rowids = rt.value_rowids()
+    rowids = rt._rowids(be)
     position = xp.arange(values.shape[0], dtype=np.int64) - \
         rt.row_splits[:-1].astype(np.int64)[rowids]
     out = _segment_reduce(kind, values, position, longest, xp)

@@ -30,6 +30,7 @@ from ..framework.tensor import Tensor
 
 __all__ = [
     "PARTITION_DTYPES",
+    "partition_backend",
     "as_partition",
     "check_row_splits",
     "splits_from_row_lengths",
@@ -93,7 +94,23 @@ def as_index(value, name):
         raise TypeError(f"{name} must be an int, got {value!r}") from None
 
 
-def as_partition(x, name):
+def partition_backend(values, *partitions):
+    """The one backend choice of a factory call (and its host/GPU mix
+    check, a ValueError): ``backend_of`` of the values (a Tensor) and the
+    partition arguments, Tensors unwrapped, Python lists counting as host
+    values.
+
+    Examples
+    --------
+    >>> from sparsegrad.framework.tensor import wrap
+    >>> partition_backend(wrap(np.zeros(3)), [0, 3]).name
+    'cpu'
+    """
+    return backend_of(values._value, *(
+        p._value if isinstance(p, Tensor) else p for p in partitions))
+
+
+def as_partition(x, name, be):
     """A row-partition argument as a private, read-only 1-D int32/int64 array.
 
     Parameters
@@ -104,6 +121,9 @@ def as_partition(x, name):
         cupy array (or a GPU Tensor) stays on the GPU.
     name : str
         The argument's name in messages.
+    be : Backend
+        The call's backend (:func:`partition_backend`): `x` is a GPU array
+        when it is the GPU one.
 
     Returns
     -------
@@ -119,12 +139,13 @@ def as_partition(x, name):
 
     Examples
     --------
-    >>> as_partition([0, 2, 3], "row_splits")
+    >>> from sparsegrad.framework.backend import CPU
+    >>> as_partition([0, 2, 3], "row_splits", CPU)
     array([0, 2, 3])
     """
     if isinstance(x, Tensor):
         x = x._value
-    on_gpu = backend_of(x).on_gpu
+    on_gpu = be.on_gpu
     python = not (on_gpu or isinstance(x, (np.ndarray, np.generic)))
     if not python:
         array = x if on_gpu else np.asarray(x)
@@ -365,7 +386,7 @@ def splits_from_value_rowids(ids, nrows, nvals, be):
     summary = None
     if be.on_gpu:
         # one read back: the last id here, every check in the splits
-        summary = sparse_rows.device_id_summary(ids)
+        summary = sparse_rows.device_id_summary(ids, be)
         last = summary[4] if ids.size else -1
     else:
         last = int(ids[-1]) if ids.size else -1
@@ -389,7 +410,8 @@ def splits_from_value_rowids(ids, nrows, nvals, be):
         ((n_rows + 1,), ids.dtype, "from_value_rowids: nrows"),
     )
     try:
-        splits = sparse_rows.sorted_segment_splits(ids, n_rows, summary=summary)
+        splits = sparse_rows.sorted_segment_splits(ids, n_rows, summary=summary,
+                                                   be=be)
     except InvalidArgumentError:
         raise InvalidArgumentError(
             "Arguments to from_value_rowids do not form a valid RowPartition "

@@ -2,6 +2,8 @@
 bits (every value is computed in the CPU kernel's arithmetic), the same
 errors, raised before anything is written."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,7 @@ import sparsegrad as sg
 from sparsegrad._cuda import ragged as cuda_ragged
 from sparsegrad._kernels import ragged as cpu_ragged
 from sparsegrad.errors import InvalidArgumentError
+from sparsegrad.framework.backend import CPU, backend_of
 from sparsegrad.ragged.ragged_range import row_ranges
 
 
@@ -214,9 +217,10 @@ def test_fill_and_rowids_long_and_empty_rows_across_chunks(device, tsplits, tile
 def test_row_ranges(device):
     starts = np.array([0, 5, 5, 9], np.int64)
     limits = np.array([2, 7, 5, 12], np.int64)
-    got = row_ranges(device.asarray(starts), device.asarray(limits))
+    dev_starts = device.asarray(starts)
+    got = row_ranges(dev_starts, device.asarray(limits), backend_of(dev_starts))
     assert isinstance(got, device.xp.ndarray)
-    np.testing.assert_array_equal(device.asnumpy(got), row_ranges(starts, limits))
+    np.testing.assert_array_equal(device.asnumpy(got), row_ranges(starts, limits, CPU))
 
 
 
@@ -318,3 +322,92 @@ def test_int_sizes_and_values_at_the_extremes_match_cpu(device, dtype, tiles):
     k = np.arange(want, dtype=object)
     expect = (int(info.max) - k * big - int(info.min)) % 2**info.bits + int(info.min)
     np.testing.assert_array_equal(cv[2:2 + want], expect.astype(dtype))
+
+
+# -- one backend choice per call -----------------------------------------------
+
+
+def _ragged_backend_choices(fn):
+    """Run `fn`; the functions of sparsegrad.ragged that called backend_of."""
+    code = backend_of.__code__
+    callers = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code is code:
+            caller = frame.f_back
+            if caller.f_globals.get("__name__", "").startswith("sparsegrad.ragged"):
+                callers.append(caller.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        result = fn()
+    finally:
+        sys.setprofile(None)
+    return result, callers
+
+
+def test_a_host_scalar_goes_along_with_device_operands_in_range(device):
+    # a Python or NumPy scalar beside a device vector: the range runs on the
+    # device, asked once in the ragged layer
+    limits = np.array([3, 7, 4])
+    cpu = sg.ragged.range(2, limits, np.int64(2))
+    dev, callers = _ragged_backend_choices(
+        lambda: sg.ragged.range(2, device.asarray(limits), np.int64(2)))
+    assert callers == ["range_backend"]
+    assert isinstance(dev.values._value, device.xp.ndarray)
+    assert isinstance(dev.row_splits, device.xp.ndarray)
+    assert dev.values.dtype == cpu.values.dtype == np.int64
+    assert dev.to_list() == cpu.to_list() == [[2], [2, 4, 6], [2]]
+    (splits, values), callers = _ragged_backend_choices(
+        lambda: sg.ragged.ragged_range(np.int64(0), device.asarray(limits),
+                                       np.int64(3)))
+    assert callers == ["range_backend"]
+    assert device.asnumpy(splits).tolist() == [0, 1, 4, 6]
+    assert device.asnumpy(values).tolist() == [0, 0, 3, 6, 0, 3]
+
+
+def test_a_host_list_beside_a_device_vector_raises_in_range(device):
+    limits = device.asarray(np.array([3, 4]))
+    for starts in ([0, 1], np.array([0, 1])):
+        with pytest.raises(ValueError, match="mix numpy"):
+            sg.ragged.range(starts, limits)
+    with pytest.raises(ValueError, match="mix numpy"):
+        sg.ragged.range(device.asarray(np.array([0, 1])), [3, 4], 1)
+
+
+@pytest.mark.parametrize("factory, partition", [
+    (sg.RaggedTensor.from_row_splits, [0, 1, 3]),
+    (sg.RaggedTensor.from_row_lengths, [1, 2]),
+    (sg.RaggedTensor.from_value_rowids, [0, 1, 1]),
+])
+def test_factories_choose_once_and_refuse_a_mix(device, factory, partition):
+    values = np.arange(3.0)
+    cpu = factory(values, np.array(partition))
+    dev, callers = _ragged_backend_choices(
+        lambda: factory(device.asarray(values), device.asarray(np.array(partition))))
+    assert callers == ["partition_backend"]
+    assert isinstance(dev.row_splits, device.xp.ndarray)
+    assert dev.to_list() == cpu.to_list()
+    for host_partition in (partition, np.array(partition)):
+        with pytest.raises(ValueError, match="mix numpy"):
+            factory(device.asarray(values), host_partition)
+    with pytest.raises(ValueError, match="mix numpy"):
+        factory(values, device.asarray(np.array(partition)))
+
+
+def test_to_tensor_on_device_asks_once(device):
+    host = sg.RaggedTensor.from_row_splits(np.arange(6.0), np.array([0, 2, 2, 6]))
+    dev = sg.RaggedTensor.from_row_splits(device.asarray(np.arange(6.0)),
+                                          device.asarray(np.array([0, 2, 2, 6])))
+    for default in (-1.0, np.float64(-1.0), device.asarray(np.array(-1.0))):
+        dense, callers = _ragged_backend_choices(
+            lambda fill=default: dev.with_row_splits_dtype(np.int32).to_tensor(
+                fill, shape=(3, 3)))
+        assert callers == ["to_tensor"]
+        assert isinstance(dense._value, device.xp.ndarray)
+        np.testing.assert_array_equal(
+            dense.numpy(), host.to_tensor(-1.0, shape=(3, 3)).numpy())
+    with pytest.raises(InvalidArgumentError, match="default_value must be a scalar"):
+        dev.to_tensor(device.asarray(np.array([1.0])))
+    scaled, callers = _ragged_backend_choices(lambda: dev * 2.0)
+    assert callers == [] and scaled.to_list() == (host * 2.0).to_list()
