@@ -29,9 +29,9 @@ def _xp(array):
     return backend_of(array).xp
 
 
-def _as(array, dtype):
-    """`array` as an array of `dtype` on its own device."""
-    return _xp(array).asarray(array, dtype=dtype)
+def _as(array, dtype, xp):
+    """`array` as an array of `dtype` of array module `xp` (its own)."""
+    return xp.asarray(array, dtype=dtype)
 
 __all__ = [
     "l2_loss",
@@ -208,17 +208,16 @@ def softplus(features, name=None):
     """
     del name
     x = _float_input(features, "features", "softplus")
-    y = wrap(_softplus_array(x._value))
+    y = wrap(_softplus_array(x._value, _xp(x._value)))
     record_operation("Softplus", (x,), (y,))
     return y
 
 
-def _softplus_array(v):
+def _softplus_array(v, xp):
     """``log(1 + exp(v))`` without overflow; float16 goes through float32."""
     half = v.dtype.char == "e"
     if half:
         v = v.astype(np.float32)
-    xp = _xp(v)
     tail = _elementwise.log1p(_elementwise.exp(xp.negative(xp.abs(v))))
     out = xp.maximum(v, v.dtype.type(0)) + tail
     return xp.asarray(out.astype(np.float16) if half else out)
@@ -232,22 +231,21 @@ def _softplus_grad(op, grad):
 # -- softmax and log_softmax ------------------------------------------------------
 
 
-def _shifted(x, axis):
+def _shifted(x, axis, xp):
     """``x - max(x, axis)`` (where the maximum is finite), in x's dtype."""
-    xp = _xp(x)
     m = xp.max(x, axis=axis, keepdims=True)
     m = xp.where(xp.isfinite(m), m, m.dtype.type(0))
     return x - m
 
 
-def _softmax_array(x, axis):
-    e = _elementwise.exp(_shifted(x, axis))
-    return e / _xp(x).sum(e, axis=axis, keepdims=True)
+def _softmax_array(x, axis, xp):
+    e = _elementwise.exp(_shifted(x, axis, xp))
+    return e / xp.sum(e, axis=axis, keepdims=True)
 
 
-def _log_softmax_array(x, axis):
-    s = _shifted(x, axis)
-    sum_e = _xp(x).sum(_elementwise.exp(s), axis=axis, keepdims=True)
+def _log_softmax_array(x, axis, xp):
+    s = _shifted(x, axis, xp)
+    sum_e = xp.sum(_elementwise.exp(s), axis=axis, keepdims=True)
     return s - _elementwise.log(sum_e)
 
 
@@ -284,14 +282,15 @@ Examples
 
 def _along_axis(op_name, op_type, array_fn, doc):
     """The public op `op_name` of `logits` along `axis`: ``array_fn(value,
-    axis)`` of the checked float input, recorded as `op_type` with the axis
-    attribute."""
+    axis, xp)`` of the checked float input, recorded as `op_type` with the
+    axis attribute."""
 
     def op(logits, axis=-1, name=None):
         del name
         x = _float_input(logits, "logits", op_name)
         axis = _check_axis(axis, x.ndim, op_name)
-        return _record_along(op_type, x, array_fn(x._value, axis), axis)
+        return _record_along(op_type, x, array_fn(x._value, axis, _xp(x._value)),
+                             axis)
 
     op.__name__ = op.__qualname__ = op_name
     op.__doc__ = doc
@@ -366,7 +365,8 @@ def l2_loss(t, name=None):
     del name
     x = _float_input(t, "t", "l2_loss")
     v = x._value
-    y = wrap(_as(_xp(v).sum(v * v) / v.dtype.type(2), v.dtype))
+    xp = _xp(v)
+    y = wrap(_as(xp.sum(v * v) / v.dtype.type(2), v.dtype, xp))
     record_operation("L2Loss", (x,), (y,))
     return y
 
@@ -437,7 +437,7 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     xp = _xp(xv)
     tail = _elementwise.log1p(_elementwise.exp(xp.negative(xp.abs(xv))))
     loss = xp.maximum(xv, zero) - xv * zv + tail
-    y = wrap(_as(loss, xv.dtype))
+    y = wrap(_as(loss, xv.dtype, xp))
     record_operation("SigmoidCrossEntropyWithLogits", (z, x), (y,))
     return y
 
@@ -528,12 +528,12 @@ def softmax_cross_entropy_with_logits(labels=None, logits=None, axis=-1, name=No
             )
         z = array_ops.broadcast_to(z, x.shape)
     xv, zv = x._value, z._value
-    shifted = _shifted(xv, axis)
     xp = _xp(xv)
+    shifted = _shifted(xv, axis, xp)
     e = _elementwise.exp(shifted)
     sum_e = xp.sum(e, axis=axis, keepdims=True)
     loss = xp.sum(zv * (_elementwise.log(sum_e) - shifted), axis=axis)
-    y = wrap(_as(loss, xv.dtype))
+    y = wrap(_as(loss, xv.dtype, xp))
     # The softmax is kept for the gradient (no second exp pass).
     record_operation(
         "SoftmaxCrossEntropyWithLogits",
@@ -555,7 +555,8 @@ def _softmax_cross_entropy_grad(op, grad):
         grad_logits = grad * (probs - z)
     if 1 not in op.skip_input_indices:
         log_probs = _record_along(
-            "LogSoftmax", x, _log_softmax_array(x._value, axis), axis)
+            "LogSoftmax", x, _log_softmax_array(x._value, axis, _xp(x._value)),
+            axis)
         grad_labels = -(grad * log_probs)
     return grad_logits, grad_labels
 
@@ -639,13 +640,13 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
             f"valid range of [0, {n_classes}). Label values: {shown}{more}"
         )
     xv = x._value
-    shifted = _shifted(xv, -1)
     xp = _xp(xv)
+    shifted = _shifted(xv, -1, xp)
     e = _elementwise.exp(shifted)
     sum_e = xp.sum(e, axis=-1, keepdims=True)
     picked = xp.take_along_axis(shifted, zv[..., None].astype(np.intp), axis=-1)
     loss = (_elementwise.log(sum_e) - picked)[..., 0]
-    y = wrap(_as(loss, xv.dtype))
+    y = wrap(_as(loss, xv.dtype, xp))
     record_operation(
         "SparseSoftmaxCrossEntropyWithLogits",
         (x, z),

@@ -132,6 +132,13 @@ ENTRIES = {
     "RaggedTensor.from_row_splits": lambda: sg.RaggedTensor.from_row_splits(
         _D, [0, 2, 6]),
     "ragged.range": lambda: sg.ragged.range([0, 1], [3, 4]),
+    "nn.softmax": lambda: sg.nn.softmax(_D),
+    "nn.l2_loss": lambda: sg.nn.l2_loss(_D),
+    "nn.sigmoid_cross_entropy_with_logits": lambda: (
+        sg.nn.sigmoid_cross_entropy_with_logits(labels=_D, logits=_D)),
+    "nn.sparse_softmax_cross_entropy_with_logits": lambda: (
+        sg.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=np.array([0, 2, 1, 0, 1, 2]), logits=_D)),
     "RaggedTensor.from_scipy": lambda: sg.RaggedTensor.from_scipy(_SP_IDS),
     "sparse.segment_sqrt_n": lambda: sg.sparse.segment_sqrt_n(
         _T, np.array([1, 2, 3]), np.array([0, 0, 1]), num_segments=3),
