@@ -55,6 +55,7 @@ OPS = [
     ("power_sign", "_power_sign_row", None, None, 1,
      ("lr", "logbase", "sign_decay", "beta")),
     ("rowwise_adagrad", None, "_rowwise_adagrad_row", None, 1, ("lr", "epsilon")),
+    ("lion", "_lion_row", "_lion_row", None, 1, ("lr", "beta1", "beta2")),
 ]
 # Ops whose drivers are their own (here and on the GPU), not the generic ones.
 OWN_DRIVERS = {"rowwise_adagrad"}

@@ -129,6 +129,13 @@ SPARSE_OPS = {
         BOUNDS,
         True,
     ),
+    "sparse_apply_lion": (
+        ["m"],
+        dict(lr=0.1, beta1=0.9, beta2=0.99),
+        {},
+        BOUNDS,
+        False,
+    ),
 }
 
 DENSE_OPS = {
@@ -209,6 +216,7 @@ DENSE_OPS = {
         {},
     ),
     "apply_rowwise_adagrad": (["accum"], dict(lr=0.1, epsilon=1e-8), {}),
+    "apply_lion": (["m"], dict(lr=0.1, beta1=0.9, beta2=0.99), {}),
 }
 
 SIGNED_SLOTS = {"linear", "m", "mg", "mom", "gradient_accumulator"}
@@ -436,6 +444,48 @@ def test_lazy_ada_max_matches_numpy(dtype, rng):
     var[rows] = var[rows] - step * (m[rows] / (v[rows] + s["epsilon"]))
     for name, want in (("var", var), ("m", m), ("v", v)):
         np.testing.assert_array_equal(kwargs[name], want, err_msg=name)
+
+
+def _lion_rows(var, m, lr, b1, b2, g, T):
+    """Keras 3's Lion in NumPy, every operation rounded to T."""
+    lr, b1, b2 = T(lr), T(b1), T(b2)
+    var = var - lr * np.sign(m * b1 + g * (T(1) - b1))
+    m = m * b2 + g * (T(1) - b2)
+    return var, m
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_lion_matches_numpy_and_lazy_rows(dtype, rng):
+    s = DENSE_OPS["apply_lion"][1]
+    dense = dense_args("apply_lion", rng, shape=(6, 5), dtype=dtype)
+    dense["grad"][0, :2] = 0.0          # sign(0) = 0 where m is zero too
+    dense["m"][0, :2] = 0.0
+    dense["grad"][1, 0] = np.nan
+    var, m = _lion_rows(dense["var"], dense["m"], s["lr"], s["beta1"], s["beta2"],
+                        dense["grad"], dtype)
+    sparse = {k: (np.array(x, copy=True) if isinstance(x, np.ndarray) else x)
+              for k, x in dense.items()}
+    before = dense["var"].copy()
+    call("apply_lion", dense)
+    np.testing.assert_array_equal(dense["var"], var)
+    np.testing.assert_array_equal(dense["m"], m)
+    np.testing.assert_array_equal(dense["var"][0, :2], before[0, :2])
+    assert np.isnan(dense["var"][1, 0]) and np.isnan(dense["m"][1, 0])
+    # Indexing every row once (in any order) is the dense op, bit for bit.
+    grad = sparse.pop("grad")
+    call("sparse_apply_lion",
+         dict(sparse, grad=grad[::-1], indices=np.arange(6)[::-1]))
+    for name in ("var", "m"):
+        assert sparse[name].tobytes() == dense[name].tobytes(), name
+    # Lazy: rows 2 and 5 only, each by the NumPy rule; the others keep their bits.
+    kwargs = sparse_args("sparse_apply_lion", rng, indices=[5, 2], dtype=dtype)
+    var, m = kwargs["var"].copy(), kwargs["m"].copy()
+    call("sparse_apply_lion", kwargs)
+    rows = [5, 2]
+    var[rows], m[rows] = _lion_rows(var[rows], m[rows], s["lr"], s["beta1"],
+                                    s["beta2"], kwargs["grad"], dtype)
+    for name, want in (("var", var), ("m", m)):
+        assert kwargs[name].tobytes() == want.tobytes(), name
 
 
 def _rowwise_reference(var, accum, lr, eps, grad, rows):

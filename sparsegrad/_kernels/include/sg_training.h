@@ -387,6 +387,15 @@ SG_ELEMENT(sg_power_sign_row) {
     v[0] = v[0] - (lr * e) * g;
 }
 
+/* hp: lr, beta1, beta2; s1 m.  Keras 3's Lion, in its order: the step's
+ * sign from the interpolation of m and g, then m's own decay. */
+SG_ELEMENT(sg_lion_row) {
+    SG_M lr = k->t[0], beta1 = k->t[1], beta2 = k->t[2];
+    SG_M c1 = (SG_M)1 - beta1, c2 = (SG_M)1 - beta2;
+    v[0] = v[0] - lr * sg_sign(s1[0] * beta1 + g * c1);
+    s1[0] = s1[0] * beta2 + g * c2;
+}
+
 /* Row-wise Adagrad (hp: lr, epsilon; one accumulator per row of n):
  *   accum += T(sum_j g_j**2 (in double, in column order, from zero) / n)
  *   var_j -= (lr / (sqrt(accum) + epsilon)) * g_j
