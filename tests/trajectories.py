@@ -91,6 +91,9 @@ def _optimizers():
             lr, l1_regularization_strength=0.01, l2_regularization_strength=0.03)),
         ("proximal_adagrad", lambda lr: opts.ProximalAdagrad(
             lr, l1_regularization_strength=0.01, l2_regularization_strength=0.03)),
+            ("lion", lambda lr: opts.Lion(lr, beta_1=0.85, beta_2=0.97)),
+        ("lion_lazy", lambda lr: opts.Lion(lr, beta_2=0.95, lazy=True,
+                                           global_clipnorm=1.3)),
     ]
 
 

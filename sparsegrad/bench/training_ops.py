@@ -11,6 +11,8 @@ ids into a 1,000,000 x 64 float32 table):
   ``torch.optim.SparseAdam`` with the gradient as a sparse COO tensor.
 * ``training_ops/adagrad_step``: ``optimizers.Adagrad`` against
   ``torch.optim.Adagrad`` on the same sparse gradient.
+* ``training_ops/lion_lazy_step``: ``optimizers.Lion(lazy=True).apply_gradients``
+  (only the touched rows of the table and ``m``), against its floor alone.
 
 Optimizer setups take ten steps before they return: PyTorch's first steps are
 several times slower than its steady state, which is what training sees.
@@ -258,6 +260,14 @@ CASES = [
             lambda sg: sg.optimizers.Adagrad(LEARNING_RATE)),
          "torch": _optimizer_torch(
             lambda torch, p: torch.optim.Adagrad([p], lr=LEARNING_RATE))},
+        lambda quick: inputs.sparse_update_bytes(quick, 2),
+    ),
+    Case(
+        "training_ops/lion_lazy_step",
+        "Lion(lazy=True).apply_gradients on the sparse gradient (no other "
+        "library has a sparse Lion), after 10 steps",
+        {"sparsegrad": _optimizer_sparsegrad(
+            lambda sg: sg.optimizers.Lion(1e-4, lazy=True))},
         lambda quick: inputs.sparse_update_bytes(quick, 2),
     ),
 ]

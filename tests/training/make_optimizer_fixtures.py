@@ -188,6 +188,26 @@ CASES = [
     ("adagrad_defaults", "Adagrad", {}),
     ("rmsprop_defaults", "RMSprop", {"momentum": 0.9}),
     ("ftrl_defaults", "Ftrl", {}),
+    ("lion", "Lion", {"learning_rate": 0.0625, "beta_1": 0.75, "beta_2": 0.96875}),
+    (
+        "lion_schedule",
+        "Lion",
+        {
+            "learning_rate": [
+                "ExponentialDecay",
+                {
+                    "initial_learning_rate": 0.125,
+                    "decay_steps": 2,
+                    "decay_rate": 0.5,
+                    "staircase": True,
+                },
+            ],
+            "beta_1": 0.5,
+            "beta_2": 0.875,
+            "clipnorm": 0.5,
+        },
+    ),
+    ("lion_defaults", "Lion", {}),
 ]
 
 

@@ -114,6 +114,8 @@ OPTIMIZERS = {
     "rmsprop": lambda **k: sg.optimizers.RMSprop(0.5, momentum=0.5, centered=True,
                                                  **k),
     "adadelta": lambda **k: sg.optimizers.Adadelta(0.5, **k),
+    "lion": lambda **k: sg.optimizers.Lion(0.5, **k),
+    "lazy_lion": lambda **k: sg.optimizers.Lion(0.5, lazy=True, **k),
 }
 
 

@@ -24,7 +24,7 @@ CASES = json.loads(str(DATA["__cases__"]))
 BIT_EXACT = {
     "sgd", "sgd_momentum", "sgd_nesterov", "sgd_clipnorm", "sgd_clipvalue",
     "adagrad_eps0", "adadelta", "adam", "adam_amsgrad", "adam_schedule", "adamw",
-    "proximal_gd",
+    "proximal_gd", "lion", "lion_schedule",
 }
 
 

@@ -34,6 +34,7 @@ LAZY_CONFIGS = [
                                  "l2_regularization_strength": 0.1}),
     ("ProximalAdagrad", {"learning_rate": 0.1, "l1_regularization_strength": 0.01,
                          "l2_regularization_strength": 0.1}),
+    ("Lion", {"learning_rate": 0.1, "lazy": True}),
 ]
 # The sparse RMSprop kernels round differently from the dense ones
 # (reference/training_ops.md 3.14, 3.15); everything else is bit-identical.
@@ -117,6 +118,7 @@ def test_sparse_step_is_dense_step_of_touched_rows(config, dtype, rng):
     ("ProximalGradientDescent", {"learning_rate": 0.1}),
     ("Adam", {"learning_rate": 0.1}),                   # lazy=False: dense semantics
     ("Adam", {"learning_rate": 0.1, "amsgrad": True}),
+    ("Lion", {"learning_rate": 0.1, "beta_1": 0.8}),    # lazy=False: dense semantics
 ], ids=config_id)
 def test_sparse_equals_densified(config, dtype, rng):
     """Where zero gradient rows do not change anything (or lazy=False), the
@@ -188,6 +190,51 @@ def test_lazy_adam_and_adamw_against_numpy(weight_decay, dtype, rng):
         # Bit for bit in both dtypes: every scalar, the step size alpha
         # included, is computed in var's dtype, one rounding per operation.
         np.testing.assert_array_equal(w.numpy(), var)
+
+
+def lion_reference(var, m, lr, b1, b2, rows, summed):
+    """Keras 3's Lion on `rows` in NumPy, every operation in var's dtype."""
+    T = var.dtype.type
+    var, m = var.copy(), m.copy()
+    lr, b1, b2 = T(lr), T(b1), T(b2)
+    var[rows] = var[rows] - lr * np.sign(m[rows] * b1 + summed * (T(1) - b1))
+    m[rows] = m[rows] * b2 + summed * (T(1) - b2)
+    return var, m
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_lion_lazy_and_non_lazy_against_numpy(dtype, rng):
+    table = rng.standard_normal((8, 3)).astype(dtype)
+    lazy = sg.optimizers.Lion(0.125, beta_1=0.75, beta_2=0.96875, lazy=True)
+    dense = sg.optimizers.Lion(0.125, beta_1=0.75, beta_2=0.96875)
+    w_lazy, w_dense = sg.Variable(table), sg.Variable(table)
+    all_rows = np.arange(8)
+    # a dense first step: every row's momentum is then non-zero
+    first = rng.standard_normal((8, 3)).astype(dtype)
+    lazy.apply_gradients([(first, w_lazy)])
+    dense.apply_gradients([(first, w_dense)])
+    var, m = lion_reference(table, np.zeros_like(table), 0.125, 0.75, 0.96875,
+                            all_rows, first)
+    var_d, m_d, before = var.copy(), m.copy(), var.copy()
+    for _ in range(3):
+        values = rng.standard_normal((INDICES.shape[0], 3)).astype(dtype)
+        grad = sg.IndexedSlices(values, INDICES, dense_shape=(8, 3))
+        lazy.apply_gradients([(grad, w_lazy)])
+        dense.apply_gradients([(grad, w_dense)])
+        unique, summed = summed_rows(INDICES, values)
+        var, m = lion_reference(var, m, 0.125, 0.75, 0.96875, unique, summed)
+        full = np.zeros_like(table)
+        full[unique] = summed
+        var_d, m_d = lion_reference(var_d, m_d, 0.125, 0.75, 0.96875, all_rows, full)
+    # lazy: the touched rows by the rule, the others keep every bit
+    assert w_lazy.numpy().tobytes() == var.tobytes()
+    assert lazy.get_slot(w_lazy, "momentum").numpy().tobytes() == m.tobytes()
+    untouched = np.setdiff1d(all_rows, INDICES)
+    assert w_lazy.numpy()[untouched].tobytes() == before[untouched].tobytes()
+    # non-lazy: Keras 3's dense semantics, every row's momentum decays
+    assert w_dense.numpy().tobytes() == var_d.tobytes()
+    assert dense.get_slot(w_dense, "m").numpy().tobytes() == m_d.tobytes()
+    assert not np.array_equal(w_dense.numpy()[untouched], before[untouched])
 
 
 def test_adamw_non_lazy_sparse_decays_only_touched_rows():

@@ -30,6 +30,8 @@ CONFIGS = [
                                  "l1_regularization_strength": 0.01,
                                  "clipvalue": 0.5}),
     ("ProximalAdagrad", {"learning_rate": 0.1, "l2_regularization_strength": 0.01}),
+    ("Lion", {"learning_rate": schedules.ExponentialDecay(0.1, 2, 0.5),
+              "lazy": True, "global_clipnorm": 2.0}),
 ]
 IDS = [f"{n}-{k}" for k, (n, _) in enumerate(CONFIGS)]
 
@@ -40,7 +42,7 @@ SLOT_NAMES = {
     "AdamW": ["m", "v", "vhat"], "Adamax": ["m", "v"],
     "Ftrl": ["accumulator", "linear"],
     "RMSprop": ["rms", "momentum", "mg"], "ProximalGradientDescent": [],
-    "ProximalAdagrad": ["accumulator"],
+    "ProximalAdagrad": ["accumulator"], "Lion": ["m"],
 }
 
 
