@@ -55,6 +55,9 @@ OPS = [
     ("power_sign", "_power_sign_row", None, None, 1,
      ("lr", "logbase", "sign_decay", "beta")),
     ("rowwise_adagrad", None, "_rowwise_adagrad_row", None, 1, ("lr", "epsilon")),
+    ("nadam", "_nadam_row", "_nadam_row", None, 2,
+     ("lr", "beta1", "beta2", "epsilon", "u_t", "u_t_1", "u_product",
+      "beta2_power")),
 ]
 # Ops whose drivers are their own (here and on the GPU), not the generic ones.
 OWN_DRIVERS = {"rowwise_adagrad"}

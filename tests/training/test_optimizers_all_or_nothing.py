@@ -32,6 +32,8 @@ OPTIMIZERS = {
     "ProximalGradientDescent": lambda lr: opts.ProximalGradientDescent(lr, 0.01, 0.01),
     "ProximalAdagrad": lambda lr: opts.ProximalAdagrad(
         lr, l1_regularization_strength=0.01),
+    "Nadam": lambda lr: opts.Nadam(lr),
+    "Nadam-lazy": lambda lr: opts.Nadam(lr, lazy=True),
 }
 
 

@@ -12,6 +12,7 @@ from .adagrad import Adagrad, AdagradState, RowwiseAdagrad, RowwiseAdagradState
 from .adam import Adam, Adamax, AdamaxState, AdamState, AdamW
 from .base import Optimizer
 from .ftrl import Ftrl, FtrlState
+from .nadam import Nadam, NadamState
 from .proximal import (
     ProximalAdagrad,
     ProximalAdagradState,
@@ -45,6 +46,8 @@ __all__ = [
     "RMSpropState",
     "ProximalGradientDescentState",
     "ProximalAdagradState",
+    "Nadam",
+    "NadamState",
     "schedules",
     "serialize",
     "deserialize",
@@ -54,7 +57,7 @@ __all__ = [
 _CLASSES = {
     cls.__name__: cls
     for cls in (SGD, Adagrad, RowwiseAdagrad, Adadelta, Adam, AdamW, Adamax, Ftrl,
-                RMSprop, ProximalGradientDescent, ProximalAdagrad)
+                RMSprop, ProximalGradientDescent, ProximalAdagrad, Nadam)
 }
 
 
