@@ -91,9 +91,12 @@ def _optimizers():
             lr, l1_regularization_strength=0.01, l2_regularization_strength=0.03)),
         ("proximal_adagrad", lambda lr: opts.ProximalAdagrad(
             lr, l1_regularization_strength=0.01, l2_regularization_strength=0.03)),
-            ("lion", lambda lr: opts.Lion(lr, beta_1=0.85, beta_2=0.97)),
+        ("lion", lambda lr: opts.Lion(lr, beta_1=0.85, beta_2=0.97)),
         ("lion_lazy", lambda lr: opts.Lion(lr, beta_2=0.95, lazy=True,
                                            global_clipnorm=1.3)),
+        ("nadam", lambda lr: opts.Nadam(lr, beta_1=0.85, beta_2=0.995)),
+        ("nadam_lazy", lambda lr: opts.Nadam(lr, beta_2=0.97, lazy=True,
+                                             clipnorm=0.9)),
     ]
 
 
@@ -138,6 +141,9 @@ _SCALARS = {
     "beta2_power": 0.993**3, "epsilon": 1.3e-6, "rho": 0.83, "momentum": 0.61,
     "logbase": 0.69, "sign_decay": 0.77, "beta": 0.9, "global_step": 5,
 }
+# Nadam's momentum schedule at steps 3 and 4, and a product of it.
+_SCALARS.update(u_t=0.9 * (1 - 0.5 * 0.96**3), u_t_1=0.9 * (1 - 0.5 * 0.96**4),
+                u_product=0.12)
 _FLAGS = ("use_nesterov", "multiply_linear_by_lr")
 
 

@@ -35,13 +35,13 @@
 #include "common.cuh"
 #include "sg_training.h"
 
-// The hyper-parameters arrive as SG_N_HP (seven) double scalars, the most
+// The hyper-parameters arrive as SG_N_HP (eight) double scalars, the most
 // an op has, and are loaded once per thread into the struct that the
 // element functions read (hp, of type sg_hp_<sfx>).
 #define SG_HP_PARAMS double h0, double h1, double h2, double h3, double h4,    \
-                     double h5, double h6
+                     double h5, double h6, double h7
 #define SG_HP_LOAD(sfx)                                                       \
-    const double hp_given[SG_N_HP] = {h0, h1, h2, h3, h4, h5, h6};            \
+    const double hp_given[SG_N_HP] = {h0, h1, h2, h3, h4, h5, h6, h7};        \
     sg_hp_##sfx hp_loaded;                                                    \
     sg_hp_load(&hp_loaded, hp_given, SG_N_HP);                                \
     const sg_hp_##sfx* hp = &hp_loaded

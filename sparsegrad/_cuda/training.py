@@ -66,8 +66,8 @@ def generated_source():
     return "\n".join(lines + ops) + "\n"
 
 
-# The kernels take the hyper-parameters as seven double scalars.
-_N_HP = 7
+# The kernels take the hyper-parameters as eight double scalars (SG_N_HP).
+_N_HP = 8
 
 #: Occurrences from which a distinct row goes to the heavy kernel.
 HEAVY_MIN = 64
@@ -83,7 +83,7 @@ _NEVER = np.iinfo(np.int64).max
 
 
 def _hp_args(hp):
-    """The host float64 array `hp` as the kernels' seven double scalars."""
+    """The host float64 array `hp` as the kernels' eight double scalars."""
     values = [np.float64(x) for x in np.asarray(hp, dtype=np.float64).reshape(-1)]
     return values + [np.float64(0.0)] * (_N_HP - len(values))
 

@@ -56,6 +56,9 @@ OPS = [
      ("lr", "logbase", "sign_decay", "beta")),
     ("rowwise_adagrad", None, "_rowwise_adagrad_row", None, 1, ("lr", "epsilon")),
     ("lion", "_lion_row", "_lion_row", None, 1, ("lr", "beta1", "beta2")),
+    ("nadam", "_nadam_row", "_nadam_row", None, 2,
+     ("lr", "beta1", "beta2", "epsilon", "u_t", "u_t_1", "u_product",
+      "beta2_power")),
 ]
 # Ops whose drivers are their own (here and on the GPU), not the generic ones.
 OWN_DRIVERS = {"rowwise_adagrad"}

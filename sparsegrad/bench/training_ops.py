@@ -13,6 +13,8 @@ ids into a 1,000,000 x 64 float32 table):
   ``torch.optim.Adagrad`` on the same sparse gradient.
 * ``training_ops/lion_lazy_step``: ``optimizers.Lion(lazy=True).apply_gradients``
   (only the touched rows of the table and ``m``), against its floor alone.
+* ``training_ops/nadam_lazy_step``: ``optimizers.Nadam(lazy=True)``, which
+  reads and writes what lazy Adam does (no other library has a lazy Nadam).
 
 Optimizer setups take ten steps before they return: PyTorch's first steps are
 several times slower than its steady state, which is what training sees.
@@ -269,5 +271,13 @@ CASES = [
         {"sparsegrad": _optimizer_sparsegrad(
             lambda sg: sg.optimizers.Lion(1e-4, lazy=True))},
         lambda quick: inputs.sparse_update_bytes(quick, 2),
+    ),
+    Case(
+        "training_ops/nadam_lazy_step",
+        "Nadam(lazy=True).apply_gradients on the sparse gradient (the touched "
+        "rows of the table, m and v), after 10 steps",
+        {"sparsegrad": _optimizer_sparsegrad(
+            lambda sg: sg.optimizers.Nadam(1e-3, lazy=True))},
+        lambda quick: inputs.sparse_update_bytes(quick, 3),
     ),
 ]

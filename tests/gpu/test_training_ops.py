@@ -33,6 +33,9 @@ HP = {"alpha": 0.1, "lr": 0.05, "l1": 0.01, "l2": 0.02, "rho": 0.9, "epsilon": 1
       "lr_power": -0.5, "multiply_linear_by_lr": 0.0, "is_v2": 0.0,
       "momentum": 0.9, "use_nesterov": 0.0, "beta1": 0.9, "beta2": 0.999,
       "logbase": 0.7, "sign_decay": 0.9, "beta": 0.9}
+# Nadam's step-dependent scalars (step 2).
+HP.update(u_t=0.9 * (1 - 0.5 * 0.96**2), u_t_1=0.9 * (1 - 0.5 * 0.96**3),
+          u_product=0.2, beta2_power=0.999**2)
 # Further settings of the ops whose row functions branch on them.
 VARIANTS = {
     "proximal_gradient_descent": [{}, {"l1": 0.0}],

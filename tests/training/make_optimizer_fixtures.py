@@ -17,7 +17,8 @@ rate in a float32 variable and converts Python-float hyper-parameters to float32
 tensors before casting them to a float64 variable's dtype, so only such values
 mean the same number to both libraries.
 
-Output: ``tests/training/fixtures/optimizer_goldens.npz``.  Each case ``c`` and
+Output: ``tests/training/fixtures/optimizer_goldens.npz`` (``... nadam``:
+``optimizer_goldens_nadam.npz``, the Nadam cases).  Each case ``c`` and
 dtype ``d`` stores ``c/d/w0``, ``c/d/b0`` (initial values), ``c/d/gw``, ``c/d/gb``
 (gradients, one per step) and ``c/d/w``, ``c/d/b`` (values after each step);
 ``__cases__`` holds the JSON list of ``[case, class name, kwargs]``.
@@ -25,6 +26,7 @@ dtype ``d`` stores ``c/d/w0``, ``c/d/b0`` (initial values), ``c/d/gw``, ``c/d/gb
 
 import json
 import os
+import sys
 
 import numpy as np
 import tensorflow as tf
@@ -211,6 +213,45 @@ CASES = [
 ]
 
 
+# Nadam (issue 27), in a file of its own (``optimizer_goldens_nadam.npz``,
+# written by ``make_optimizer_fixtures.py nadam``) so that adding it left the
+# other goldens untouched.
+NADAM_OUT = os.path.join(HERE, "fixtures", "optimizer_goldens_nadam.npz")
+NADAM_CASES = [
+    (
+        "nadam",
+        "Nadam",
+        {
+            "learning_rate": 0.0625,
+            "beta_1": 0.875,
+            "beta_2": 1 - 2.0**-9,
+            "epsilon": 2.0**-20,
+        },
+    ),
+    (
+        "nadam_schedule",
+        "Nadam",
+        {
+            "learning_rate": [
+                "ExponentialDecay",
+                {
+                    "initial_learning_rate": 0.125,
+                    "decay_steps": 2,
+                    "decay_rate": 0.5,
+                    "staircase": True,
+                },
+            ],
+            "beta_1": 0.75,
+            "beta_2": 0.96875,
+            "epsilon": 2.0**-20,
+        },
+    ),
+    ("nadam_clipnorm", "Nadam", {"learning_rate": 0.125, "clipnorm": 0.5}),
+    ("nadam_defaults", "Nadam", {}),
+]
+SETS = {"main": (CASES, OUT, 20261122), "nadam": (NADAM_CASES, NADAM_OUT, 20270527)}
+
+
 def keras_optimizer(cls_name, kwargs):
     kwargs = dict(kwargs)
     lr = kwargs.get("learning_rate")
@@ -249,10 +290,11 @@ def raw_op_runner(cls_name, kwargs, variables, dtype):
     return step
 
 
-def main():
-    rng = np.random.default_rng(20261122)
+def main(which="main"):
+    cases, out, seed = SETS[which]
+    rng = np.random.default_rng(seed)
     arrays = {}
-    for case, cls_name, kwargs in CASES:
+    for case, cls_name, kwargs in cases:
         for dtype in (np.float32, np.float64):
             key = f"{case}/{np.dtype(dtype).name}"
             w0 = rng.standard_normal((5, 3)).astype(dtype)
@@ -284,14 +326,14 @@ def main():
                     f"{key}/b": np.stack(bs),
                 }
             )
-    arrays["__cases__"] = np.array(json.dumps(CASES))
+    arrays["__cases__"] = np.array(json.dumps(cases))
     arrays["__versions__"] = np.array(
         json.dumps({"tensorflow": tf.__version__, "keras": tf.keras.__version__})
     )
-    os.makedirs(os.path.dirname(OUT), exist_ok=True)
-    np.savez_compressed(OUT, **arrays)
-    print(f"wrote {OUT}: {len(CASES)} cases x 2 dtypes")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    np.savez_compressed(out, **arrays)
+    print(f"wrote {out}: {len(cases)} cases x 2 dtypes")
 
 
 if __name__ == "__main__":
-    main()
+    main(*sys.argv[1:])

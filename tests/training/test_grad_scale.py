@@ -28,6 +28,8 @@ HYPER_VALUES = {
     "logbase": 0.69, "sign_decay": 0.5, "beta": 0.9, "use_nesterov": True,
     "update_slots": True, "multiply_linear_by_lr": True,
 }
+# Nadam's step-dependent scalars.
+HYPER_VALUES.update(u_t=0.468, u_t_1=0.47, u_product=0.25)
 # The arguments of a raw op that are not hyper-parameters.
 NOT_HYPER = {"var", "grad", "delta", "indices", "use_locking", "coalesce_duplicates"}
 SIGNED_SLOTS = {"linear", "m", "mg", "mom", "gradient_accumulator"}

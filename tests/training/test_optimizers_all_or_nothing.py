@@ -34,6 +34,8 @@ OPTIMIZERS = {
         lr, l1_regularization_strength=0.01),
     "Lion": lambda lr: opts.Lion(lr),
     "Lion-lazy": lambda lr: opts.Lion(lr, lazy=True),
+    "Nadam": lambda lr: opts.Nadam(lr),
+    "Nadam-lazy": lambda lr: opts.Nadam(lr, lazy=True),
 }
 
 

@@ -15,9 +15,12 @@ import pytest
 import sparsegrad as sg
 from sparsegrad.training import optimizers as opt_mod
 
-FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "optimizer_goldens.npz")
-DATA = np.load(FIXTURE)
-CASES = json.loads(str(DATA["__cases__"]))
+HERE = os.path.join(os.path.dirname(__file__), "fixtures")
+# optimizer_goldens_nadam.npz: the Nadam cases (issue 27), made apart.
+_FILES = [np.load(os.path.join(HERE, name))
+          for name in ("optimizer_goldens.npz", "optimizer_goldens_nadam.npz")]
+DATA = {key: f[key] for f in _FILES for key in f.files if not key.startswith("__")}
+CASES = [case for f in _FILES for case in json.loads(str(f["__cases__"]))]
 
 # Cases whose formulas and operation order match Keras 3 (or the TF raw op)
 # exactly: compared bit for bit in both dtypes.
@@ -25,11 +28,19 @@ BIT_EXACT = {
     "sgd", "sgd_momentum", "sgd_nesterov", "sgd_clipnorm", "sgd_clipvalue",
     "adagrad_eps0", "adadelta", "adam", "adam_amsgrad", "adam_schedule", "adamw",
     "proximal_gd", "lion", "lion_schedule",
+    "nadam", "nadam_schedule",
 }
+# Bit-exact in float32 only: Keras keeps Nadam's u_product in the first
+# variable's dtype (float64 here), sparsegrad in float32.
+FLOAT32_ONLY = {"nadam", "nadam_schedule"}
 
 
 def tolerance(case, dtype):
     """(rtol, atol) for cases that are not bit-exact, with the reason."""
+    if case.startswith("nadam") and dtype == "float64":
+        # u_product in float32 (see FLOAT32_ONLY): relative 1e-7 at most.
+        # (nadam_clipnorm in float32: the clipped gradient, an ulp apart.)
+        return 1e-6, 1e-9
     if case.endswith("_defaults"):
         # Keras 3 rounds Python-float hyper-parameters (0.9, 0.999, 1e-7, 0.1)
         # through float32 before casting them to the variable's dtype.
@@ -67,7 +78,8 @@ def test_matches_tensorflow(case, cls_name, kwargs, dtype):
                              (DATA[f"{key}/gb"][step], b)])
         for got, want in ((w.numpy(), DATA[f"{key}/w"][step]),
                           (b.numpy(), DATA[f"{key}/b"][step])):
-            if case in BIT_EXACT:
+            if case in BIT_EXACT and not (case in FLOAT32_ONLY
+                                          and dtype == "float64"):
                 np.testing.assert_array_equal(got, want, err_msg=f"{key} step {step}")
             else:
                 rtol, atol = tolerance(case, dtype)

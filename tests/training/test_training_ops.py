@@ -108,6 +108,22 @@ SPARSE_OPS = {
         BOUNDS,
         False,
     ),
+    "sparse_apply_nadam": (
+        ["m", "v"],
+        dict(
+            u_t=0.468,
+            u_t_1=0.47,
+            u_product=0.25,
+            beta2_power=0.997,
+            lr=0.01,
+            beta1=0.9,
+            beta2=0.999,
+            epsilon=1e-7,
+        ),
+        {},
+        BOUNDS,
+        False,
+    ),
     "sparse_apply_rms_prop": (
         ["ms", "mom"],
         dict(lr=0.01, rho=0.9, momentum=0.5, epsilon=1e-6),
@@ -197,6 +213,20 @@ DENSE_OPS = {
     "apply_ada_max": (
         ["m", "v"],
         dict(beta1_power=0.729, lr=0.01, beta1=0.9, beta2=0.999, epsilon=1e-7),
+        {},
+    ),
+    "apply_nadam": (
+        ["m", "v"],
+        dict(
+            u_t=0.468,
+            u_t_1=0.47,
+            u_product=0.25,
+            beta2_power=0.997,
+            lr=0.01,
+            beta1=0.9,
+            beta2=0.999,
+            epsilon=1e-7,
+        ),
         {},
     ),
     "apply_rms_prop": (
@@ -486,6 +516,44 @@ def test_lion_matches_numpy_and_lazy_rows(dtype, rng):
                                     s["beta2"], kwargs["grad"], dtype)
     for name, want in (("var", var), ("m", m)):
         assert kwargs[name].tobytes() == want.tobytes(), name
+def _nadam_rows(var, m, v, s, g, T):
+    """Keras 3's Nadam update in NumPy, every operation rounded to T."""
+    s = {k: T(x) for k, x in s.items()}
+    m = m + (g - m) * (T(1) - s["beta1"])
+    v = v + (g * g - v) * (T(1) - s["beta2"])
+    m_hat = (s["u_t_1"] * m) / (T(1) - s["u_product"] * s["u_t_1"]) + (
+        (T(1) - s["u_t"]) * g) / (T(1) - s["u_product"])
+    v_hat = v / (T(1) - s["beta2_power"])
+    var = var - (m_hat * s["lr"]) / (np.sqrt(v_hat) + s["epsilon"])
+    return var, m, v
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nadam_matches_numpy_and_lazy_rows(dtype, rng):
+    kwargs = dense_args("apply_nadam", rng, shape=(6, 5), dtype=dtype)
+    s = SPARSE_OPS["sparse_apply_nadam"][1]
+    want = _nadam_rows(kwargs["var"], kwargs["m"], kwargs["v"], s,
+                       kwargs["grad"], dtype)
+    sparse = {k: (np.array(x, copy=True) if isinstance(x, np.ndarray) else x)
+              for k, x in kwargs.items()}
+    call("apply_nadam", kwargs)
+    for name, w in zip(("var", "m", "v"), want):
+        np.testing.assert_array_equal(kwargs[name], w, err_msg=name)
+    # every row once, in any order, is the dense op bit for bit
+    grad = sparse.pop("grad")
+    training_ops.sparse_apply_nadam(**sparse, grad=grad[::-1],
+                                    indices=np.arange(6)[::-1])
+    for name in ("var", "m", "v"):
+        np.testing.assert_array_equal(sparse[name], kwargs[name])
+    # the lazy form: rows 2 and 5 (2 twice, in order), others bit for bit
+    lazy = sparse_args("sparse_apply_nadam", rng, indices=[2, 5, 2], dtype=dtype)
+    var, m, v = (lazy[k].copy() for k in ("var", "m", "v"))
+    call("sparse_apply_nadam", lazy)
+    for k, i in enumerate([2, 5, 2]):
+        var[i], m[i], v[i] = _nadam_rows(var[i], m[i], v[i], s, lazy["grad"][k],
+                                         dtype)
+    for name, w in (("var", var), ("m", m), ("v", v)):
+        np.testing.assert_array_equal(lazy[name], w, err_msg=name)
 
 
 def _rowwise_reference(var, accum, lr, eps, grad, rows):

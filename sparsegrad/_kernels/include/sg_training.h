@@ -396,6 +396,27 @@ SG_ELEMENT(sg_lion_row) {
     s1[0] = s1[0] * beta2 + g * c2;
 }
 
+/* hp: lr, beta1, beta2, epsilon, u_t, u_t_1, u_product, beta2_power; s1 m,
+ * s2 v.  Keras 3's Nadam in its operation order: u_t and u_t_1 are the
+ * momentum schedule at steps t and t + 1, u_product the product of u_1..u_t
+ * and beta2_power beta2**t, each rounded to the value type by the Python
+ * layer; the differences from 1 and u_product * u_t_1 round as Keras's
+ * scalar ops do. */
+SG_ELEMENT(sg_nadam_row) {
+    SG_M lr = k->t[0], beta1 = k->t[1], beta2 = k->t[2], epsilon = k->t[3];
+    SG_M u_t = k->t[4], u_t_1 = k->t[5], u_product = k->t[6];
+    SG_M beta2_power = k->t[7];
+    SG_M c1 = (SG_M)1 - beta1, c2 = (SG_M)1 - beta2;
+    SG_M den_next = (SG_M)1 - u_product * u_t_1, den_now = (SG_M)1 - u_product;
+    SG_M c_now = (SG_M)1 - u_t, den_v = (SG_M)1 - beta2_power;
+    SG_M m_hat, v_hat;
+    s1[0] = s1[0] + (g - s1[0]) * c1;
+    s2[0] = s2[0] + (g * g - s2[0]) * c2;
+    m_hat = (u_t_1 * s1[0]) / den_next + (c_now * g) / den_now;
+    v_hat = s2[0] / den_v;
+    v[0] = v[0] - (m_hat * lr) / (sg_sqrt(v_hat) + epsilon);
+}
+
 /* Row-wise Adagrad (hp: lr, epsilon; one accumulator per row of n):
  *   accum += T(sum_j g_j**2 (in double, in column order, from zero) / n)
  *   var_j -= (lr / (sqrt(accum) + epsilon)) * g_j
@@ -421,8 +442,9 @@ SG_FN void SG_F(sg_rowwise_adagrad_step)(SG_S* v, SG_M mult, SG_M g) {
 #define SG_TRAINING_H
 #include "sg_base.h"
 
-/* The most hyper-parameters an op has (the CUDA kernels take as many). */
-#define SG_N_HP 7
+/* The most hyper-parameters an op has (the CUDA kernels take as many):
+ * Nadam's eight. */
+#define SG_N_HP 8
 
 #ifdef __cplusplus
 /* sg_hp_of<T>::type: the hyper-parameter struct of value type T. */

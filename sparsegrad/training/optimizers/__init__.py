@@ -13,6 +13,7 @@ from .adam import Adam, Adamax, AdamaxState, AdamState, AdamW
 from .base import Optimizer
 from .ftrl import Ftrl, FtrlState
 from .lion import Lion, LionState
+from .nadam import Nadam, NadamState
 from .proximal import (
     ProximalAdagrad,
     ProximalAdagradState,
@@ -48,6 +49,8 @@ __all__ = [
     "ProximalAdagradState",
     "Lion",
     "LionState",
+    "Nadam",
+    "NadamState",
     "schedules",
     "serialize",
     "deserialize",
@@ -57,7 +60,8 @@ __all__ = [
 _CLASSES = {
     cls.__name__: cls
     for cls in (SGD, Adagrad, RowwiseAdagrad, Adadelta, Adam, AdamW, Adamax, Ftrl,
-                RMSprop, ProximalGradientDescent, ProximalAdagrad, Lion)
+                RMSprop, ProximalGradientDescent, ProximalAdagrad, Lion,
+                Nadam)
 }
 
 

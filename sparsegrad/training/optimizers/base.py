@@ -497,10 +497,28 @@ class Optimizer:
         self._slots.update(new_slots)
         for update in updates:
             update()
+        self._finish_step()
         count = self._iterations._value
         count[()] = int(count) + 1
         self._iterations._bump()
         return self._iterations
+
+    def _finish_step(self):
+        """Hook: advance the optimizer's own state (not a slot) once per step
+        that updated something, after the updates and before the count goes
+        up (Nadam's ``u_product``)."""
+
+    def _state_arrays(self):
+        """Hook: the optimizer's own state beyond the slots and the count,
+        name -> NumPy array, for :meth:`save_state` and :meth:`load_state`."""
+        return {}
+
+    def _set_state_arrays(self, values, path):
+        """Hook: check `values` (arrays of :meth:`_state_arrays`' names,
+        shapes and dtypes, read by :meth:`load_state` from `path`) and only
+        then replace the state with them; raise InvalidArgumentError on a bad
+        value, changing nothing."""
+        del values, path
 
     def _validate_learning_rate(self, lr):
         """Hook: reject a learning rate the update kernels cannot take."""

@@ -134,6 +134,8 @@ def save_state(self, path):
                 slots.append(field)
         variables.append({"name": var.name, "shape": list(var.shape),
                           "dtype": var.dtype.name, "slots": slots})
+    for key, value in self._state_arrays().items():
+        arrays[f"optimizer/{key}"] = value
     lr = self._learning_rate
     meta = {
         "format": _STATE_FORMAT,
@@ -186,6 +188,8 @@ def load_state(self, path, var_list=None):
           beyond int64;
         - a slot array is missing or its shape or dtype is not exactly
           that of the slot (read from its header, before its data);
+        - the optimizer's own state (Nadam's ``u_product``) is missing, of
+          another shape or dtype, or out of its range;
         - the arrays need more memory than the process may allocate;
         - the saved learning rate is one the constructor would reject;
         - `var_list` differs from the saved variables in number, shape or
@@ -193,7 +197,8 @@ def load_state(self, path, var_list=None):
     TypeError
         If an entry of `var_list` is not a Variable.
     """
-    slots, iterations, learning_rate = _read_state(self, path, var_list)
+    slots, iterations, learning_rate, own = _read_state(self, path, var_list)
+    self._set_state_arrays(own, path)
     self._slots = slots
     self._iterations._value[...] = iterations
     self._iterations._bump()
@@ -204,8 +209,9 @@ def load_state(self, path, var_list=None):
 def _read_state(self, path, var_list):
     """Read and check a state for :meth:`load_state`, changing nothing.
 
-    Returns the new ``_slots`` dict (new slot Variables), the step count
-    and the saved learning rate (a float, or None).
+    Returns the new ``_slots`` dict (new slot Variables), the step count,
+    the saved learning rate (a float, or None) and the optimizer's own state
+    arrays (``_state_arrays``' names).
     """
     with NpzArchive(
             path, "load_state: cannot read an optimizer state from") as archive:
@@ -271,9 +277,22 @@ def _read_archive(self, archive, path, var_list):
                 )
             targets.append((slot, key))
         new_slots[var._uid] = (var, state)
+    own_keys = []
+    for name, value in self._state_arrays().items():
+        key = f"optimizer/{name}"
+        header = archive.header(key)
+        if header is None:
+            raise _bad_state(path, f"the optimizer state {key!r} is missing")
+        if header != (value.shape, value.dtype):
+            raise _bad_state(
+                path, f"the optimizer state {key!r} has shape {header[0]} and "
+                f"dtype {header[1]}; expected {value.shape} and {value.dtype}"
+            )
+        own_keys.append((name, key))
     # the headers all agree with the slots: now the data, all at once
-    values = archive.read(*(key for _, key in targets))
+    values = archive.read(*(key for _, key in targets), *(k for _, k in own_keys))
     for (slot, _), value in zip(targets, values):
         # a new Variable, not yet visible (on var's device)
         slot._value[...] = backend_of(slot._value).asarray(value)
-    return new_slots, iterations, learning_rate
+    own = {name: value for (name, _), value in zip(own_keys, values[len(targets):])}
+    return new_slots, iterations, learning_rate, own

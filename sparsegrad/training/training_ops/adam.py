@@ -1,4 +1,4 @@
-"""Adam, Adam with AMSGrad, and AdaMax."""
+"""Adam, Adam with AMSGrad, AdaMax and Nadam."""
 
 import numpy as np
 
@@ -10,6 +10,8 @@ __all__ = [
     "apply_adam_with_amsgrad",
     "apply_ada_max",
     "sparse_apply_ada_max",
+    "apply_nadam",
+    "sparse_apply_nadam",
 ]
 
 
@@ -194,4 +196,82 @@ sparse_apply_ada_max = c.define(
     ...     var, m, v, 0.9, 0.001, 0.9, 0.999, 1e-7, [[2.0]], [1])
     >>> var.ravel().round(6)
     array([1.   , 0.999])
+    """)
+
+
+# Nadam: the step-dependent scalars come first, as Adam's beta powers do.
+_NADAM_SCALARS = (c.scalar("u_t"), c.scalar("u_t_1"), c.scalar("u_product"),
+                  _POWERS[1], *_HYPER)
+
+APPLY_NADAM = c.Spec(
+    "nadam", ("m", "v"),
+    (*_NADAM_SCALARS, *_MV, c.GRAD, c.GRAD_SHAPE),
+    sparse=False)
+
+SPARSE_APPLY_NADAM = c.Spec(
+    "nadam", ("m", "v"),
+    (*_MV, c.VAR_RANK, *_NADAM_SCALARS, *_SPARSE_GRAD),
+    sparse=True)
+
+
+apply_nadam = c.define(
+    "apply_nadam(var, m, v, u_t, u_t_1, u_product, beta2_power, lr, beta1, beta2, "
+    "epsilon, grad, use_locking=False)",
+    APPLY_NADAM,
+    r"""Nadam, Keras 3's ``Nadam.update_step`` (TensorFlow has no raw op).
+
+    The caller passes the step-dependent scalars of step t (1 on the first
+    step), computed in var's dtype as Keras does:
+
+    * ``u_t = beta1 * (1 - 0.5 * 0.96 ** t)`` and
+      ``u_t_1 = beta1 * (1 - 0.5 * 0.96 ** (t + 1))``, the momentum schedule;
+    * ``u_product = u_1 * u_2 * ... * u_t``, the running product that Keras
+      keeps as optimizer state (``u_product`` of
+      :class:`sparsegrad.optimizers.Nadam`), already multiplied by ``u_t``;
+    * ``beta2_power = beta2 ** t``.
+
+    Then, per element, in Keras's operation order:
+
+    .. math::
+
+        m &\leftarrow m + (g - m)(1 - \beta_1), \quad
+        v \leftarrow v + (g^2 - v)(1 - \beta_2) \\
+        \hat m &= \frac{u_{t+1}\, m}{1 - u_{prod}\, u_{t+1}}
+                 + \frac{(1 - u_t)\, g}{1 - u_{prod}}, \quad
+        \hat v = \frac{v}{1 - \beta_2^t} \\
+        var &\leftarrow var - \frac{\hat m\, lr}{\sqrt{\hat v} + \epsilon}
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var, m, v = np.ones(2), np.zeros(2), np.zeros(2)
+    >>> u_1, u_2 = 0.9 * (1 - 0.5 * 0.96), 0.9 * (1 - 0.5 * 0.96 ** 2)
+    >>> training_ops.apply_nadam(
+    ...     var, m, v, u_1, u_2, u_1, 0.999, 0.001, 0.9, 0.999, 1e-7, [1.0, -1.0])
+    >>> var.round(6)
+    array([0.999, 1.001])
+    """)
+
+
+sparse_apply_nadam = c.define(
+    "sparse_apply_nadam(var, m, v, u_t, u_t_1, u_product, beta2_power, lr, beta1, "
+    "beta2, epsilon, grad, indices, use_locking=False)",
+    SPARSE_APPLY_NADAM,
+    """Lazy Nadam on the rows ``indices`` (not a TensorFlow or Keras kernel).
+
+    Each indexed row gets exactly :func:`apply_nadam`'s update (same
+    arithmetic, so indexing every row once equals the dense op bit for bit);
+    rows not indexed keep their `m` and `v` and do not move.  A repeated index
+    gets one full update per occurrence, in order, unless
+    ``coalesce_duplicates=True`` sums its rows first.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var, m, v = np.ones((3, 1)), np.zeros((3, 1)), np.zeros((3, 1))
+    >>> u_1, u_2 = 0.9 * (1 - 0.5 * 0.96), 0.9 * (1 - 0.5 * 0.96 ** 2)
+    >>> training_ops.sparse_apply_nadam(
+    ...     var, m, v, u_1, u_2, u_1, 0.999, 0.001, 0.9, 0.999, 1e-7, [[1.0]], [2])
+    >>> var.ravel().round(6)
+    array([1.   , 1.   , 0.999])
     """)

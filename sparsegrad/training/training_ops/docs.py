@@ -96,6 +96,11 @@ for _name, _text in {
     "momentum": 'Momentum.',
     "rho": 'Decay rate.',
     "sign_decay": 'Decay of the sign term.',
+    "u_t": "Nadam's momentum coefficient at step t, "
+           "``beta1 * (1 - 0.5 * 0.96 ** t)``.",
+    "u_t_1": "Nadam's momentum coefficient at step t + 1, "
+             "``beta1 * (1 - 0.5 * 0.96 ** (t + 1))``.",
+    "u_product": "Product of Nadam's momentum coefficients u_1 ... u_t.",
 }.items():
     PARAMETERS[_name] = _wrapped(f"{_name} : float",
                                  f"{_text} A scalar, rounded to var's dtype.")
