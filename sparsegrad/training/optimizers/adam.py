@@ -128,13 +128,9 @@ class Adam(Optimizer):
                          **hypers)]
 
     def _prepare_sparse(self, values, indices, var, state, lr, stage):
-        if not self.lazy:
-            # TensorFlow's semantics: every row's moments decay (O(table)).
-            # (zeros on var's device; scatter_add routes cupy arrays to the
-            # GPU kernels of sparsegrad._cuda.slices)
-            dense = stage.backend.xp.zeros(var.shape, var.dtype)
-            sparse_rows.scatter_add(dense, indices, stage.scaled(values))
-            return self._adam_dense(dense, var, state, lr, stage.unscaled())
+        if not self.lazy:   # TensorFlow's semantics: every row's moments decay
+            return self._prepare_densified(values, indices, var, state, lr, stage,
+                                           self._adam_dense)
         return [self._op(stage, adam_ops.SPARSE_APPLY_ADAM, var, (state.m, state.v),
                          values, indices, **self._hypers(lr, var.dtype))]
 

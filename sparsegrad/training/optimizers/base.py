@@ -564,6 +564,19 @@ class Optimizer:
         :meth:`_prepare_dense`)."""
         raise NotImplementedError
 
+    def _prepare_densified(self, values, indices, var, state, lr, stage,
+                           prepare_dense=None):
+        """The update of a sparse gradient under the dense semantics (the
+        non-lazy form of Adam, Nadam, Lion: every row's moments decay): its
+        rows summed into a dense gradient on the stage's backend, then
+        `prepare_dense` (default :meth:`_prepare_dense`).  Costs O(table
+        size), as the optimizers' docstrings say."""
+        dense = stage.backend.xp.zeros(var.shape, var.dtype)
+        sparse_rows.scatter_add(dense, indices, stage.scaled(values),
+                                be=stage.backend)
+        return (prepare_dense or self._prepare_dense)(dense, var, state, lr,
+                                                      stage.unscaled())
+
     def _op(self, stage, spec, var, slots, grad, indices=None, **hyper):
         """Prepare raw op `spec` on arrays the optimizer has checked: only its
         hyper-parameter checks run, in var's dtype.  Returns the callable

@@ -2,7 +2,6 @@
 
 from typing import NamedTuple
 
-from ...framework import sparse_rows
 from ...framework.variable import Variable
 from ..training_ops import sign as sign_ops
 from .base import Optimizer
@@ -79,10 +78,7 @@ class Lion(Optimizer):
                          **self._hypers(lr))]
 
     def _prepare_sparse(self, values, indices, var, state, lr, stage):
-        if not self.lazy:
-            # Keras 3's semantics: every row's momentum decays (O(table)).
-            dense = stage.backend.xp.zeros(var.shape, var.dtype)
-            sparse_rows.scatter_add(dense, indices, stage.scaled(values))
-            return self._prepare_dense(dense, var, state, lr, stage.unscaled())
+        if not self.lazy:   # Keras 3's semantics: every row's momentum decays
+            return self._prepare_densified(values, indices, var, state, lr, stage)
         return [self._op(stage, sign_ops.SPARSE_APPLY_LION, var, state, values,
                          indices, **self._hypers(lr))]

@@ -6,7 +6,6 @@ from typing import NamedTuple
 import numpy as np
 
 from ...errors import InvalidArgumentError
-from ...framework import sparse_rows
 from ...framework.variable import Variable
 from ..training_ops import adam as adam_ops
 from .base import Optimizer
@@ -175,10 +174,7 @@ class Nadam(Optimizer):
                          **self._hypers(lr, var.dtype))]
 
     def _prepare_sparse(self, values, indices, var, state, lr, stage):
-        if not self.lazy:
-            # Keras's semantics: every row's moments decay (O(table)).
-            dense = stage.backend.xp.zeros(var.shape, var.dtype)
-            sparse_rows.scatter_add(dense, indices, stage.scaled(values))
-            return self._prepare_dense(dense, var, state, lr, stage.unscaled())
+        if not self.lazy:   # Keras's semantics: every row's moments decay
+            return self._prepare_densified(values, indices, var, state, lr, stage)
         return [self._op(stage, adam_ops.SPARSE_APPLY_NADAM, var, state, values,
                          indices, **self._hypers(lr, var.dtype))]
