@@ -53,7 +53,7 @@ def momentum_coefficient(beta_1, step, dtype):
     --------
     >>> from sparsegrad.training.optimizers.nadam import momentum_coefficient
     >>> float(momentum_coefficient(0.9, 1, np.float64))
-    0.46799999999999997
+    0.468
     """
     t = np.dtype(dtype).type
     half_power = t(0.5) * _power(_SCHEDULE_DECAY, step, dtype)
@@ -107,7 +107,7 @@ class Nadam(Optimizer):
     >>> opt = sg.optimizers.Nadam(learning_rate=0.1)
     >>> _ = opt.apply_gradients([(np.array([0.5, -2.0]), w)])
     >>> np.round(w.numpy(), 4)
-    array([ 0.9, -0.9])
+    array([ 0.8937, -0.8937])
     >>> round(opt.u_product, 4)
     0.468
     """

@@ -249,7 +249,7 @@ apply_nadam = c.define(
     >>> training_ops.apply_nadam(
     ...     var, m, v, u_1, u_2, u_1, 0.999, 0.001, 0.9, 0.999, 1e-7, [1.0, -1.0])
     >>> var.round(6)
-    array([0.999, 1.001])
+    array([0.998937, 1.001063])
     """)
 
 
@@ -273,5 +273,5 @@ sparse_apply_nadam = c.define(
     >>> training_ops.sparse_apply_nadam(
     ...     var, m, v, u_1, u_2, u_1, 0.999, 0.001, 0.9, 0.999, 1e-7, [[1.0]], [2])
     >>> var.ravel().round(6)
-    array([1.   , 1.   , 0.999])
+    array([1.      , 1.      , 0.998937])
     """)

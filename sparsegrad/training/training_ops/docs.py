@@ -15,6 +15,7 @@ for every parameter name (:data:`PARAMETERS`).
 import inspect
 import sys
 import textwrap
+import types
 
 __all__ = ["PARAMETERS", "define"]
 
@@ -167,12 +168,21 @@ def define(signature, spec, doc, params=None):
         arguments += ", *, coalesce_duplicates=False"
     names = [a.split("=")[0].strip() for a in arguments.split(",")]
     names = [n for n in names if n != "*"]
-    source = (f"def {name}({arguments}):\n"
-              f"    spec.call({{{', '.join(f'{n!r}: {n}' for n in names)}}})\n")
-    module = sys._getframe(1).f_globals["__name__"]
-    namespace = {"__name__": module, "spec": spec}
+    # A factory closes over `spec`; the function made gets the calling
+    # module's globals, so that it belongs to that module as a def there
+    # would (doctest finds its examples; tracebacks name the module).
+    source = (f"def factory(spec):\n"
+              f"    def {name}({arguments}):\n"
+              f"        spec.call({{{', '.join(f'{n!r}: {n}' for n in names)}}})\n"
+              f"    return {name}\n")
+    namespace = {}
     exec(compile(source, f"<raw training op {name}>", "exec"), namespace)
-    function = namespace[name]
+    made = namespace["factory"](spec)
+    module_globals = sys._getframe(1).f_globals
+    function = types.FunctionType(made.__code__, module_globals, name,
+                                  made.__defaults__, made.__closure__)
+    function.__kwdefaults__ = made.__kwdefaults__
+    function.__qualname__ = name
     function.__doc__ = _docstring(doc, names, spec.sparse, params or {})
     return function
 
