@@ -22,6 +22,18 @@ __all__ = ["save_state", "load_state"]
 _STATE_FORMAT = "sparsegrad.optimizer_state/1"
 
 
+def _check_entry(path, header, like, what):
+    """Raise unless the archive entry `what`, of header `header` (None when
+    absent), has the shape and dtype of array `like`."""
+    if header is None:
+        raise _bad_state(path, f"{what} is missing")
+    if header != (like.shape, like.dtype):
+        raise _bad_state(
+            path, f"{what} has shape {header[0]} and dtype {header[1]}; "
+            f"expected {like.shape} and {like.dtype}"
+        )
+
+
 def _bad_state(path, what):
     return InvalidArgumentError(f"load_state: the state in {path!r} is invalid: {what}")
 
@@ -267,27 +279,15 @@ def _read_archive(self, archive, path, var_list):
         for field in present:
             slot, key = getattr(state, field), f"slot/{k}/{field}"
             header = archive.header(key)
-            what = f"slot {field!r} of {info['name']!r} ({key!r})"
-            if header is None:
-                raise _bad_state(path, f"{what} is missing")
-            if header != (slot.shape, slot.dtype):
-                raise _bad_state(
-                    path, f"{what} has shape {header[0]} and dtype "
-                    f"{header[1]}; expected {slot.shape} and {slot.dtype}"
-                )
+            _check_entry(path, header, slot,
+                         f"slot {field!r} of {info['name']!r} ({key!r})")
             targets.append((slot, key))
         new_slots[var._uid] = (var, state)
     own_keys = []
     for name, value in self._state_arrays().items():
         key = f"optimizer/{name}"
-        header = archive.header(key)
-        if header is None:
-            raise _bad_state(path, f"the optimizer state {key!r} is missing")
-        if header != (value.shape, value.dtype):
-            raise _bad_state(
-                path, f"the optimizer state {key!r} has shape {header[0]} and "
-                f"dtype {header[1]}; expected {value.shape} and {value.dtype}"
-            )
+        _check_entry(path, archive.header(key), value,
+                     f"the optimizer state {key!r}")
         own_keys.append((name, key))
     # the headers all agree with the slots: now the data, all at once
     values = archive.read(*(key for _, key in targets), *(k for _, k in own_keys))
