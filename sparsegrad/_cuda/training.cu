@@ -32,6 +32,12 @@
 //    the columns (coalesced) and square them into shared memory, thread 0
 //    adds the squares sequentially (the CPU's order, hence its bits), the
 //    block then updates the columns.
+// g) Lamb needs two sums of squares over a segment (a row, or for the dense
+//    op a chunk of SG_LAMB_CHUNK values) before the segment moves: thread t
+//    is lane t of sg_training.h's order (SG_LAMB_LANES is the block's size),
+//    adds its values in order, and thread 0 adds the lanes in order (the
+//    CPU's bits).  The dense op adds the chunks' sums in a kernel of its own
+//    and steps in a third.
 #include "common.cuh"
 #include "sg_training.h"
 
@@ -509,3 +515,136 @@ __device__ void sg_rowwise(T* var, T* accum, const T* grad, const i64* unique,
 
 SG_ROWWISE_T(float, f32)
 SG_ROWWISE_T(double, f64)
+
+// ---------------------------------------------------------------------------
+// Lamb (hp: lr, beta1, beta2, epsilon, beta1_power, beta2_power; m, v).
+
+#if SPARSEGRAD_BLOCK != SG_LAMB_LANES
+#error "Lamb's lanes are the threads of one block"
+#endif
+
+// The first pass over the n values of one segment (var, m, v at its first
+// value; the gradient of value j from grad_of(j)): m and v updated, and the
+// segment's two sums of squares, added by thread 0 in lane order, returned
+// to every thread as lr * ratio.  Every thread of the block must call it.
+template <typename T, typename GradOf>
+__device__ T sg_lamb_first_pass(T* var, T* m, T* v, i64 n, const SG_HP(T)* hp,
+                                GradOf grad_of, double* sums_out) {
+    __shared__ double lane_w[SG_LAMB_LANES];
+    __shared__ double lane_u[SG_LAMB_LANES];
+    __shared__ double scale_shared;
+    const i64 t = threadIdx.x;
+    double w2 = 0, u2 = 0;
+    for (i64 j = t; j < n; j += SG_LAMB_LANES) {
+        const T u = sg_lamb_moments(hp, m + j, v + j, grad_of(j));
+        w2 = w2 + sg_rowwise_square(var[j]);
+        u2 = u2 + sg_rowwise_square(u);
+    }
+    lane_w[t] = w2;
+    lane_u[t] = u2;
+    __syncthreads();
+    if (t == 0) {
+        double w = 0, u = 0;
+        for (int l = 0; l < SG_LAMB_LANES; ++l) {
+            w = w + lane_w[l];
+            u = u + lane_u[l];
+        }
+        if (sums_out) {
+            sums_out[0] = w;
+            sums_out[1] = u;
+        } else {
+            scale_shared = (double)sg_lamb_scale(hp, w, u);  // exact: T in double
+        }
+    }
+    __syncthreads();
+    const T scale = (T)scale_shared;
+    __syncthreads();            // the shared values are written again next call
+    return scale;
+}
+
+template <typename T>
+__device__ __forceinline__ void sg_lamb_second_pass(T* var, const T* m, const T* v,
+                                                    i64 n, const SG_HP(T)* hp,
+                                                    T scale) {
+    for (i64 j = threadIdx.x; j < n; j += SG_LAMB_LANES)
+        sg_lamb_step(var + j, scale, sg_lamb_direction(hp, m + j, v + j));
+}
+
+// Each group of one block's grid-stride share: each occurrence in order (or
+// the coalesced sum once) is one segment, the row.
+template <typename T>
+__device__ void sg_lamb_rows(T* var, T* m, T* v, const T* grad, const i64* unique,
+                             const i64* order, const i64* starts, i64 n_groups, i64 R,
+                             const SG_HP(T)* hp, T s, int scaled, int coalesce) {
+    for (i64 grp = blockIdx.x; grp < n_groups; grp += gridDim.x) {
+        const i64 row = unique[grp], q0 = starts[grp], q1 = starts[grp + 1];
+        const i64 n_apply = coalesce ? 1 : q1 - q0;
+        T* vr = var + row * R;
+        T* mr = m + row * R;
+        T* nr = v + row * R;
+        for (i64 a = 0; a < n_apply; ++a) {
+            const i64 q = q0 + a;
+            const T scale = sg_lamb_first_pass<T>(
+                vr, mr, nr, R, hp,
+                [&](i64 j) {
+                    return sg_rowwise_grad(grad, order, q, q0, q1, R, j, s, scaled,
+                                           coalesce);
+                },
+                (double*)0);
+            sg_lamb_second_pass<T>(vr, mr, nr, R, hp, scale);
+            __syncthreads();    // the row is read again by the next occurrence
+        }
+    }
+}
+
+#define SG_LAMB_T(T, sfx)                                                     \
+    extern "C" __global__ void sparse_lamb_##sfx(                             \
+        T* var, T* m, T* v, const T* grad, const i64* unique, const i64* order, \
+        const i64* starts, i64 n_groups, i64 R, SG_HP_PARAMS, T s, int scaled, \
+        int coalesce) {                                                       \
+        SG_HP_LOAD(sfx);                                                      \
+        sg_lamb_rows<T>(var, m, v, grad, unique, order, starts, n_groups, R,  \
+                        hp, s, scaled, coalesce);                             \
+    }                                                                         \
+    /* Dense, first kernel: the sums of squares of each chunk (sums[2c],    */ \
+    /* sums[2c + 1]), m and v updated.                                       */ \
+    extern "C" __global__ void dense_lamb_sums_##sfx(                         \
+        T* var, T* m, T* v, const T* grad, i64 size, SG_HP_PARAMS, T s,       \
+        int scaled, double* sums) {                                           \
+        SG_HP_LOAD(sfx);                                                      \
+        const i64 n_chunks = (size + SG_LAMB_CHUNK - 1) / SG_LAMB_CHUNK;      \
+        for (i64 c = blockIdx.x; c < n_chunks; c += gridDim.x) {              \
+            const i64 start = c * SG_LAMB_CHUNK;                              \
+            const i64 n = size - start < SG_LAMB_CHUNK ? size - start         \
+                                                       : SG_LAMB_CHUNK;       \
+            const T* g = grad + start;                                        \
+            sg_lamb_first_pass<T>(                                            \
+                var + start, m + start, v + start, n, hp,                     \
+                [&](i64 j) { return sg_grad(g, j, s, scaled); }, sums + 2 * c); \
+        }                                                                     \
+    }                                                                         \
+    /* Second: the chunks' sums in order, by one thread; lr * ratio.        */ \
+    extern "C" __global__ void dense_lamb_scale_##sfx(                        \
+        const double* sums, i64 n_chunks, SG_HP_PARAMS, T* scale) {           \
+        SG_HP_LOAD(sfx);                                                      \
+        if (blockIdx.x != 0 || threadIdx.x != 0) return;                      \
+        double w = 0, u = 0;                                                  \
+        for (i64 c = 0; c < n_chunks; ++c) {                                  \
+            w = w + sums[2 * c];                                              \
+            u = u + sums[2 * c + 1];                                          \
+        }                                                                     \
+        scale[0] = sg_lamb_scale(hp, w, u);                                   \
+    }                                                                         \
+    /* Third: every value steps.                                             */ \
+    extern "C" __global__ void dense_lamb_step_##sfx(                         \
+        T* var, const T* m, const T* v, i64 size, SG_HP_PARAMS,               \
+        const T* scale) {                                                     \
+        SG_HP_LOAD(sfx);                                                      \
+        const T sc = scale[0];                                                \
+        for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < size;    \
+             i += (i64)gridDim.x * blockDim.x)                                \
+            sg_lamb_step(var + i, sc, sg_lamb_direction(hp, m + i, v + i));   \
+    }
+
+SG_LAMB_T(float, f32)
+SG_LAMB_T(double, f64)

@@ -2,7 +2,8 @@
 
 The same function names and Python-side signatures as the Cython module
 (``dense_<op>``, ``sparse_<op>``, ``sparse_<op>_by_row``,
-``sparse_<op>_grouped``, ``dense_rowwise_adagrad``, ``by_row_scratch_size``,
+``sparse_<op>_grouped``, ``dense_rowwise_adagrad``, ``dense_lamb``,
+``by_row_scratch_size``,
 :data:`HYPERPARAMETERS`, :data:`BY_ROW_MAX_N`), on cupy arrays.  The
 kernels are ``training.cu``'s drivers around the element functions of
 ``sparsegrad/_kernels/include/sg_training.h``, generated for each op of the
@@ -30,7 +31,7 @@ from . import BLOCK, blocks_for, cupy, launch, suffix
 from .sort import group_rows
 
 __all__ = ["HYPERPARAMETERS", "BY_ROW_MAX_N", "HEAVY_MIN", "by_row_scratch_size",
-           "dense_rowwise_adagrad"]
+           "dense_rowwise_adagrad", "dense_lamb"]
 
 _FAMILY = "training"
 
@@ -43,7 +44,7 @@ BY_ROW_MAX_N = 2**63 - 1
 
 # Ops with a dense kernel, and with a sparse one.
 _DENSE = tuple(op[0] for op in KERNELS if op[1])
-_SPARSE = tuple(op[0] for op in KERNELS if op[2]) + ("rowwise_adagrad",)
+_SPARSE = tuple(op[0] for op in KERNELS if op[2]) + ("rowwise_adagrad", "lamb")
 
 
 def generated_source():
@@ -68,6 +69,8 @@ def generated_source():
 
 # The kernels take the hyper-parameters as eight double scalars (SG_N_HP).
 _N_HP = 8
+# The values of one chunk of the dense Lamb (SG_LAMB_CHUNK).
+_LAMB_CHUNK = 8192
 
 #: Occurrences from which a distinct row goes to the heavy kernel.
 HEAVY_MIN = 64
@@ -131,6 +134,8 @@ def _run_sparse(name, rows, grad, unique, order, starts, hp, grad_scale,
     kernel = f"sparse_{name}_{suffix(var.dtype)}"
     if name == "rowwise_adagrad":
         launch(_FAMILY, kernel, blocks_for(n_groups, 1), (var, rows[1], *args))
+    elif name == "lamb":
+        launch(_FAMILY, kernel, blocks_for(n_groups, 1), (var, rows[1], rows[2], *args))
     else:
         # At most n // HEAVY_MIN groups are heavy: the lists are sized by
         # that bound, and how many there are stays on the device (no sync).
@@ -201,6 +206,27 @@ def dense_rowwise_adagrad(var, accum, grad, hp, grad_scale, n_threads):
            blocks_for(n_rows, 1),
            (var, accum, grad, np.int64(n_rows), np.int64(R), *_hp_args(hp),
             *_scale_args(grad_scale, var.dtype)))
+
+
+def dense_lamb(var, s1, s2, s3, grad, hp, grad_scale, n_threads):
+    """Mirrors ``dense_lamb``: one block per chunk of ``SG_LAMB_CHUNK`` values
+    updates the moments and sums its squares, one thread adds the chunks'
+    sums in order, then every value steps."""
+    size = var.shape[0]
+    if size == 0:
+        return
+    n_chunks = -(-size // _LAMB_CHUNK)
+    cp = cupy()
+    sums = cp.empty((2 * n_chunks,), dtype=np.float64)
+    scale = cp.empty((1,), dtype=var.dtype)
+    sfx, hp_args = suffix(var.dtype), _hp_args(hp)
+    launch(_FAMILY, f"dense_lamb_sums_{sfx}", blocks_for(n_chunks, 1),
+           (var, s1, s2, grad, np.int64(size), *hp_args,
+            *_scale_args(grad_scale, var.dtype), sums))
+    launch(_FAMILY, f"dense_lamb_scale_{sfx}", 1,
+           (sums, np.int64(n_chunks), *hp_args, scale))
+    launch(_FAMILY, f"dense_lamb_step_{sfx}", blocks_for(size),
+           (var, s1, s2, np.int64(size), *hp_args, scale))
 
 
 for _name in _DENSE:

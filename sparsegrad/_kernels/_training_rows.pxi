@@ -1,8 +1,8 @@
 # The row functions of the training kernels that _training.pxi.tp does not
 # generate from the table (training_table.py): FTRL's, whose loops take their
-# flags as literal constants, and row-wise Adagrad's, which needs the sum of a row's
-# squares before it updates the row.  Included by _training.pxi; the
-# arithmetic is that of include/sg_training.h (sg_ftrl, sg_rowwise_*).
+# flags as literal constants, and row-wise Adagrad's and Lamb's, which need sums
+# of squares over a row before they update it.  Included by _training.pxi; the
+# arithmetic is that of include/sg_training.h (sg_ftrl, sg_rowwise_*, sg_lamb_*).
 
 cdef inline void _ftrl_loop(
     floating* v, floating* s1, floating* s2, const floating* g, Py_ssize_t n,
@@ -132,3 +132,92 @@ cdef inline void _rowwise_adagrad_row(floating* v, floating* s1, floating* s2,
                                       const double* hp) noexcept nogil:
     # hp: lr, epsilon; s1 points at the row's single accumulator.
     _rowwise_adagrad_apply(v, s1, g, n, hp, _rowwise_squares(g, n))
+
+
+cdef inline void _lamb_moments(floating* v, floating* s1, floating* s2,
+                               const floating* g, Py_ssize_t n, const double* hp,
+                               floating s, double* sums) noexcept nogil:
+    # Lamb's first pass over a segment of n values: m (s1) and v (s2) from
+    # g * s (exact when s is 1), and the segment's sums of squares of the weights and
+    # of the directions into sums[0], sums[1], in SG_LAMB_LANES lanes (value
+    # j in lane j % lanes, each lane in order from zero, the lanes added in
+    # order from zero: the GPU's order).  A segment of at most one lane-width
+    # is one chain in order.
+    cdef sg_hp_f32 k32
+    cdef sg_hp_f64 k64
+    cdef double lane_w[SG_LAMB_LANES]
+    cdef double lane_u[SG_LAMB_LANES]
+    cdef double w2 = 0, u2 = 0
+    cdef floating u, gj
+    cdef Py_ssize_t j, lane, lanes = SG_LAMB_LANES
+    if floating is float:
+        sg_hp_load_f32(&k32, hp, 6)
+    else:
+        sg_hp_load_f64(&k64, hp, 6)
+    if n > lanes:
+        for lane in range(lanes):
+            lane_w[lane] = 0
+            lane_u[lane] = 0
+    for j in range(n):
+        gj = g[j] * s
+        if floating is float:
+            u = sg_lamb_moments_f32(&k32, &s1[j], &s2[j], gj)
+        else:
+            u = sg_lamb_moments_f64(&k64, &s1[j], &s2[j], gj)
+        if n > lanes:
+            lane = j % lanes
+            if floating is float:
+                lane_w[lane] = lane_w[lane] + sg_rowwise_square_f32(v[j])
+                lane_u[lane] = lane_u[lane] + sg_rowwise_square_f32(u)
+            else:
+                lane_w[lane] = lane_w[lane] + sg_rowwise_square_f64(v[j])
+                lane_u[lane] = lane_u[lane] + sg_rowwise_square_f64(u)
+        elif floating is float:
+            w2 = w2 + sg_rowwise_square_f32(v[j])
+            u2 = u2 + sg_rowwise_square_f32(u)
+        else:
+            w2 = w2 + sg_rowwise_square_f64(v[j])
+            u2 = u2 + sg_rowwise_square_f64(u)
+    if n > lanes:
+        for lane in range(lanes):
+            w2 = w2 + lane_w[lane]
+            u2 = u2 + lane_u[lane]
+    sums[0] = w2
+    sums[1] = u2
+
+
+cdef inline void _lamb_steps(floating* v, const floating* s1, const floating* s2,
+                             Py_ssize_t n, const double* hp,
+                             floating scale) noexcept nogil:
+    # Lamb's second pass: each weight moves by scale times its direction,
+    # recomputed from m and v.
+    cdef sg_hp_f32 k32
+    cdef sg_hp_f64 k64
+    cdef Py_ssize_t j
+    if floating is float:
+        sg_hp_load_f32(&k32, hp, 6)
+        for j in range(n):
+            sg_lamb_step_f32(&v[j], scale, sg_lamb_direction_f32(&k32, &s1[j], &s2[j]))
+    else:
+        sg_hp_load_f64(&k64, hp, 6)
+        for j in range(n):
+            sg_lamb_step_f64(&v[j], scale, sg_lamb_direction_f64(&k64, &s1[j], &s2[j]))
+
+
+cdef inline void _lamb_row(floating* v, floating* s1, floating* s2,
+                           floating* s3, const floating* g, Py_ssize_t n,
+                           const double* hp) noexcept nogil:
+    # hp: lr, beta1, beta2, epsilon, beta1_power, beta2_power; s1 m, s2 v.
+    # One row is one segment: its own norms.
+    cdef double sums[2]
+    cdef sg_hp_f32 k32
+    cdef sg_hp_f64 k64
+    cdef floating scale
+    _lamb_moments(v, s1, s2, g, n, hp, 1, sums)
+    if floating is float:
+        sg_hp_load_f32(&k32, hp, 6)
+        scale = sg_lamb_scale_f32(&k32, sums[0], sums[1])
+    else:
+        sg_hp_load_f64(&k64, hp, 6)
+        scale = sg_lamb_scale_f64(&k64, sums[0], sums[1])
+    _lamb_steps(v, s1, s2, n, hp, scale)

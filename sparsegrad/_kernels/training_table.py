@@ -13,8 +13,8 @@ None when it is the R > 1 one, the number of slots, the names of the
 hyper-parameters in ``hp``, in order).  A row function ``_<fn>`` updates
 ``n`` contiguous elements of var and its slots; its arithmetic is the element
 function ``sg_<fn>`` of ``include/sg_training.h``, and the Cython loop around
-it is generated (FTRL's and row-wise Adagrad's loops are written by hand in
-``_training_rows.pxi``).  Hyper-parameters carry TensorFlow's raw-op argument
+it is generated (FTRL's, row-wise Adagrad's and Lamb's loops are written by
+hand in ``_training_rows.pxi``).  Hyper-parameters carry TensorFlow's raw-op argument
 names; ``alpha`` of Adam and AdaMax is the step the Python layer derives from
 lr and the beta powers.
 """
@@ -59,11 +59,15 @@ OPS = [
     ("nadam", "_nadam_row", "_nadam_row", None, 2,
      ("lr", "beta1", "beta2", "epsilon", "u_t", "u_t_1", "u_product",
       "beta2_power")),
+    ("lamb", None, "_lamb_row", None, 2,
+     ("lr", "beta1", "beta2", "epsilon", "beta1_power", "beta2_power")),
 ]
-# Ops whose drivers are their own (here and on the GPU), not the generic ones.
-OWN_DRIVERS = {"rowwise_adagrad"}
+# Ops whose dense driver and GPU kernels are their own, not the generic ones
+# (their CPU sparse drivers are the generic ones around their row function).
+OWN_DRIVERS = {"rowwise_adagrad", "lamb"}
 # Row functions whose loops _training_rows.pxi writes by hand.
-HAND_LOOPS = {"_ftrl_dense_row", "_ftrl_sparse_row", "_rowwise_adagrad_row"}
+HAND_LOOPS = {"_ftrl_dense_row", "_ftrl_sparse_row", "_rowwise_adagrad_row",
+              "_lamb_row"}
 
 
 def element_functions(ops=OPS):

@@ -33,9 +33,9 @@ HP = {"alpha": 0.1, "lr": 0.05, "l1": 0.01, "l2": 0.02, "rho": 0.9, "epsilon": 1
       "lr_power": -0.5, "multiply_linear_by_lr": 0.0, "is_v2": 0.0,
       "momentum": 0.9, "use_nesterov": 0.0, "beta1": 0.9, "beta2": 0.999,
       "logbase": 0.7, "sign_decay": 0.9, "beta": 0.9}
-# Nadam's step-dependent scalars (step 2).
+# Nadam's step-dependent scalars (step 2), and Lamb's powers.
 HP.update(u_t=0.9 * (1 - 0.5 * 0.96**2), u_t_1=0.9 * (1 - 0.5 * 0.96**3),
-          u_product=0.2, beta2_power=0.999**2)
+          u_product=0.2, beta2_power=0.999**2, beta1_power=0.9**2)
 # Further settings of the ops whose row functions branch on them.
 VARIANTS = {
     "proximal_gradient_descent": [{}, {"l1": 0.0}],
@@ -171,11 +171,26 @@ def test_dense_rowwise_adagrad_matches_cpu(device, R, dtype):
         _assert_same([var, accum], [d_var, d_accum], device, True, dtype)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dense_lamb_over_several_chunks(device, dtype):
+    # Three chunks of the whole-variable norms (SG_LAMB_CHUNK = 8192 values),
+    # the last one partial: the chunks' sums are added in order.
+    hp = _hp("lamb", 0, dtype)
+    rng = np.random.default_rng(21)
+    var, m, v, grad = (rng.uniform(0.1, 1, 2 * 8192 + 300).astype(dtype)
+                       for _ in range(4))
+    for scale in (1.0, float(dtype(0.3))):
+        dev = _to_device(device, [var, m, v, grad])
+        cpu.dense_lamb(var, m, v, var, grad, hp, scale, 2)
+        gpu.dense_lamb(dev[0], dev[1], dev[2], dev[0], dev[3], hp, scale, 2)
+        _assert_same([var, m, v], dev[:3], device, True, dtype)
+
+
 def test_wide_rows_span_several_passes_of_the_block(device):
     # R > 256: each thread of a block owns several columns; the row-wise
     # reduction sums more columns than the block has threads.
     R = 300
-    for op in ("gradient_descent", "rowwise_adagrad"):
+    for op in ("gradient_descent", "rowwise_adagrad", "lamb"):
         hp = _hp(op, 0, np.float32)
         var, slots, grad = _state(op, R, np.float32, seed=11)
         arrays = [var, *slots]

@@ -108,6 +108,20 @@ SPARSE_OPS = {
         BOUNDS,
         False,
     ),
+    "sparse_apply_lamb": (
+        ["m", "v"],
+        dict(
+            beta1_power=0.81,
+            beta2_power=0.998,
+            lr=0.01,
+            beta1=0.9,
+            beta2=0.999,
+            epsilon=1e-7,
+        ),
+        {},
+        BOUNDS,
+        False,
+    ),
     "sparse_apply_nadam": (
         ["m", "v"],
         dict(
@@ -213,6 +227,18 @@ DENSE_OPS = {
     "apply_ada_max": (
         ["m", "v"],
         dict(beta1_power=0.729, lr=0.01, beta1=0.9, beta2=0.999, epsilon=1e-7),
+        {},
+    ),
+    "apply_lamb": (
+        ["m", "v"],
+        dict(
+            beta1_power=0.81,
+            beta2_power=0.998,
+            lr=0.01,
+            beta1=0.9,
+            beta2=0.999,
+            epsilon=1e-7,
+        ),
         {},
     ),
     "apply_nadam": (
@@ -554,6 +580,86 @@ def test_nadam_matches_numpy_and_lazy_rows(dtype, rng):
                                          dtype)
     for name, w in (("var", var), ("m", m), ("v", v)):
         np.testing.assert_array_equal(lazy[name], w, err_msg=name)
+
+
+def _lamb_sum(squares):
+    """Lamb's sum of a segment's float64 squares: 256 lanes (value j in lane
+    j % 256), each in order from zero, the lanes then added in order."""
+    lanes = np.zeros(256)
+    for start in range(0, squares.size, 256):
+        piece = squares[start:start + 256]
+        lanes[:piece.size] += piece
+    return float(np.cumsum(lanes)[-1]) if squares.size > 256 else float(
+        np.cumsum(np.concatenate([[0.0], squares]))[-1])
+
+
+def _lamb_rows(var, m, v, s, g, T, chunk=None):
+    """Keras 3's Lamb in NumPy, every operation rounded to T, with the norms
+    over all of `var` (summed by `_lamb_sum` in chunks of `chunk` values, the
+    chunks' sums in order; None: one segment)."""
+    h = {k: T(x) for k, x in s.items()}
+    m = m + (g - m) * T(1.0 - s["beta1"])       # 1 - beta in float64, rounded
+    v = v + (g * g - v) * T(1.0 - s["beta2"])
+    u = (m / (T(1) - h["beta1_power"])) / (
+        np.sqrt(v / (T(1) - h["beta2_power"])) + h["epsilon"])
+    flat_w = var.astype(np.float64).ravel() ** 2
+    flat_u = u.astype(np.float64).ravel() ** 2
+    size = chunk or max(flat_w.size, 1)
+    w2 = float(np.cumsum([0.0] + [_lamb_sum(flat_w[i:i + size])
+                                  for i in range(0, flat_w.size, size)])[-1])
+    u2 = float(np.cumsum([0.0] + [_lamb_sum(flat_u[i:i + size])
+                                  for i in range(0, flat_u.size, size)])[-1])
+    w_norm, u_norm = np.sqrt(T(w2)), np.sqrt(T(u2))
+    ratio = w_norm / u_norm if w_norm > 0 and u_norm > 0 else T(1)
+    return var - (ratio * h["lr"]) * u, m, v
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(6, 5), (40, 300)])
+def test_lamb_matches_numpy_and_lazy_rows(dtype, shape, rng):
+    kwargs = dense_args("apply_lamb", rng, shape=shape, dtype=dtype)
+    s = DENSE_OPS["apply_lamb"][1]
+    want = _lamb_rows(kwargs["var"], kwargs["m"], kwargs["v"], s, kwargs["grad"],
+                      dtype, chunk=8192)
+    call("apply_lamb", kwargs)
+    for name, w in zip(("var", "m", "v"), want):
+        assert kwargs[name].tobytes() == w.tobytes(), name
+    # the lazy form: a trust ratio per row; rows 2 and 5 (2 twice, in order),
+    # the others bit for bit
+    lazy = sparse_args("sparse_apply_lamb", rng, indices=[2, 5, 2],
+                       shape=shape, dtype=dtype)
+    var, m, v = (lazy[k].copy() for k in ("var", "m", "v"))
+    call("sparse_apply_lamb", lazy)
+    for k, i in enumerate([2, 5, 2]):
+        var[i], m[i], v[i] = _lamb_rows(var[i], m[i], v[i], s, lazy["grad"][k],
+                                        dtype)
+    for name, w in (("var", var), ("m", m), ("v", v)):
+        assert lazy[name].tobytes() == w.tobytes(), name
+
+
+def test_lamb_trust_ratio_and_keras_factors():
+    # |var| = 5, |u| = sqrt(2) (m and v start at zero: u = g / (1 + eps)):
+    # the step is lr * 5 / sqrt(2) per unit of u.
+    var, m, v = np.array([3.0, 4.0]), np.zeros(2), np.zeros(2)
+    training_ops.apply_lamb(var, m, v, 0.9, 0.999, 0.01, 0.9, 0.999, 0.0,
+                            [1.0, -1.0])
+    step = 0.01 * 5 / np.sqrt(2)
+    np.testing.assert_allclose(var, [3 - step, 4 + step], rtol=1e-14)
+    # a zero variable or a zero direction: ratio 1
+    var, m, v = np.zeros(2), np.zeros(2), np.zeros(2)
+    training_ops.apply_lamb(var, m, v, 0.9, 0.999, 0.01, 0.9, 0.999, 0.0,
+                            [1.0, -1.0])
+    np.testing.assert_allclose(var, [-0.01, 0.01], rtol=1e-14)
+    var, m, v = np.ones(2), np.zeros(2), np.zeros(2)
+    training_ops.apply_lamb(var, m, v, 0.9, 0.999, 0.01, 0.9, 0.999, 1e-7,
+                            [0.0, 0.0])
+    np.testing.assert_array_equal(var, [1.0, 1.0])
+    # float32: 1 - beta1 is Keras's float32(1 - 0.9), not 1 - float32(0.9)
+    m = np.zeros(1, np.float32)
+    training_ops.apply_lamb(np.ones(1, np.float32), m, np.zeros(1, np.float32),
+                            0.9, 0.999, 0.01, 0.9, 0.999, 1e-7,
+                            np.ones(1, np.float32))
+    assert m[0] == np.float32(0.1) != np.float32(1) - np.float32(0.9)
 
 
 def _rowwise_reference(var, accum, lr, eps, grad, rows):

@@ -417,10 +417,51 @@ SG_ELEMENT(sg_nadam_row) {
     v[0] = v[0] - (m_hat * lr) / (sg_sqrt(v_hat) + epsilon);
 }
 
+/* Lamb (hp: lr, beta1, beta2, epsilon, beta1_power, beta2_power; s1 m, s2 v),
+ * Keras 3's in its operation order.  The moments' factors 1 - beta are taken
+ * in double from beta as given and rounded once (Keras subtracts the Python
+ * floats); the bias corrections 1 - beta_power in the value type (Keras's
+ * powers are tensors).  The step is the direction
+ *     u = (m / (1 - beta1_power)) / (sqrt(v / (1 - beta2_power)) + epsilon)
+ * times lr * ratio, ratio = |var| / |u| over a segment (the whole variable,
+ * or one row for the sparse ops; 1 where either norm is not > 0), so each
+ * segment takes two passes: sg_lamb_moments updates m and v and returns u,
+ * whose square and the weight's go into the segment's sums
+ * (sg_rowwise_square, in the order SG_LAMB_LANES defines); sg_lamb_scale
+ * makes lr * ratio from the sums; sg_lamb_step moves the weight by u recomputed from m and v (the same
+ * bits).  var's norm is that of its values before the step. */
+SG_FN SG_M SG_F(sg_lamb_direction)(const SG_T(sg_hp)* k, const SG_S* m,
+                                   const SG_S* v) {
+    SG_M epsilon = k->t[3];
+    SG_M den1 = (SG_M)1 - k->t[4], den2 = (SG_M)1 - k->t[5];
+    return (m[0] / den1) / (sg_sqrt(v[0] / den2) + epsilon);
+}
+
+SG_FN SG_M SG_F(sg_lamb_moments)(const SG_T(sg_hp)* k, SG_S* m, SG_S* v, SG_M g) {
+    SG_M c1 = (SG_M)(1.0 - k->d[1]), c2 = (SG_M)(1.0 - k->d[2]);
+    m[0] = m[0] + (g - m[0]) * c1;
+    v[0] = v[0] + (g * g - v[0]) * c2;
+    return SG_F(sg_lamb_direction)(k, m, v);
+}
+
+/* lr * ratio from the segment's sums of squares of var and of u, each
+ * rounded to the value type before its square root (Keras's float32 sums). */
+SG_FN SG_M SG_F(sg_lamb_scale)(const SG_T(sg_hp)* k, double w2, double u2) {
+    SG_M lr = k->t[0];
+    SG_M w_norm = sg_sqrt((SG_M)w2), u_norm = sg_sqrt((SG_M)u2);
+    SG_M ratio = (SG_M)1;
+    if (w_norm > 0 && u_norm > 0) ratio = w_norm / u_norm;
+    return ratio * lr;
+}
+
+SG_FN void SG_F(sg_lamb_step)(SG_S* w, SG_M scale, SG_M u) {
+    w[0] = w[0] - scale * u;
+}
+
 /* Row-wise Adagrad (hp: lr, epsilon; one accumulator per row of n):
  *   accum += T(sum_j g_j**2 (in double, in column order, from zero) / n)
  *   var_j -= (lr / (sqrt(accum) + epsilon)) * g_j
- * The square of one gradient value, exact in double: */
+ * The square of one value in double (exact for a float), also Lamb's: */
 SG_FN double SG_F(sg_rowwise_square)(SG_M g) { return (double)g * (double)g; }
 
 /* The accumulator's update from the row's sum of squares; the multiplier. */
@@ -445,6 +486,14 @@ SG_FN void SG_F(sg_rowwise_adagrad_step)(SG_S* v, SG_M mult, SG_M g) {
 /* The most hyper-parameters an op has (the CUDA kernels take as many):
  * Nadam's eight. */
 #define SG_N_HP 8
+
+/* Lamb's sums of squares over a segment of n values, the same on the CPU and
+ * the GPU: value j goes to lane j % SG_LAMB_LANES, each lane adds its values
+ * in order from zero in double, and the lanes' totals are added in lane order
+ * from zero.  The dense op's segments are chunks of SG_LAMB_CHUNK values, whose
+ * totals are added in chunk order from zero. */
+#define SG_LAMB_LANES 256
+#define SG_LAMB_CHUNK 8192
 
 #ifdef __cplusplus
 /* sg_hp_of<T>::type: the hyper-parameter struct of value type T. */

@@ -1,4 +1,4 @@
-"""Adam, Adam with AMSGrad, AdaMax and Nadam."""
+"""Adam, Adam with AMSGrad, AdaMax, Nadam and Lamb."""
 
 import numpy as np
 
@@ -12,6 +12,8 @@ __all__ = [
     "sparse_apply_ada_max",
     "apply_nadam",
     "sparse_apply_nadam",
+    "apply_lamb",
+    "sparse_apply_lamb",
 ]
 
 
@@ -275,3 +277,96 @@ sparse_apply_nadam = c.define(
     >>> var.ravel().round(6)
     array([1.      , 1.      , 0.998937])
     """)
+
+
+# Lamb: Adam's argument pattern; its kernel takes the beta powers themselves.
+_LAMB_PARAMETERS = {
+    f"beta{i}": f"""\
+beta{i} : float
+    Decay rate of the {which} moment. A scalar; ``1 - beta{i}`` is computed in
+    float64 and rounded once to var's dtype."""
+    for i, which in ((1, "first"), (2, "second"))}
+# beta1 and beta2 as given: the kernel rounds 1 - beta once, as Keras does.
+_LAMB_HYPER = (c.scalar("lr", sep=" : "), c.given_scalar("beta1"),
+               c.given_scalar("beta2"), c.scalar("epsilon"))
+
+APPLY_LAMB = c.Spec(
+    "lamb", ("m", "v"),
+    (*_POWERS, *_LAMB_HYPER, *_MV, c.GRAD, c.GRAD_SHAPE),
+    sparse=False)
+
+SPARSE_APPLY_LAMB = c.Spec(
+    "lamb", ("m", "v"),
+    (*_MV, c.VAR_RANK, *_POWERS, *_LAMB_HYPER, *_SPARSE_GRAD),
+    sparse=True)
+
+
+apply_lamb = c.define(
+    "apply_lamb(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, "
+    "grad, use_locking=False)",
+    APPLY_LAMB,
+    r"""Lamb, Keras 3's ``Lamb.update_step`` (TensorFlow has no raw op).
+
+    The caller passes ``beta1_power = beta1**t`` and ``beta2_power =
+    beta2**t`` (t is 1 on the first step), as to :func:`apply_adam`.  In
+    Keras's operation order:
+
+    .. math::
+
+        m &\leftarrow m + (g - m)(1 - \beta_1), \quad
+        v \leftarrow v + (g^2 - v)(1 - \beta_2) \\
+        u &= \frac{m / (1 - \beta_1^t)}{\sqrt{v / (1 - \beta_2^t)} + \epsilon},
+        \quad r = \frac{\lVert var \rVert}{\lVert u \rVert} \\
+        var &\leftarrow var - (r\, lr)\, u
+
+    where the norms are over the whole variable (its values before the
+    step) and ``r = 1`` unless both norms are > 0: the trust ratio scales
+    the step to the variable's size.  ``1 - beta1`` and ``1 - beta2`` are
+    computed in float64 and rounded once to var's dtype (Keras subtracts
+    the Python floats); ``1 - beta_power`` in var's dtype.  Each norm's sum
+    of squares is accumulated in float64 in a fixed order (the same bits for
+    any thread count and on the GPU) and rounded once to var's dtype;
+    Keras's float32 sums differ from it in the last bits.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var, m, v = np.array([3.0, 4.0]), np.zeros(2), np.zeros(2)
+    >>> training_ops.apply_lamb(
+    ...     var, m, v, 0.9, 0.999, 0.001, 0.9, 0.999, 1e-7, [1.0, -1.0])
+    >>> var.round(6)
+    array([2.996464, 4.003536])
+    """,
+    params=_LAMB_PARAMETERS)
+
+
+sparse_apply_lamb = c.define(
+    "sparse_apply_lamb(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, "
+    "epsilon, grad, indices, use_locking=False)",
+    SPARSE_APPLY_LAMB,
+    """Lazy Lamb on the rows ``indices``, with a trust ratio per row (not a
+    TensorFlow or Keras kernel).
+
+    Each indexed row gets :func:`apply_lamb`'s update with the norms taken
+    over that row alone (its weights before the step, and its direction),
+    so the cost follows the touched rows; a whole-variable norm would cost
+    the table's size on every step.  With a single row this is
+    :func:`apply_lamb` (a rank-1 `var` has rows of one element).  Rows not
+    indexed keep their `m` and `v` and do not move.  A repeated index gets
+    one full update per occurrence, in order, unless
+    ``coalesce_duplicates=True`` sums its rows first.
+
+    Examples
+    --------
+    >>> from sparsegrad import training_ops
+    >>> var = np.array([[3.0, 4.0], [3.0, 4.0], [0.3, 0.4]])
+    >>> m, v = np.zeros((3, 2)), np.zeros((3, 2))
+    >>> training_ops.sparse_apply_lamb(
+    ...     var, m, v, 0.9, 0.999, 0.001, 0.9, 0.999, 1e-7,
+    ...     [[1.0, -1.0], [1.0, -1.0]], [0, 2])
+    >>> var.round(6)
+    array([[2.996464, 4.003536],
+           [3.      , 4.      ],
+           [0.299646, 0.400354]])
+    """,
+    params=_LAMB_PARAMETERS)

@@ -34,6 +34,7 @@ __all__ = [
     "SPARSE_GRAD",
     "INNER_POSITIVE",
     "IN_RANGE",
+    "given_scalar",
     "L1",
     "L2",
     "L1_NON_NEGATIVE",
@@ -203,16 +204,18 @@ class Call:
         call.hyper = {}
         return call
 
-    def rounded(self, value, name, label=None, sep=": "):
-        """`value` rounded to the dtype of var, as a Python float."""
+    def rounded(self, value, name, label=None, sep=": ", dtype=None):
+        """`value` rounded to the dtype of var (or to `dtype`), as a Python
+        float."""
+        dtype = self.dtype if dtype is None else dtype
         if type(value) is float:                # the common case, made cheap
-            return round_to(value, self.dtype)
+            return round_to(value, dtype)
         array = _scalar_array(value, name)
         if array.ndim != 0:
             raise InvalidArgumentError(
                 f"{label or name} is not a scalar{sep}{shape_str(array.shape)}"
             )
-        return float(array.astype(self.dtype))
+        return float(array.astype(dtype))
 
 
 # ---------------------------------------------------------------------------
@@ -360,6 +363,17 @@ def scalar(name, label=None, sep=": "):
 
     def check(call):
         call.hyper[name] = call.rounded(call.args[name], name, label, sep)
+
+    check.hyper = name
+    return check
+
+
+def given_scalar(name):
+    """Hyper-parameter `name`: a real scalar kept in float64 as given, for a
+    kernel that derives a value from it in float64 and rounds that once."""
+
+    def check(call):
+        call.hyper[name] = call.rounded(call.args[name], name, dtype=_FLOAT64)
 
     check.hyper = name
     return check
