@@ -97,6 +97,9 @@ def _optimizers():
         ("nadam", lambda lr: opts.Nadam(lr, beta_1=0.85, beta_2=0.995)),
         ("nadam_lazy", lambda lr: opts.Nadam(lr, beta_2=0.97, lazy=True,
                                              clipnorm=0.9)),
+        ("lamb", lambda lr: opts.Lamb(lr, beta_1=0.85, beta_2=0.995)),
+        ("lamb_lazy", lambda lr: opts.Lamb(lr, beta_2=0.97, lazy=True,
+                                           global_clipnorm=1.2)),
     ]
 
 

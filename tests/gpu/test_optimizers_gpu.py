@@ -32,6 +32,8 @@ CASES = [
     ("ProximalAdagrad", {"learning_rate": 0.1, "l1_regularization_strength": 0.01}),
     ("Lion", {"learning_rate": 0.01, "lazy": True}),
     ("Lion", {"learning_rate": 0.01, "beta_1": 0.8, "beta_2": 0.95}),
+    ("Lamb", {"learning_rate": 0.01, "lazy": True}),
+    ("Lamb", {"learning_rate": 0.01, "beta_1": 0.8, "epsilon": 1e-6}),
 ]
 
 INDICES = np.array([3, 1, 3, 0, 3], dtype=np.int64)

@@ -18,7 +18,8 @@ tensors before casting them to a float64 variable's dtype, so only such values
 mean the same number to both libraries.
 
 Output: ``tests/training/fixtures/optimizer_goldens.npz`` (``... nadam``:
-``optimizer_goldens_nadam.npz``, the Nadam cases).  Each case ``c`` and
+``optimizer_goldens_nadam.npz``, the Nadam cases; ``... lamb``:
+``optimizer_goldens_lamb.npz``, the Lamb cases).  Each case ``c`` and
 dtype ``d`` stores ``c/d/w0``, ``c/d/b0`` (initial values), ``c/d/gw``, ``c/d/gb``
 (gradients, one per step) and ``c/d/w``, ``c/d/b`` (values after each step);
 ``__cases__`` holds the JSON list of ``[case, class name, kwargs]``.
@@ -249,7 +250,52 @@ NADAM_CASES = [
     ("nadam_clipnorm", "Nadam", {"learning_rate": 0.125, "clipnorm": 0.5}),
     ("nadam_defaults", "Nadam", {}),
 ]
-SETS = {"main": (CASES, OUT, 20261122), "nadam": (NADAM_CASES, NADAM_OUT, 20270527)}
+# Lamb (issue 27), likewise apart (``make_optimizer_fixtures.py lamb``).
+LAMB_OUT = os.path.join(HERE, "fixtures", "optimizer_goldens_lamb.npz")
+LAMB_CASES = [
+    (
+        "lamb",
+        "Lamb",
+        {
+            "learning_rate": 0.0625,
+            "beta_1": 0.875,
+            "beta_2": 1 - 2.0**-9,
+            "epsilon": 2.0**-20,
+        },
+    ),
+    (
+        "lamb_schedule",
+        "Lamb",
+        {
+            "learning_rate": [
+                "ExponentialDecay",
+                {
+                    "initial_learning_rate": 0.125,
+                    "decay_steps": 2,
+                    "decay_rate": 0.5,
+                    "staircase": True,
+                },
+            ],
+            "beta_1": 0.75,
+            "beta_2": 0.96875,
+            "epsilon": 2.0**-20,
+        },
+    ),
+    (
+        "lamb_global_clipnorm",
+        "Lamb",
+        {
+            "learning_rate": 0.125,
+            "global_clipnorm": 0.75,
+            "beta_1": 0.75,
+            "beta_2": 0.9375,
+            "epsilon": 2.0**-20,
+        },
+    ),
+    ("lamb_defaults", "Lamb", {}),
+]
+SETS = {"main": (CASES, OUT, 20261122), "nadam": (NADAM_CASES, NADAM_OUT, 20270527),
+        "lamb": (LAMB_CASES, LAMB_OUT, 20271127)}
 
 
 def keras_optimizer(cls_name, kwargs):

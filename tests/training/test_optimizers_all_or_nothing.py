@@ -36,6 +36,8 @@ OPTIMIZERS = {
     "Lion-lazy": lambda lr: opts.Lion(lr, lazy=True),
     "Nadam": lambda lr: opts.Nadam(lr),
     "Nadam-lazy": lambda lr: opts.Nadam(lr, lazy=True),
+    "Lamb": lambda lr: opts.Lamb(lr),
+    "Lamb-lazy": lambda lr: opts.Lamb(lr, lazy=True),
 }
 
 

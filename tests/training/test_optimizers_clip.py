@@ -116,6 +116,8 @@ OPTIMIZERS = {
     "adadelta": lambda **k: sg.optimizers.Adadelta(0.5, **k),
     "lion": lambda **k: sg.optimizers.Lion(0.5, **k),
     "lazy_lion": lambda **k: sg.optimizers.Lion(0.5, lazy=True, **k),
+    "lamb": lambda **k: sg.optimizers.Lamb(0.5, **k),
+    "lazy_lamb": lambda **k: sg.optimizers.Lamb(0.5, lazy=True, **k),
 }
 
 

@@ -16,9 +16,11 @@ import sparsegrad as sg
 from sparsegrad.training import optimizers as opt_mod
 
 HERE = os.path.join(os.path.dirname(__file__), "fixtures")
-# optimizer_goldens_nadam.npz: the Nadam cases (issue 27), made apart.
+# optimizer_goldens_nadam.npz and _lamb.npz: the Nadam and Lamb cases (issue
+# 27), made apart.
 _FILES = [np.load(os.path.join(HERE, name))
-          for name in ("optimizer_goldens.npz", "optimizer_goldens_nadam.npz")]
+          for name in ("optimizer_goldens.npz", "optimizer_goldens_nadam.npz",
+                       "optimizer_goldens_lamb.npz")]
 DATA = {key: f[key] for f in _FILES for key in f.files if not key.startswith("__")}
 CASES = [case for f in _FILES for case in json.loads(str(f["__cases__"]))]
 
@@ -45,6 +47,12 @@ def tolerance(case, dtype):
         # Keras 3 rounds Python-float hyper-parameters (0.9, 0.999, 1e-7, 0.1)
         # through float32 before casting them to the variable's dtype.
         return 1e-6, 1e-7
+    if case.startswith("lamb"):
+        # Lamb's two norms: Keras sums the squares in the variable's dtype in
+        # TensorFlow's order, sparsegrad in float64 in a fixed order, rounded
+        # once; the rest is Keras's arithmetic (lamb_schedule and
+        # lamb_defaults in float32 are bit-exact).
+        return (2e-6, 1e-7) if dtype == "float32" else (1e-13, 1e-15)
     if case == "adagrad":
         # Keras 3: eps inside the sqrt; ApplyAdagradV2: outside.  O(eps) apart.
         return 1e-6, 1e-7

@@ -32,6 +32,9 @@ CONFIGS = [
     ("ProximalAdagrad", {"learning_rate": 0.1, "l2_regularization_strength": 0.01}),
     ("Lion", {"learning_rate": schedules.ExponentialDecay(0.1, 2, 0.5),
               "lazy": True, "global_clipnorm": 2.0}),
+    ("Lamb", {"learning_rate": schedules.ExponentialDecay(0.1, 2, 0.5),
+              "lazy": True, "clipnorm": 2.0}),
+    ("Lamb", {"learning_rate": 0.01, "beta_1": 0.8}),
 ]
 IDS = [f"{n}-{k}" for k, (n, _) in enumerate(CONFIGS)]
 
@@ -43,6 +46,7 @@ SLOT_NAMES = {
     "Ftrl": ["accumulator", "linear"],
     "RMSprop": ["rms", "momentum", "mg"], "ProximalGradientDescent": [],
     "ProximalAdagrad": ["accumulator"], "Lion": ["m"],
+    "Lamb": ["m", "v"],
 }
 
 

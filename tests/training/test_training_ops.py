@@ -637,6 +637,45 @@ def test_lamb_matches_numpy_and_lazy_rows(dtype, shape, rng):
         assert lazy[name].tobytes() == w.tobytes(), name
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("indices", [[5, 1, 5, 2], [3, 0, 7, 6, 1, 3, 2, 4, 5]])
+def test_lamb_optimizer_lazy_rows_and_keras_sparse(dtype, indices, rng):
+    # lazy: each touched row by the per-row rule (duplicates summed first),
+    # the others keep every bit; lazy=False: the dense step of the scattered
+    # sums, bit for bit (every row's moments decay; the whole table's norms),
+    # whether or not the indices cover every row.
+    T = dtype
+    hyper = dict(beta_1=0.75, beta_2=0.96875, epsilon=2.0**-20)
+    table = rng.standard_normal((8, 3)).astype(dtype)
+    w_lazy, w_keras, w_dense = (sg.Variable(table) for _ in range(3))
+    lazy = sg.optimizers.Lamb(0.125, lazy=True, **hyper)
+    keras, dense = (sg.optimizers.Lamb(0.125, **hyper) for _ in range(2))
+    var, m, v = table.copy(), np.zeros_like(table), np.zeros_like(table)
+    indices = np.array(indices)
+    for step in (1, 2, 3):
+        values = rng.standard_normal((indices.size, 3)).astype(dtype)
+        grad = sg.IndexedSlices(values, indices, dense_shape=(8, 3))
+        lazy.apply_gradients([(grad, w_lazy)])
+        keras.apply_gradients([(grad, w_keras)])
+        full = np.zeros_like(table)
+        for k, i in enumerate(indices):
+            full[i] += values[k]
+        dense.apply_gradients([(full, w_dense)])
+        s = dict(beta1_power=np.float64(T(0.75)) ** step,
+                 beta2_power=np.float64(T(0.96875)) ** step, lr=0.125, beta1=0.75,
+                 beta2=0.96875, epsilon=2.0**-20)
+        for i in np.unique(indices):
+            var[i], m[i], v[i] = _lamb_rows(var[i], m[i], v[i], s, full[i], T)
+    assert w_lazy.numpy().tobytes() == var.tobytes()
+    assert lazy.get_slot(w_lazy, "m").numpy().tobytes() == m.tobytes()
+    assert lazy.get_slot(w_lazy, "v").numpy().tobytes() == v.tobytes()
+    untouched = np.setdiff1d(np.arange(8), indices)
+    assert w_lazy.numpy()[untouched].tobytes() == table[untouched].tobytes()
+    assert w_keras.numpy().tobytes() == w_dense.numpy().tobytes()
+    assert keras.get_slot(w_keras, "v").numpy().tobytes() == \
+        dense.get_slot(w_dense, "v").numpy().tobytes()
+
+
 def test_lamb_trust_ratio_and_keras_factors():
     # |var| = 5, |u| = sqrt(2) (m and v start at zero: u = g / (1 + eps)):
     # the step is lr * 5 / sqrt(2) per unit of u.

@@ -12,6 +12,7 @@ from .adagrad import Adagrad, AdagradState, RowwiseAdagrad, RowwiseAdagradState
 from .adam import Adam, Adamax, AdamaxState, AdamState, AdamW
 from .base import Optimizer
 from .ftrl import Ftrl, FtrlState
+from .lamb import Lamb, LambState
 from .lion import Lion, LionState
 from .nadam import Nadam, NadamState
 from .proximal import (
@@ -47,6 +48,8 @@ __all__ = [
     "RMSpropState",
     "ProximalGradientDescentState",
     "ProximalAdagradState",
+    "Lamb",
+    "LambState",
     "Lion",
     "LionState",
     "Nadam",
@@ -61,7 +64,7 @@ _CLASSES = {
     cls.__name__: cls
     for cls in (SGD, Adagrad, RowwiseAdagrad, Adadelta, Adam, AdamW, Adamax, Ftrl,
                 RMSprop, ProximalGradientDescent, ProximalAdagrad, Lion,
-                Nadam)
+                Nadam, Lamb)
 }
 
 
