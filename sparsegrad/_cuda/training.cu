@@ -33,10 +33,10 @@
 //    adds the squares sequentially (the CPU's order, hence its bits), the
 //    block then updates the columns.
 // g) Lamb needs two sums of squares over a segment (a row, or for the dense
-//    op a chunk of SG_LAMB_CHUNK values) before the segment moves: thread t
-//    is lane t of sg_training.h's order (SG_LAMB_LANES is the block's size),
-//    adds its values in order, and thread 0 adds the lanes in order (the
-//    CPU's bits).  The dense op adds the chunks' sums in a kernel of its own
+//    op a chunk of SG_LAMB_CHUNK values) before the segment moves: the block
+//    squares its columns into shared memory, thread t < SG_LAMB_LANES adds
+//    lane t's squares in order, and thread 0 adds the lanes in order (the
+//    order of sg_training.h, the CPU's bits).  The dense op adds the chunks' sums in a kernel of its own
 //    and steps in a third.
 #include "common.cuh"
 #include "sg_training.h"
@@ -519,35 +519,54 @@ SG_ROWWISE_T(double, f64)
 // ---------------------------------------------------------------------------
 // Lamb (hp: lr, beta1, beta2, epsilon, beta1_power, beta2_power; m, v).
 
-#if SPARSEGRAD_BLOCK != SG_LAMB_LANES
-#error "Lamb's lanes are the threads of one block"
+#if SPARSEGRAD_BLOCK % SG_LAMB_LANES != 0
+#error "a block's columns must fill whole lanes"
 #endif
 
 // The first pass over the n values of one segment (var, m, v at its first
 // value; the gradient of value j from grad_of(j)): m and v updated, and the
-// segment's two sums of squares, added by thread 0 in lane order, returned
-// to every thread as lr * ratio.  Every thread of the block must call it.
+// segment's two sums of squares.  The block takes BLOCK columns at a time:
+// each thread updates its column and puts the two squares in shared memory,
+// threads t < SG_LAMB_LANES add the squares of lane t in column order
+// (lane l's columns are l, l + LANES, ...: the CPU's order), and at the end
+// thread 0 adds the lanes in order.  Returns lr * ratio to every thread, or,
+// when sums_out is given, writes the two sums there.  Every thread of the
+// block must call it.
 template <typename T, typename GradOf>
 __device__ T sg_lamb_first_pass(T* var, T* m, T* v, i64 n, const SG_HP(T)* hp,
                                 GradOf grad_of, double* sums_out) {
-    __shared__ double lane_w[SG_LAMB_LANES];
-    __shared__ double lane_u[SG_LAMB_LANES];
+    __shared__ double sq_w[SPARSEGRAD_BLOCK];
+    __shared__ double sq_u[SPARSEGRAD_BLOCK];
     __shared__ double scale_shared;
     const i64 t = threadIdx.x;
-    double w2 = 0, u2 = 0;
-    for (i64 j = t; j < n; j += SG_LAMB_LANES) {
-        const T u = sg_lamb_moments(hp, m + j, v + j, grad_of(j));
-        w2 = w2 + sg_rowwise_square(var[j]);
-        u2 = u2 + sg_rowwise_square(u);
+    double lane_w = 0, lane_u = 0;      // thread t < SG_LAMB_LANES: lane t
+    for (i64 c0 = 0; c0 < n; c0 += SPARSEGRAD_BLOCK) {
+        const i64 j = c0 + t;
+        if (j < n) {
+            const T u = sg_lamb_moments(hp, m + j, v + j, grad_of(j));
+            sq_w[t] = sg_rowwise_square(var[j]);
+            sq_u[t] = sg_rowwise_square(u);
+        }
+        __syncthreads();
+        if (t < SG_LAMB_LANES) {
+            const i64 width = n - c0 < SPARSEGRAD_BLOCK ? n - c0 : SPARSEGRAD_BLOCK;
+            for (i64 k = t; k < width; k += SG_LAMB_LANES) {
+                lane_w = lane_w + sq_w[k];
+                lane_u = lane_u + sq_u[k];
+            }
+        }
+        __syncthreads();                // sq_* are written again next round
     }
-    lane_w[t] = w2;
-    lane_u[t] = u2;
+    if (t < SG_LAMB_LANES) {
+        sq_w[t] = lane_w;
+        sq_u[t] = lane_u;
+    }
     __syncthreads();
     if (t == 0) {
         double w = 0, u = 0;
         for (int l = 0; l < SG_LAMB_LANES; ++l) {
-            w = w + lane_w[l];
-            u = u + lane_u[l];
+            w = w + sq_w[l];
+            u = u + sq_u[l];
         }
         if (sums_out) {
             sums_out[0] = w;
@@ -566,7 +585,7 @@ template <typename T>
 __device__ __forceinline__ void sg_lamb_second_pass(T* var, const T* m, const T* v,
                                                     i64 n, const SG_HP(T)* hp,
                                                     T scale) {
-    for (i64 j = threadIdx.x; j < n; j += SG_LAMB_LANES)
+    for (i64 j = threadIdx.x; j < n; j += SPARSEGRAD_BLOCK)
         sg_lamb_step(var + j, scale, sg_lamb_direction(hp, m + j, v + j));
 }
 

@@ -134,74 +134,103 @@ cdef inline void _rowwise_adagrad_row(floating* v, floating* s1, floating* s2,
     _rowwise_adagrad_apply(v, s1, g, n, hp, _rowwise_squares(g, n))
 
 
-cdef inline void _lamb_moments(floating* v, floating* s1, floating* s2,
-                               const floating* g, Py_ssize_t n, const double* hp,
-                               floating s, double* sums) noexcept nogil:
-    # Lamb's first pass over a segment of n values: m (s1) and v (s2) from
-    # g * s (exact when s is 1), and the segment's sums of squares of the weights and
-    # of the directions into sums[0], sums[1], in SG_LAMB_LANES lanes (value
-    # j in lane j % lanes, each lane in order from zero, the lanes added in
-    # order from zero: the GPU's order).  A segment of at most one lane-width
-    # is one chain in order.
-    cdef sg_hp_f32 k32
-    cdef sg_hp_f64 k64
-    cdef double lane_w[SG_LAMB_LANES]
-    cdef double lane_u[SG_LAMB_LANES]
-    cdef double w2 = 0, u2 = 0
-    cdef floating u, gj
-    cdef Py_ssize_t j, lane, lanes = SG_LAMB_LANES
-    if floating is float:
-        sg_hp_load_f32(&k32, hp, 6)
-    else:
-        sg_hp_load_f64(&k64, hp, 6)
-    if n > lanes:
-        for lane in range(lanes):
-            lane_w[lane] = 0
-            lane_u[lane] = 0
-    for j in range(n):
-        gj = g[j] * s
-        if floating is float:
-            u = sg_lamb_moments_f32(&k32, &s1[j], &s2[j], gj)
-        else:
-            u = sg_lamb_moments_f64(&k64, &s1[j], &s2[j], gj)
-        if n > lanes:
-            lane = j % lanes
+cdef inline void _lamb_block(
+    const void* k, const floating* v, floating* s1, floating* s2,
+    const floating* g, floating s, floating* u, double* lanes, Py_ssize_t width,
+) noexcept nogil:
+    # One block of width <= SG_LAMB_LANES values of a segment: m (s1) and v
+    # (s2) from g * s, the directions into u, and the squares of the weights
+    # and of the directions added to lanes[0:LANES] and lanes[LANES:2 LANES].
+    # A whole block takes a loop of constant length, vectorised whole.
+    cdef Py_ssize_t lane
+    if width == SG_LAMB_LANES:
+        for lane in range(SG_LAMB_LANES):
             if floating is float:
-                lane_w[lane] = lane_w[lane] + sg_rowwise_square_f32(v[j])
-                lane_u[lane] = lane_u[lane] + sg_rowwise_square_f32(u)
+                u[lane] = sg_lamb_moments_f32(<const sg_hp_f32*>k, &s1[lane],
+                                              &s2[lane], g[lane] * s)
+                lanes[lane] = lanes[lane] + sg_rowwise_square_f32(v[lane])
+                lanes[SG_LAMB_LANES + lane] = (lanes[SG_LAMB_LANES + lane]
+                                               + sg_rowwise_square_f32(u[lane]))
             else:
-                lane_w[lane] = lane_w[lane] + sg_rowwise_square_f64(v[j])
-                lane_u[lane] = lane_u[lane] + sg_rowwise_square_f64(u)
-        elif floating is float:
-            w2 = w2 + sg_rowwise_square_f32(v[j])
-            u2 = u2 + sg_rowwise_square_f32(u)
-        else:
-            w2 = w2 + sg_rowwise_square_f64(v[j])
-            u2 = u2 + sg_rowwise_square_f64(u)
-    if n > lanes:
-        for lane in range(lanes):
-            w2 = w2 + lane_w[lane]
-            u2 = u2 + lane_u[lane]
+                u[lane] = sg_lamb_moments_f64(<const sg_hp_f64*>k, &s1[lane],
+                                              &s2[lane], g[lane] * s)
+                lanes[lane] = lanes[lane] + sg_rowwise_square_f64(v[lane])
+                lanes[SG_LAMB_LANES + lane] = (lanes[SG_LAMB_LANES + lane]
+                                               + sg_rowwise_square_f64(u[lane]))
+    else:
+        for lane in range(width):
+            if floating is float:
+                u[lane] = sg_lamb_moments_f32(<const sg_hp_f32*>k, &s1[lane],
+                                              &s2[lane], g[lane] * s)
+                lanes[lane] = lanes[lane] + sg_rowwise_square_f32(v[lane])
+                lanes[SG_LAMB_LANES + lane] = (lanes[SG_LAMB_LANES + lane]
+                                               + sg_rowwise_square_f32(u[lane]))
+            else:
+                u[lane] = sg_lamb_moments_f64(<const sg_hp_f64*>k, &s1[lane],
+                                              &s2[lane], g[lane] * s)
+                lanes[lane] = lanes[lane] + sg_rowwise_square_f64(v[lane])
+                lanes[SG_LAMB_LANES + lane] = (lanes[SG_LAMB_LANES + lane]
+                                               + sg_rowwise_square_f64(u[lane]))
+
+
+cdef inline void _lamb_first_pass(
+    floating* v, floating* s1, floating* s2, const floating* g, Py_ssize_t n,
+    const void* k, floating s, double* sums, floating* ubuf,
+) noexcept nogil:
+    # Lamb's first pass over a segment of n values: m (s1) and v (s2) from
+    # g * s (exact when s is 1), and the segment's sums of squares of the
+    # weights and of the directions into sums[0], sums[1], in the order of
+    # sg_training.h (SG_LAMB_LANES lanes, value j in lane j % lanes, each lane
+    # in order from zero, then the lanes in order from zero: the GPU's
+    # order).  k: the loaded hyper-parameters (sg_hp_f32 or sg_hp_f64).  The
+    # directions go through ubuf (LAMB_PIECE values, reused along the
+    # segment); for n <= LAMB_PIECE it keeps them all for the second pass.
+    cdef double lanes[2 * SG_LAMB_LANES]      # the weights', the directions'
+    cdef double w2 = 0, u2 = 0
+    cdef Py_ssize_t j = 0, lane
+    for lane in range(2 * SG_LAMB_LANES):
+        lanes[lane] = 0
+    while j < n:
+        _lamb_block(k, &v[j], &s1[j], &s2[j], &g[j], s, &ubuf[j % LAMB_PIECE],
+                    lanes, min(n - j, SG_LAMB_LANES))
+        j = j + SG_LAMB_LANES
+    for lane in range(SG_LAMB_LANES):
+        w2 = w2 + lanes[lane]
+        u2 = u2 + lanes[SG_LAMB_LANES + lane]
     sums[0] = w2
     sums[1] = u2
 
 
 cdef inline void _lamb_steps(floating* v, const floating* s1, const floating* s2,
-                             Py_ssize_t n, const double* hp,
-                             floating scale) noexcept nogil:
+                             Py_ssize_t n, const void* k, floating scale,
+                             const floating* ubuf) noexcept nogil:
     # Lamb's second pass: each weight moves by scale times its direction,
-    # recomputed from m and v.
-    cdef sg_hp_f32 k32
-    cdef sg_hp_f64 k64
+    # read from ubuf (not NULL: n <= LAMB_PIECE, the first pass kept them) or
+    # recomputed from m and v (the same bits).
     cdef Py_ssize_t j
-    if floating is float:
-        sg_hp_load_f32(&k32, hp, 6)
+    if ubuf != NULL:
         for j in range(n):
-            sg_lamb_step_f32(&v[j], scale, sg_lamb_direction_f32(&k32, &s1[j], &s2[j]))
+            if floating is float:
+                sg_lamb_step_f32(&v[j], scale, ubuf[j])
+            else:
+                sg_lamb_step_f64(&v[j], scale, ubuf[j])
+    elif floating is float:
+        for j in range(n):
+            sg_lamb_step_f32(&v[j], scale, sg_lamb_direction_f32(
+                <const sg_hp_f32*>k, &s1[j], &s2[j]))
     else:
-        sg_hp_load_f64(&k64, hp, 6)
         for j in range(n):
-            sg_lamb_step_f64(&v[j], scale, sg_lamb_direction_f64(&k64, &s1[j], &s2[j]))
+            sg_lamb_step_f64(&v[j], scale, sg_lamb_direction_f64(
+                <const sg_hp_f64*>k, &s1[j], &s2[j]))
+
+
+cdef inline floating _lamb_scale(const void* k, double w2, double u2,
+                                 floating kind) noexcept nogil:
+    # lr * ratio from a segment's sums (`kind` picks the value type)
+    if floating is float:
+        return sg_lamb_scale_f32(<const sg_hp_f32*>k, w2, u2)
+    else:
+        return sg_lamb_scale_f64(<const sg_hp_f64*>k, w2, u2)
 
 
 cdef inline void _lamb_row(floating* v, floating* s1, floating* s2,
@@ -210,14 +239,16 @@ cdef inline void _lamb_row(floating* v, floating* s1, floating* s2,
     # hp: lr, beta1, beta2, epsilon, beta1_power, beta2_power; s1 m, s2 v.
     # One row is one segment: its own norms.
     cdef double sums[2]
+    cdef floating ubuf[LAMB_PIECE]
     cdef sg_hp_f32 k32
     cdef sg_hp_f64 k64
-    cdef floating scale
-    _lamb_moments(v, s1, s2, g, n, hp, 1, sums)
+    cdef const void* k
     if floating is float:
         sg_hp_load_f32(&k32, hp, 6)
-        scale = sg_lamb_scale_f32(&k32, sums[0], sums[1])
+        k = &k32
     else:
         sg_hp_load_f64(&k64, hp, 6)
-        scale = sg_lamb_scale_f64(&k64, sums[0], sums[1])
-    _lamb_steps(v, s1, s2, n, hp, scale)
+        k = &k64
+    _lamb_first_pass(v, s1, s2, g, n, k, 1, sums, ubuf)
+    _lamb_steps(v, s1, s2, n, k, _lamb_scale(k, sums[0], sums[1], v[0]),
+                ubuf if n <= LAMB_PIECE else NULL)

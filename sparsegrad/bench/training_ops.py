@@ -15,6 +15,9 @@ ids into a 1,000,000 x 64 float32 table):
   (only the touched rows of the table and ``m``), against its floor alone.
 * ``training_ops/nadam_lazy_step``: ``optimizers.Nadam(lazy=True)``, which
   reads and writes what lazy Adam does (no other library has a lazy Nadam).
+* ``training_ops/lamb_lazy_step``: ``optimizers.Lamb(lazy=True)``, the same
+  bytes again; each touched row takes two passes (its norms, then its step),
+  the second over the row that the first left in cache.
 
 Optimizer setups take ten steps before they return: PyTorch's first steps are
 several times slower than its steady state, which is what training sees.
@@ -278,6 +281,14 @@ CASES = [
         "rows of the table, m and v), after 10 steps",
         {"sparsegrad": _optimizer_sparsegrad(
             lambda sg: sg.optimizers.Nadam(1e-3, lazy=True))},
+        lambda quick: inputs.sparse_update_bytes(quick, 3),
+    ),
+    Case(
+        "training_ops/lamb_lazy_step",
+        "Lamb(lazy=True).apply_gradients on the sparse gradient (the touched "
+        "rows of the table, m and v; a trust ratio per row), after 10 steps",
+        {"sparsegrad": _optimizer_sparsegrad(
+            lambda sg: sg.optimizers.Lamb(1e-3, lazy=True))},
         lambda quick: inputs.sparse_update_bytes(quick, 3),
     ),
 ]

@@ -583,14 +583,13 @@ def test_nadam_matches_numpy_and_lazy_rows(dtype, rng):
 
 
 def _lamb_sum(squares):
-    """Lamb's sum of a segment's float64 squares: 256 lanes (value j in lane
-    j % 256), each in order from zero, the lanes then added in order."""
-    lanes = np.zeros(256)
-    for start in range(0, squares.size, 256):
-        piece = squares[start:start + 256]
+    """Lamb's sum of a segment's float64 squares: 16 lanes (value j in lane
+    j % 16), each in order from zero, the lanes then added in order."""
+    lanes = np.zeros(16)
+    for start in range(0, squares.size, 16):
+        piece = squares[start:start + 16]
         lanes[:piece.size] += piece
-    return float(np.cumsum(lanes)[-1]) if squares.size > 256 else float(
-        np.cumsum(np.concatenate([[0.0], squares]))[-1])
+    return float(np.cumsum(np.concatenate([[0.0], lanes]))[-1])
 
 
 def _lamb_rows(var, m, v, s, g, T, chunk=None):

@@ -492,7 +492,7 @@ SG_FN void SG_F(sg_rowwise_adagrad_step)(SG_S* v, SG_M mult, SG_M g) {
  * in order from zero in double, and the lanes' totals are added in lane order
  * from zero.  The dense op's segments are chunks of SG_LAMB_CHUNK values, whose
  * totals are added in chunk order from zero. */
-#define SG_LAMB_LANES 256
+#define SG_LAMB_LANES 16
 #define SG_LAMB_CHUNK 8192
 
 #ifdef __cplusplus
