@@ -35,7 +35,7 @@
 // g) Lamb needs two sums of squares over a segment (a row, or for the dense
 //    op a chunk of SG_LAMB_CHUNK values) before the segment moves: the block
 //    squares its columns into shared memory, thread t < SG_LAMB_LANES adds
-//    lane t's squares in order, and thread 0 adds the lanes in order (the
+//    lane t's squares in order, and thread 0 adds the lanes pairwise (the
 //    order of sg_training.h, the CPU's bits).  The dense op adds the chunks' sums in a kernel of its own
 //    and steps in a third.
 #include "common.cuh"
@@ -529,7 +529,7 @@ SG_ROWWISE_T(double, f64)
 // each thread updates its column and puts the two squares in shared memory,
 // threads t < SG_LAMB_LANES add the squares of lane t in column order
 // (lane l's columns are l, l + LANES, ...: the CPU's order), and at the end
-// thread 0 adds the lanes in order.  Returns lr * ratio to every thread, or,
+// thread 0 adds the lanes pairwise (sg_lamb_total).  Returns lr * ratio to every thread, or,
 // when sums_out is given, writes the two sums there.  Every thread of the
 // block must call it.
 template <typename T, typename GradOf>
@@ -563,11 +563,7 @@ __device__ T sg_lamb_first_pass(T* var, T* m, T* v, i64 n, const SG_HP(T)* hp,
     }
     __syncthreads();
     if (t == 0) {
-        double w = 0, u = 0;
-        for (int l = 0; l < SG_LAMB_LANES; ++l) {
-            w = w + sq_w[l];
-            u = u + sq_u[l];
-        }
+        const double w = sg_lamb_total(sq_w), u = sg_lamb_total(sq_u);
         if (sums_out) {
             sums_out[0] = w;
             sums_out[1] = u;

@@ -181,12 +181,11 @@ cdef inline void _lamb_first_pass(
     # g * s (exact when s is 1), and the segment's sums of squares of the
     # weights and of the directions into sums[0], sums[1], in the order of
     # sg_training.h (SG_LAMB_LANES lanes, value j in lane j % lanes, each lane
-    # in order from zero, then the lanes in order from zero: the GPU's
-    # order).  k: the loaded hyper-parameters (sg_hp_f32 or sg_hp_f64).  The
-    # directions go through ubuf (LAMB_PIECE values, reused along the
-    # segment); for n <= LAMB_PIECE it keeps them all for the second pass.
+    # in order from zero, then the lanes pairwise: the GPU's order).  k: the
+    # loaded hyper-parameters (sg_hp_f32 or sg_hp_f64).  The directions go
+    # through ubuf (LAMB_PIECE values, reused along the segment); for n <=
+    # LAMB_PIECE it keeps them all for the second pass.
     cdef double lanes[2 * SG_LAMB_LANES]      # the weights', the directions'
-    cdef double w2 = 0, u2 = 0
     cdef Py_ssize_t j = 0, lane
     for lane in range(2 * SG_LAMB_LANES):
         lanes[lane] = 0
@@ -194,11 +193,8 @@ cdef inline void _lamb_first_pass(
         _lamb_block(k, &v[j], &s1[j], &s2[j], &g[j], s, &ubuf[j % LAMB_PIECE],
                     lanes, min(n - j, SG_LAMB_LANES))
         j = j + SG_LAMB_LANES
-    for lane in range(SG_LAMB_LANES):
-        w2 = w2 + lanes[lane]
-        u2 = u2 + lanes[SG_LAMB_LANES + lane]
-    sums[0] = w2
-    sums[1] = u2
+    sums[0] = sg_lamb_total(lanes)
+    sums[1] = sg_lamb_total(lanes + SG_LAMB_LANES)
 
 
 cdef inline void _lamb_steps(floating* v, const floating* s1, const floating* s2,
@@ -252,3 +248,4 @@ cdef inline void _lamb_row(floating* v, floating* s1, floating* s2,
     _lamb_first_pass(v, s1, s2, g, n, k, 1, sums, ubuf)
     _lamb_steps(v, s1, s2, n, k, _lamb_scale(k, sums[0], sums[1], v[0]),
                 ubuf if n <= LAMB_PIECE else NULL)
+

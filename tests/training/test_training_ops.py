@@ -584,12 +584,14 @@ def test_nadam_matches_numpy_and_lazy_rows(dtype, rng):
 
 def _lamb_sum(squares):
     """Lamb's sum of a segment's float64 squares: 16 lanes (value j in lane
-    j % 16), each in order from zero, the lanes then added in order."""
+    j % 16), each in order from zero, the lanes then added pairwise."""
     lanes = np.zeros(16)
     for start in range(0, squares.size, 16):
         piece = squares[start:start + 16]
         lanes[:piece.size] += piece
-    return float(np.cumsum(np.concatenate([[0.0], lanes]))[-1])
+    while lanes.size > 1:
+        lanes = lanes[0::2] + lanes[1::2]
+    return float(lanes[0])
 
 
 def _lamb_rows(var, m, v, s, g, T, chunk=None):

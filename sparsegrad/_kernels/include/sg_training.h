@@ -489,11 +489,20 @@ SG_FN void SG_F(sg_rowwise_adagrad_step)(SG_S* v, SG_M mult, SG_M g) {
 
 /* Lamb's sums of squares over a segment of n values, the same on the CPU and
  * the GPU: value j goes to lane j % SG_LAMB_LANES, each lane adds its values
- * in order from zero in double, and the lanes' totals are added in lane order
- * from zero.  The dense op's segments are chunks of SG_LAMB_CHUNK values, whose
- * totals are added in chunk order from zero. */
+ * in order from zero in double, and the lanes' totals are added pairwise
+ * (sg_lamb_total).  The dense op's segments are chunks of SG_LAMB_CHUNK
+ * values, whose totals are added in chunk order from zero. */
 #define SG_LAMB_LANES 16
 #define SG_LAMB_CHUNK 8192
+
+/* The total of the SG_LAMB_LANES lane sums, which it overwrites: pairwise,
+ * ((l0 + l1) + (l2 + l3)) + ..., a tree of depth log2(SG_LAMB_LANES) (a
+ * short chain of dependent additions between a row's two passes). */
+SG_FN double sg_lamb_total(double* lanes) {
+    for (int width = SG_LAMB_LANES / 2; width >= 1; width /= 2)
+        for (int i = 0; i < width; ++i) lanes[i] = lanes[2 * i] + lanes[2 * i + 1];
+    return lanes[0];
+}
 
 #ifdef __cplusplus
 /* sg_hp_of<T>::type: the hyper-parameter struct of value type T. */
