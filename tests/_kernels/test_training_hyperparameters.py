@@ -52,7 +52,7 @@ def test_the_kernel_table_agrees_with_the_specs():
     # number of slots each spec passes.  (Row-wise Adagrad and Lamb have
     # kernels of their own on the GPU.)
     table = {entry[0]: entry for entry in K.KERNELS}
-    assert OWN_DRIVERS == {"rowwise_adagrad", "lamb"}
+    assert {"rowwise_adagrad", "lamb"} == OWN_DRIVERS
     assert set(table) == set(K.HYPERPARAMETERS) - OWN_DRIVERS
     for key, spec in _specs().items():
         if spec.kernel in table:
