@@ -248,4 +248,3 @@ cdef inline void _lamb_row(floating* v, floating* s1, floating* s2,
     _lamb_first_pass(v, s1, s2, g, n, k, 1, sums, ubuf)
     _lamb_steps(v, s1, s2, n, k, _lamb_scale(k, sums[0], sums[1], v[0]),
                 ubuf if n <= LAMB_PIECE else NULL)
-
