@@ -26,6 +26,35 @@ def is_kernel_float(dtype):
     return np.dtype(dtype) in FLOAT_DTYPES
 
 
+def true_division_dtype(dtype):
+    """The dtype of ``x / y`` for operands of `dtype`, TensorFlow's
+    ``truediv`` table: 8- and 16-bit integers give float32, wider integers
+    float64; a floating dtype stays itself.
+
+    Parameters
+    ----------
+    dtype : dtype
+        A bool, integer or floating dtype.
+
+    Returns
+    -------
+    numpy.dtype
+
+    Examples
+    --------
+    >>> from sparsegrad.framework.dtypes import true_division_dtype
+    >>> true_division_dtype(np.int16), true_division_dtype(np.int64)
+    (dtype('float32'), dtype('float64'))
+    """
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return dtype
+    return _FLOAT32 if dtype.itemsize <= 2 else _FLOAT64
+
+
+_FLOAT32, _FLOAT64 = FLOAT_DTYPES
+
+
 def check_numeric(dtype, name):
     """Reject dtypes no sparsegrad op computes with (complex, object, strings).
 

@@ -17,7 +17,8 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..framework.backend import backend_of
 from ..framework.buffers import check_allocation
-from ..framework.tensor import wrap
+from ..framework.dtypes import true_division_dtype
+from ..framework.tensor import convert_to_tensor, wrap
 from ..ops import array_ops, math_ops, reduction_ops, segment_ops, unary_ops
 from .ragged_tensor import RaggedTensor
 
@@ -48,7 +49,7 @@ _DENSE = {
 }
 
 
-def _axes(axis, ndim, what):
+def _axes(axis, ndim, what, noun="a RaggedTensor"):
     """`axis` (None, an int or a list of ints) as a sorted tuple in [0, ndim)."""
     if axis is None:
         return tuple(range(ndim))
@@ -59,7 +60,7 @@ def _axes(axis, ndim, what):
             raise TypeError(f"{what}: axis must be an int; got {type(a).__name__}")
         if not -ndim <= a < ndim:
             raise InvalidArgumentError(
-                f"{what}: axis {int(a)} is out of range for a RaggedTensor of rank "
+                f"{what}: axis {int(a)} is out of range for {noun} of rank "
                 f"{ndim} (expected {-ndim} <= axis < {ndim})"
             )
         axes.add(int(a) % ndim)
@@ -67,10 +68,10 @@ def _axes(axis, ndim, what):
 
 
 def _float_values(values, kind):
-    """The values a mean divides: integers become float64 (TensorFlow's
-    true division)."""
+    """The values a mean divides: integers become TensorFlow's truediv
+    dtype (float32 for 8- and 16-bit integers, float64 for wider ones)."""
     if kind == "mean" and values.dtype.kind in "iub":
-        return array_ops.cast(values, np.float64)
+        return array_ops.cast(values, true_division_dtype(values.dtype))
     return values
 
 
@@ -111,8 +112,7 @@ def _check_sizes(kind, values, n_out, ids_dtype, what):
     """Refuse a reduction whose buffers (the result, the segment id of each
     value and, for a mean, the counts) need more memory than the process
     has, before any is allocated."""
-    dtype = np.float64 if kind == "mean" and values.dtype.kind in "iub" \
-        else values.dtype
+    dtype = true_division_dtype(values.dtype) if kind == "mean" else values.dtype
     check_allocation(
         ((n_out,) + tuple(values.shape[1:]), dtype, f"{what}: the rows of rt"),
         ((values.shape[0],), ids_dtype, f"{what}: the values' segment ids"),
@@ -156,7 +156,10 @@ _DOC = """{verb} the values of each row of a RaggedTensor (or along `axis`).
 
     Parameters
     ----------
-    rt : RaggedTensor
+    rt : RaggedTensor or array_like
+        A dense input (a Tensor, an array or nested lists) is reduced as a
+        dense tensor over the same axes, as TensorFlow's ragged reductions
+        do (a mean divides the sum by the count).
     axis : int, list of int or None, default=1
         The axes to reduce, in ``[-rt.ndim, rt.ndim)``: 1 (or -1 for a 2-D
         ``rt``) reduces each row, 0 reduces across rows, None every axis.
@@ -178,7 +181,8 @@ _DOC = """{verb} the values of each row of a RaggedTensor (or along `axis`).
     Raises
     ------
     TypeError
-        If `rt` is not a RaggedTensor, or an axis is not an int.
+        If an axis is not an int, or the values' dtype does not suit the
+        reduction.
     InvalidArgumentError
         If an axis is out of range, or the result (with the segment ids
         and counts it needs) takes more memory than the process has
@@ -191,13 +195,31 @@ _DOC = """{verb} the values of each row of a RaggedTensor (or along `axis`).
     """
 
 
+def _dense_input(kind, x, axis, keepdims):
+    """A reduction of a dense `x` (not a RaggedTensor), as TensorFlow's
+    ragged reductions do it: by the dense reduction (a mean divides the sum
+    by the count, so integers give the true-division dtype; variance and std
+    by the ragged formula)."""
+    what = f"reduce_{kind}"
+    x = convert_to_tensor(x)
+    axes = _axes(axis, x.ndim, what, "a dense tensor")
+    xp = backend_of(x._value).xp
+    if kind in ("variance", "std"):
+        _check_moment_dtype(x.dtype, what)
+        mean = _dense_reduce("mean", x, axes, keepdims, xp)
+        mean_sq = _dense_reduce("mean", x * x, axes, keepdims, xp)
+        return _variance(kind, mean, mean_sq)
+    if kind in ("any", "all"):
+        _check_logical_dtype(x.dtype, what)
+        ints = array_ops.cast(x, np.int32)
+        out = _dense_reduce("sum" if kind == "any" else "prod", ints, axes,
+                            keepdims, xp)
+        return math_ops.not_equal(out, 0)
+    return _dense_reduce(kind, x, axes, keepdims, xp)
+
+
 def _used(rt, what):
     """The values the rows of `rt` cover (validate=False may leave more)."""
-    if not isinstance(rt, RaggedTensor):
-        raise TypeError(
-            f"{what}: expected a RaggedTensor, got {type(rt).__name__} (use "
-            f"sparsegrad.{what} for dense tensors)"
-        )
     values = rt.values
     n_used = int(rt.row_splits[-1])
     return values if values.shape[0] == n_used else values[:n_used]
@@ -205,22 +227,33 @@ def _used(rt, what):
 
 def _moment(kind, rt, axis, keepdims):
     """TensorFlow's ragged variance: ``max(mean(x**2) - mean(x)**2, 0)``
-    (clipped, so that equal values give exactly 0); std is its square root."""
+    (clipped, so that equal values give exactly 0); std is its square root.
+    Integers are squared in their dtype (wrapping as TensorFlow's do) and
+    their means are of the truediv dtype."""
     what = f"reduce_{kind}"
     values = _used(rt, what)
-    if values.dtype.kind != "f":
-        raise TypeError(
-            f"{what}: the values must be floating-point, got dtype {values.dtype}"
-        )
+    _check_moment_dtype(values.dtype, what)
     rt = rt.with_values(values)
     mean = _reduce("mean", rt, axis, keepdims, what)
     mean_sq = _reduce("mean", rt * rt, axis, keepdims, what)
-    ragged = isinstance(mean, RaggedTensor)
-    m, m2 = (mean.values, mean_sq.values) if ragged else (mean, mean_sq)
+    if isinstance(mean, RaggedTensor):
+        return mean.with_values(_variance(kind, mean.values, mean_sq.values))
+    return _variance(kind, mean, mean_sq)
+
+
+def _check_moment_dtype(dtype, what):
+    if dtype.kind not in "iuf":
+        raise TypeError(
+            f"{what}: the values must be integers or floating-point, got dtype "
+            f"{dtype}"
+        )
+
+
+def _variance(kind, m, m2):
+    """``max(m2 - m * m, 0)`` from the means of x and of x**2; its square
+    root for std."""
     var = math_ops.maximum(m2 - m * m, np.zeros((), m.dtype))
-    if kind == "std":
-        var = unary_ops.sqrt(var)
-    return mean.with_values(var) if ragged else var
+    return unary_ops.sqrt(var) if kind == "std" else var
 
 
 def _logical(kind, rt, axis, keepdims):
@@ -228,13 +261,17 @@ def _logical(kind, rt, axis, keepdims):
     product (all), then compared with 0: an empty row is False / True."""
     what = f"reduce_{kind}"
     values = _used(rt, what)
-    if values.dtype != np.bool_:
-        raise TypeError(f"{what}: the values must be bool, got dtype {values.dtype}")
+    _check_logical_dtype(values.dtype, what)
     ints = rt.with_values(array_ops.cast(values, np.int32))
     out = _reduce("sum" if kind == "any" else "prod", ints, axis, keepdims, what)
     if isinstance(out, RaggedTensor):
         return out.with_values(math_ops.not_equal(out.values, 0))
     return math_ops.not_equal(out, 0)
+
+
+def _check_logical_dtype(dtype, what):
+    if dtype != np.bool_:
+        raise TypeError(f"{what}: the values must be bool, got dtype {dtype}")
 
 
 def _documented(kind, verb, empty, rows, result, dtype="The dtype of the values.",
@@ -247,6 +284,8 @@ def _documented(kind, verb, empty, rows, result, dtype="The dtype of the values.
 
     def reduce(rt, axis=1, keepdims=False, name=None):
         del name
+        if not isinstance(rt, RaggedTensor):
+            return _dense_input(kind, rt, axis, keepdims)
         if impl is not None:
             return impl(kind, rt, axis, keepdims)
         return _reduce(kind, rt, axis, keepdims, f"reduce_{kind}")
@@ -286,16 +325,21 @@ reduce_mean = _documented(
     "mean", "Average", "An empty row gives NaN (0 / 0).",
     "[[3, 1, 4], [], [1, 5]]",
     "array([2.66666667,        nan, 3.        ])",
-    dtype="float64 for integer values (true division), else their dtype.",
+    dtype="For integer values TensorFlow's true-division dtype (float32 for\n"
+    "        8- and 16-bit integers, float64 for wider ones), else their dtype.",
 )
 
 reduce_variance = _documented(
     "variance", "Take the variance of",
     "Computed as ``max(mean(x**2) - mean(x)**2, 0)``, as TensorFlow does\n"
-    "    (equal values give exactly 0); an empty row gives NaN.  The values\n"
-    "    must be floating-point (TypeError otherwise).",
+    "    (equal values give exactly 0); an empty row gives NaN.  Integer\n"
+    "    values are squared in their dtype and averaged in TensorFlow's\n"
+    "    true-division dtype (int32 gives float64); bool values raise\n"
+    "    TypeError.",
     "[[3.0, 1.0, 4.0], [], [2.0, 2.0]]",
     "array([1.5555553,       nan, 0.       ], dtype=float32)",
+    dtype="For integer values TensorFlow's true-division dtype (float32 for\n"
+    "        8- and 16-bit integers, float64 for wider ones), else their dtype.",
     impl=_moment,
 )
 reduce_std = _documented(
@@ -303,6 +347,7 @@ reduce_std = _documented(
     "The square root of :func:`reduce_variance`; an empty row gives NaN.",
     "[[1.0, 3.0], [], [2.0]]",
     "array([ 1., nan,  0.], dtype=float32)",
+    dtype="As :func:`reduce_variance`'s.",
     impl=_moment,
 )
 reduce_any = _documented(

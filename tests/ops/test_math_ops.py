@@ -143,6 +143,14 @@ def test_divide_integers_gives_float64():
     out = sg.divide(sg.constant([1, 3]), 2)
     assert out.dtype == np.float64
     np.testing.assert_array_equal(out.numpy(), [0.5, 1.5])
+    # tf.math.truediv's table: 8- and 16-bit integers give float32
+    for dtype, want in ((np.int8, np.float32), (np.uint8, np.float32),
+                        (np.int16, np.float32), (np.uint16, np.float32),
+                        (np.int32, np.float64), (np.uint32, np.float64),
+                        (np.int64, np.float64)):
+        out = sg.divide(np.array([1, 3], dtype), np.array([2, 4], dtype))
+        assert out.dtype == want, dtype
+        np.testing.assert_array_equal(out.numpy(), [0.5, 0.75])
 
 
 def test_maximum_tie_gradient_goes_to_x():

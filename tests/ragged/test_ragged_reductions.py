@@ -151,8 +151,9 @@ def test_errors():
         R.reduce_sum(rt, axis=2)
     with pytest.raises(TypeError, match="axis must be an int; got str"):
         R.reduce_sum(rt, axis="1")
-    with pytest.raises(TypeError, match="expected a RaggedTensor"):
-        R.reduce_max(np.ones((2, 2)))
+    with pytest.raises(InvalidArgumentError,
+                       match="axis 2 is out of range for a dense tensor of rank 2"):
+        R.reduce_max(np.ones((2, 2)), axis=2)
 
 
 def test_top_level_reductions_dispatch_like_tensorflow():
@@ -233,9 +234,74 @@ def test_variance_gradient(rng):
 
 
 def test_variance_any_errors():
-    with pytest.raises(TypeError, match="floating-point"):
-        R.reduce_variance(R.constant([[1, 2]]))
+    with pytest.raises(TypeError, match="integers or floating-point"):
+        R.reduce_variance(R.constant([[True, False]]))
     with pytest.raises(TypeError, match="bool"):
         R.reduce_any(R.constant([[1.0, 2.0]]))
-    with pytest.raises(TypeError, match="expected a RaggedTensor"):
-        R.reduce_all(np.ones(3, bool))
+    with pytest.raises(TypeError, match="integers or floating-point"):
+        R.reduce_std(np.ones(3, bool), axis=0)
+    with pytest.raises(TypeError, match="bool"):
+        R.reduce_all(np.ones(3), axis=0)
+
+
+def _with_nan_equal(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape
+    assert ((got == want) | (np.isnan(got) & np.isnan(want))).all(), (got, want)
+
+
+def _tf_variance(*values):
+    # TensorFlow's test helper: mean of squares minus square of mean
+    if not values:
+        return np.nan
+    return np.mean(np.square(values)) - np.mean(values) ** 2
+
+
+def test_integer_variance_and_std_are_float_as_in_tensorflow():
+    # TensorFlow's ragged_reduce_op_test, testVarianceNan and testStdNan
+    rows = [[0, 1, 2, 3], [4], [], [5, 6], [7], [8, 9]]
+    var = R.reduce_variance(R.constant(rows), axis=1)
+    assert var.dtype == np.float64
+    _with_nan_equal(var.numpy(), [_tf_variance(*r) for r in rows])
+    rows = [[0, 1, 1, 0], [4], [], [5, 6], [7], [8, 9]]
+    std = R.reduce_std(R.constant(rows), axis=1)
+    _with_nan_equal(std.numpy(), [np.sqrt(_tf_variance(*r)) for r in rows])
+    # every axis, and axis 0
+    rt = R.constant([[1, 2], [3]])
+    assert R.reduce_variance(rt, axis=None).numpy() == pytest.approx(2 / 3, abs=1e-15)
+    np.testing.assert_array_equal(R.reduce_variance(rt, axis=0).numpy(), [1.0, 0.0])
+    # TensorFlow's truediv dtype: 8- and 16-bit integers give float32
+    for dtype, want in ((np.int8, np.float32), (np.uint16, np.float32),
+                        (np.int32, np.float64), (np.int64, np.float64)):
+        rt = R.RaggedTensor.from_row_splits(np.array([1, 2, 3], dtype), [0, 2, 3])
+        for reduce in (R.reduce_mean, R.reduce_variance, R.reduce_std):
+            out = reduce(rt)
+            assert out.dtype == want, (dtype, reduce.__name__)
+        np.testing.assert_array_equal(R.reduce_variance(rt).numpy(), [0.25, 0.0])
+
+
+def test_dense_inputs_reduce_as_dense_tensors():
+    # TensorFlow's ragged_reduce_op_test: testMeanWithTensorInputs,
+    # testVarianceWithTensorInputs, testStdWithTensorInputs
+    out = R.reduce_mean([[1.0, 2.0, 3.0], [10.0, 20.0, 30.0]], axis=1)
+    np.testing.assert_array_equal(out.numpy(), [2.0, 20.0])
+    out = R.reduce_variance([[6.0, 9.0, 6.0], [60.0, 90.0, 60.0]], axis=1)
+    np.testing.assert_array_equal(out.numpy(), [2.0, 200.0])
+    out = R.reduce_std([[1.0, 2.0, 2.0, 1.0], [10.0, 20.0, 20.0, 10.0]], axis=1)
+    np.testing.assert_array_equal(out.numpy(), [0.5, 5.0])
+    # the other reductions, keepdims, every axis, an integer mean
+    x = np.array([[1, 5, 2], [4, 3, 6]])
+    np.testing.assert_array_equal(R.reduce_sum(x, axis=0).numpy(), [5, 8, 8])
+    np.testing.assert_array_equal(R.reduce_prod(x, axis=1).numpy(), [10, 72])
+    np.testing.assert_array_equal(R.reduce_max(x, axis=1, keepdims=True).numpy(),
+                                  [[5], [6]])
+    assert R.reduce_min(x, axis=None).numpy() == 1
+    mean = R.reduce_mean(x, axis=1)
+    assert mean.dtype == np.float64
+    np.testing.assert_allclose(mean.numpy(), [8 / 3, 13 / 3], rtol=1e-15)
+    flags = np.array([[True, False], [True, True]])
+    np.testing.assert_array_equal(R.reduce_any(flags, axis=1).numpy(), [True, True])
+    np.testing.assert_array_equal(R.reduce_all(flags, axis=1).numpy(), [False, True])
+    # differentiable as the dense ops are
+    check_gradients(lambda v: R.reduce_variance(v, axis=1),
+                    [np.array([[1.0, 2.0, 4.0], [3.0, -1.0, 0.5]])])

@@ -14,6 +14,7 @@ from ...autodiff.registry import register_gradient
 from ...errors import InvalidArgumentError
 from ...framework import elementwise
 from ...framework.backend import backend_of
+from ...framework.dtypes import true_division_dtype
 from ...framework.tensor import Tensor, wrap
 from .._helpers import as_tensor, binary_operands
 from ..array_ops import densify
@@ -118,10 +119,12 @@ def _mul_grad(op, grad):
 def divide(x, y, name=None):
     x, y = binary_operands(x, y, "divide")
     if x._value.dtype.kind != "f":
-        # float64 copies of both operands first (each may be a broadcast view)
-        check_result("divide", ("x", "y"), (x, y), np.float64, copies="all")
-        x = wrap(x._value.astype(np.float64))
-        y = wrap(y._value.astype(np.float64))
+        # floating copies of both operands first (each may be a broadcast
+        # view), of TensorFlow's truediv dtype
+        out = true_division_dtype(x._value.dtype)
+        check_result("divide", ("x", "y"), (x, y), out, copies="all")
+        x = wrap(x._value.astype(out))
+        y = wrap(y._value.astype(out))
     return real_divide(x, y)
 
 
@@ -137,9 +140,10 @@ def real_divide(x, y, be=None):
 
 divide.__doc__ = binary_doc(
     "divide", "Elementwise true division ``x / y`` with NumPy broadcasting.\n\n"
-    "Integer operands give float64 (as NumPy and ``tf.math.truediv`` do).",
+    "Integer operands give ``tf.math.truediv``'s dtype: float32 for 8- and "
+    "16-bit integers, float64 for wider ones (NumPy gives float64 for all).",
     "[1.0, 3.0], 2.0", "array([0.5, 1.5])",
-    returns="Of the broadcast shape; float64 for integer operands.")
+    returns="Of the broadcast shape; float32 or float64 for integer operands.")
 
 
 @register_gradient("RealDiv")
