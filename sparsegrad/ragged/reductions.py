@@ -20,6 +20,7 @@ from ..framework.buffers import check_allocation
 from ..framework.dtypes import true_division_dtype
 from ..framework.tensor import convert_to_tensor, wrap
 from ..ops import array_ops, math_ops, reduction_ops, segment_ops, unary_ops
+from . import nested_reductions
 from .ragged_tensor import RaggedTensor
 
 __all__ = [
@@ -121,6 +122,8 @@ def _check_sizes(kind, values, n_out, ids_dtype, what):
 
 
 def _reduce(kind, rt, axis, keepdims, what):
+    if rt.ragged_rank > 1:
+        return _reduce_nested(kind, rt, axis, keepdims, what)
     values = _used(rt, what)
     axes = _axes(axis, rt.ndim, what)
     if not axes:
@@ -148,6 +151,45 @@ def _reduce(kind, rt, axis, keepdims, what):
         rt.row_splits[:-1].astype(np.int64)[rowids]
     out = _segment_reduce(kind, values, position, longest, xp)
     return array_ops.expand_dims(out, 0) if keepdims else out
+
+
+def _reduce_nested(kind, rt, axis, keepdims, what):
+    """A reduction of a RaggedTensor of ragged rank >= 2: the flat values'
+    own axes first, then each ragged axis from the innermost out, one
+    segment reduction each (:mod:`.nested_reductions` gives the segments and
+    the result's splits); a mean is the sum over the count, as TensorFlow
+    computes it."""
+    axes = _axes(axis, rt.ndim, what)
+    if not axes:
+        return rt
+    if kind == "mean":
+        total = _reduce_nested("sum", rt, axes, keepdims, what)
+        ones = rt.with_flat_values(array_ops.ones_like(rt.flat_values))
+        count = _reduce_nested("sum", ones, axes, keepdims, what)
+        if isinstance(total, RaggedTensor):
+            return total.with_flat_values(
+                math_ops.divide(total.flat_values, count.flat_values))
+        return math_ops.divide(total, count)
+    splits = list(rt.nested_row_splits)
+    be = backend_of(splits[0])
+    xp = be.xp
+    values = rt.flat_values
+    n_used = int(splits[-1][-1])
+    if values.shape[0] != n_used:
+        values = values[:n_used]
+    r = len(splits)
+    inner = tuple(a - r for a in axes if a > r)
+    values = _dense_reduce(kind, values, inner, keepdims, xp)
+    for a in sorted((a for a in axes if a <= r), reverse=True):
+        if a == len(splits):
+            seg, n, splits = nested_reductions.reduce_innermost(splits, keepdims, be)
+        else:
+            seg, n, splits = nested_reductions.merge_axis(splits, a, keepdims, be)
+        _check_sizes(kind, values, n, np.int64, what)
+        values = _segment_reduce(kind, values, seg, n, xp)
+    if not splits:
+        return values
+    return RaggedTensor.from_nested_row_splits(values, splits, validate=False)
 
 
 _DOC = """{verb} the values of each row of a RaggedTensor (or along `axis`).
@@ -231,11 +273,12 @@ def _moment(kind, rt, axis, keepdims):
     Integers are squared in their dtype (wrapping as TensorFlow's do) and
     their means are of the truediv dtype."""
     what = f"reduce_{kind}"
-    values = _used(rt, what)
-    _check_moment_dtype(values.dtype, what)
-    rt = rt.with_values(values)
+    _check_moment_dtype(rt.flat_values.dtype, what)
+    if rt.ragged_rank == 1:
+        rt = rt.with_values(_used(rt, what))
     mean = _reduce("mean", rt, axis, keepdims, what)
-    mean_sq = _reduce("mean", rt * rt, axis, keepdims, what)
+    flat = rt.flat_values
+    mean_sq = _reduce("mean", rt.with_flat_values(flat * flat), axis, keepdims, what)
     if isinstance(mean, RaggedTensor):
         return mean.with_values(_variance(kind, mean.values, mean_sq.values))
     return _variance(kind, mean, mean_sq)
@@ -260,9 +303,8 @@ def _logical(kind, rt, axis, keepdims):
     """TensorFlow's ragged any / all: the bools as int32, a sum (any) or a
     product (all), then compared with 0: an empty row is False / True."""
     what = f"reduce_{kind}"
-    values = _used(rt, what)
-    _check_logical_dtype(values.dtype, what)
-    ints = rt.with_values(array_ops.cast(values, np.int32))
+    _check_logical_dtype(rt.flat_values.dtype, what)
+    ints = rt.with_flat_values(array_ops.cast(rt.flat_values, np.int32))
     out = _reduce("sum" if kind == "any" else "prod", ints, axis, keepdims, what)
     if isinstance(out, RaggedTensor):
         return out.with_values(math_ops.not_equal(out.values, 0))

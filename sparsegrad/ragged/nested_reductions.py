@@ -1,0 +1,109 @@
+"""The structure of a reduction over one ragged axis of a RaggedTensor of any
+ragged rank: which output segment each flat value goes to, and the nested
+row splits of the result.
+
+A RaggedTensor of ragged rank ``r`` is a tree: the outer rows (level 0),
+their rows (level 1), ..., the innermost rows (level ``r - 1``), whose
+children are the flat values; ``splits[l]`` lists the children of the
+level-``l`` nodes.  Axis ``a <= r`` is a node's position among its siblings
+at level ``a`` (axis ``r``: a value's position in its innermost row).
+
+Reducing axis ``a`` merges the siblings at level ``a`` position by position,
+as TensorFlow does: under each parent (a level ``a - 1`` node, or the root
+for axis 0) the merged node's children are the union of the siblings'
+children by position (so its length is the longest sibling's), and so on
+down to the values; each output value reduces the values that land on it.
+An empty row gives an output position with no value (the reduction's empty
+value: 0 for a sum, NaN for a mean, ...), and a parent with no children a
+merged node with none.  Axis ``r`` (each innermost row to one value) is
+the segment reduction by the values' row ids.
+
+The functions here compute the segment of every flat value and the new
+splits on the splits alone (NumPy or CuPy, whichever holds them); the
+caller reduces the values with the segment ops, which are differentiable.
+"""
+
+import numpy as np
+
+from ..framework.buffers import check_allocation
+from ..framework.threads import get_num_threads
+
+__all__ = ["rowids", "merge_axis", "reduce_innermost"]
+
+
+def rowids(splits, be):
+    """The parent of each child of `splits` (``value_rowids``), int64."""
+    splits = splits.astype(np.int64, copy=False)
+    n = int(splits[-1])
+    check_allocation(((n,), np.int64, "the row ids of a ragged level"))
+    out = be.xp.empty(n, np.int64)
+    if n:
+        be.kernels("ragged").row_splits_to_rowids(splits, out, get_num_threads())
+    return out
+
+
+def reduce_innermost(splits, keepdims, be):
+    """Reducing the innermost ragged axis (``r``): (the values' segments,
+    the number of segments, the result's nested splits)."""
+    inner = splits[-1]
+    n_rows = inner.shape[0] - 1
+    new = list(splits[:-1])
+    if keepdims:
+        new.append(be.xp.arange(n_rows + 1, dtype=np.int64))
+    return rowids(inner, be), n_rows, new
+
+
+def merge_axis(splits, axis, keepdims, be):
+    """Reducing ragged axis ``axis < r`` (see the module docstring):
+    (the values' segments, the number of segments, the result's nested
+    splits, ``r - 1`` levels, or ``r`` with `keepdims`).
+
+    Parameters
+    ----------
+    splits : list of ndarray
+        The nested row splits, outermost first (int32 or int64, valid).
+    axis : int
+        In ``[0, len(splits))``.
+    keepdims : bool
+        Keep the reduced axis with length 1.
+    be : Backend
+        The splits' backend.
+    """
+    xp = be.xp
+    splits = [s.astype(np.int64, copy=False) for s in splits]
+    r = len(splits)
+    if axis == 0:
+        n_parents = 1
+        node_map = xp.zeros(splits[0].shape[0] - 1, np.int64)
+    else:
+        n_parents = splits[axis - 1].shape[0] - 1
+        node_map = rowids(splits[axis - 1], be)
+    new = list(splits[:max(axis - 1, 0)])
+    if keepdims and axis > 0:
+        new.append(xp.arange(n_parents + 1, dtype=np.int64))
+    n_out = n_parents
+    for level in range(axis, r):
+        # each merged node's length: the longest of the nodes merged into it
+        lengths = xp.diff(splits[level])
+        out_len = xp.zeros(n_out, np.int64)
+        if lengths.size:
+            _maximum_at(xp, out_len, node_map, lengths)
+        out_splits = xp.zeros(n_out + 1, np.int64)
+        xp.cumsum(out_len, out=out_splits[1:])
+        new.append(out_splits)
+        # the children land on the merged node's children, by position
+        parent = rowids(splits[level], be)
+        position = xp.arange(parent.shape[0], dtype=np.int64) - splits[level][parent]
+        node_map = out_splits[node_map[parent]] + position
+        n_out = int(out_splits[-1])
+    if axis == 0 and not keepdims:
+        new = new[1:]       # the root's single merged node is the new outer axis
+    return node_map, n_out, new
+
+
+def _maximum_at(xp, out, index, values):
+    """``out[index[k]] = max(out[index[k]], values[k])`` for every k."""
+    if xp is np:
+        np.maximum.at(out, index, values)
+    else:       # CuPy: a scatter maximum of its own
+        xp.maximum.at(out, index, values)
