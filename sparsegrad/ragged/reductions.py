@@ -20,6 +20,7 @@ from ..framework.buffers import check_allocation
 from ..framework.tensor import wrap
 from ..ops import array_ops, math_ops, reduction_ops, segment_ops, unary_ops
 from .ragged_tensor import RaggedTensor
+from .row_partition import require_ragged_rank_1
 
 __all__ = [
     "reduce_sum",
@@ -178,7 +179,8 @@ _DOC = """{verb} the values of each row of a RaggedTensor (or along `axis`).
     Raises
     ------
     TypeError
-        If `rt` is not a RaggedTensor, or an axis is not an int.
+        If `rt` is not a RaggedTensor (or one of ragged_rank >= 2: not
+        supported yet), or an axis is not an int.
     InvalidArgumentError
         If an axis is out of range, or the result (with the segment ids
         and counts it needs) takes more memory than the process has
@@ -198,6 +200,7 @@ def _used(rt, what):
             f"{what}: expected a RaggedTensor, got {type(rt).__name__} (use "
             f"sparsegrad.{what} for dense tensors)"
         )
+    require_ragged_rank_1(rt, what)
     values = rt.values
     n_used = int(rt.row_splits[-1])
     return values if values.shape[0] == n_used else values[:n_used]
