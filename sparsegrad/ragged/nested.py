@@ -241,10 +241,14 @@ class RaggedNested:
         Parameters
         ----------
         tensor : Tensor, Variable or array_like, rank >= ragged_rank + 1
-        lengths : 1-D array_like of ints, optional
+        lengths : 1-D array_like of ints, or a list or tuple of them, optional
             Row ``i`` keeps ``tensor[i, :lengths[i]]`` (lengths clamped to
             ``[0, ncols]``).  With ``ragged_rank > 1`` the rows are those of
-            the tensor's first ``ragged_rank`` dimensions flattened.
+            the tensor's first ``ragged_rank`` dimensions flattened.  A list
+            or tuple of vectors gives the row lengths of every ragged
+            dimension, outermost first (as :meth:`from_nested_row_lengths`
+            takes them; ``ragged_rank`` is their number): level ``k`` keeps
+            the first ``lengths[k][j]`` entries of dimension ``k + 1``.
         padding : scalar or array_like, optional
             Of shape ``tensor.shape[ragged_rank + 1:]``: trailing items of
             each row equal to it are dropped.
@@ -268,10 +272,12 @@ class RaggedNested:
             tensor of rank below 2 or ``ragged_rank + 1``, a padding of the
             wrong shape ("Shapes (1,) and () are incompatible").
         TypeError
-            If `ragged_rank` is not an int, `lengths` not integers, or
-            `lengths` a tuple of per-level lengths (not supported yet).
+            If `ragged_rank` is not an int, or `lengths` not integers.
         InvalidArgumentError
-            If `lengths` is not a vector with one entry per row.
+            If `lengths` is not a vector with one entry per row; per-level
+            lengths that are negative, longer than the tensor's dimension
+            or do not sum to the next level's number of rows (the errors of
+            :meth:`from_nested_row_lengths`).
 
         Examples
         --------
@@ -283,6 +289,11 @@ class RaggedNested:
         [[5], [], [6, 0, 0]]
         >>> sg.RaggedTensor.from_tensor(dt, padding=0).to_list()
         [[5, 7], [0, 3], [6]]
+        >>> dt3 = [[[5, 0], [7, 0], [0, 0]], [[0, 0], [3, 0], [0, 0]],
+        ...        [[6, 0], [0, 0], [0, 0]]]
+        >>> sg.RaggedTensor.from_tensor(
+        ...     dt3, lengths=([2, 0, 3], [1, 1, 2, 0, 1])).to_list()
+        [[[5], [7]], [], [[6, 0], [], [0]]]
         """
         del name
         if lengths is not None and padding is not None:
@@ -296,10 +307,13 @@ class RaggedNested:
                 "Argument `ragged_rank` must be greater than 0. "
                 f"Received {ragged_rank}."
             )
-        if isinstance(lengths, tuple):
-            raise TypeError(
-                "from_tensor: lengths as a tuple of per-level row lengths is "
-                "not supported yet; pass one vector of lengths"
+        nested = (isinstance(lengths, (list, tuple)) and len(lengths) > 0
+                  and np.ndim(lengths[0]) != 0)
+        if nested and ragged_rank not in (1, len(lengths)):
+            raise ValueError(
+                "If Argument `lengths` is a tuple of row_lengths, argument "
+                f"`ragged_rank` must be len(lengths): {len(lengths)}. Received "
+                f"ragged_rank: {ragged_rank}."
             )
         tsplits = splits_dtype(row_splits_dtype, "row_splits_dtype")
         t = as_tensor(tensor, name="tensor")
@@ -313,6 +327,8 @@ class RaggedNested:
         if len(shape) < ragged_rank + 1:
             raise ValueError(f"Shape {shape} must have rank at least {ragged_rank + 1}")
         be = backend_of(t._value)
+        if nested:
+            return _from_nested_lengths(cls, t, lengths, tsplits, be)
         if ragged_rank > 1:
             outer = math.prod(shape[:ragged_rank])
             flat = array_ops.reshape(t, (outer,) + shape[ragged_rank:])
@@ -482,6 +498,53 @@ def _merge_dims(value, outer_axis, inner_axis):
             new_splits = new_splits * size
             break
     return type(value)(new_values, freeze(new_splits), internal=True)
+
+
+def _from_nested_lengths(cls, t, lengths, tsplits, be):
+    """:meth:`from_tensor` with the row lengths of every ragged dimension:
+    the items of `t` that a ragged mask of those lengths covers."""
+    shape = tuple(t.shape)
+    depth = len(lengths)
+    if len(shape) < depth + 1:
+        raise ValueError(f"Shape {shape} must have rank at least {depth + 1}")
+    levels = []
+    for k, level in enumerate(lengths):
+        array = level._value if hasattr(level, "_value") else be.xp.asarray(level)
+        if array.size == 0:
+            array = array.astype(np.int64)
+        if array.dtype.kind not in "iu":
+            raise TypeError(
+                f"from_tensor: lengths[{k}] must be of type integer, got dtype "
+                f"{array.dtype}"
+            )
+        if array.ndim != 1:
+            raise InvalidArgumentError(
+                f"Shape {tuple(array.shape)} must have rank 1 (from_tensor: "
+                f"lengths[{k}])"
+            )
+        if array.size and int(array.max()) > shape[k + 1]:
+            raise InvalidArgumentError(
+                f"from_tensor: lengths[{k}] holds {int(array.max())}, more than "
+                f"dimension {k + 1} of the tensor ({shape[k + 1]})"
+            )
+        levels.append(array.astype(tsplits))
+    if levels[0].shape[0] != shape[0]:
+        raise InvalidArgumentError(
+            f"from_tensor: lengths[0] must have one entry per row ({shape[0]}), "
+            f"got {levels[0].shape[0]}"
+        )
+    slots = math.prod(shape[:depth + 1])
+    tokens = int(levels[-1].astype(np.int64).sum())
+    if tokens > slots:   # before the mask is allocated; the levels check the rest
+        raise InvalidArgumentError(
+            f"from_tensor: lengths[{depth - 1}] sum to {tokens}, more than the "
+            f"tensor's {slots} items"
+        )
+    mask = cls.from_nested_row_lengths(be.xp.ones(tokens, np.bool_), levels)
+    dense = mask.to_tensor(default_value=False, shape=shape[:depth + 1])
+    positions = be.xp.flatnonzero(dense._value.reshape(-1))
+    flat = array_ops.reshape(t, (slots,) + shape[depth + 1:])
+    return mask.with_flat_values(embedding_ops.gather(flat, positions))
 
 
 def _lengths_before_padding(t, padding, be):

@@ -284,13 +284,19 @@ def test_arithmetic_gradient():
          [[[1], [2, 3]], [[], [4]]], [[0, 2, 4], [0, 1, 3, 3, 4]]),
         ([[[1, 0], [2, 3]], [[0, 0], [4, 0]]], dict(ragged_rank=2),
          [[[1, 0], [2, 3]], [[0, 0], [4, 0]]], [[0, 2, 4], [0, 2, 4, 6, 8]]),
+        # a tuple of the lengths of every level (TensorFlow's docstring)
+        ([[[5, 0], [7, 0], [0, 0]], [[0, 0], [3, 0], [0, 0]], [[6, 0], [0, 0], [0, 0]]],
+         dict(lengths=([2, 0, 3], [1, 1, 2, 0, 1])),
+         [[[5], [7]], [], [[6, 0], [], [0]]], [[0, 2, 2, 5], [0, 1, 2, 4, 4, 5]]),
+        ([[[1, 2], [3, 4]], [[5, 6], [7, 8]]], dict(lengths=[[1, 2], [2, 0, 1]]),
+         [[[1, 2]], [[], [7]]], [[0, 1, 3], [0, 2, 2, 3]]),
     ],
 )
 def test_from_tensor(tensor, kwargs, want, splits):
     rt = RT.from_tensor(np.array(tensor), **kwargs)
     assert rt.to_list() == want
     assert _splits(rt) == splits
-    assert rt.ragged_rank == kwargs.get("ragged_rank", 1)
+    assert rt.ragged_rank == len(splits)
     assert all(s.dtype == np.int64 for s in rt.nested_row_splits)
 
 
@@ -325,12 +331,25 @@ def test_from_tensor_splits_dtype_and_gradient():
          r"Shapes \(\) and \(1,\) are incompatible"),
         ([[1, 2], [3, 4]], dict(lengths=[1]), InvalidArgumentError,
          r"lengths must have one entry per row \(2\), got 1"),
-        ([[1, 2], [3, 4]], dict(lengths=[[1], [1]]), InvalidArgumentError,
+        ([[1, 2], [3, 4]], dict(lengths=np.array([[1], [1]])), InvalidArgumentError,
          "must have rank 1"),
+        # a list of lists: the lengths of every level (TensorFlow's testErrors)
+        ([[1, 2, 3]], dict(lengths=[[1], [1]]), ValueError,
+         r"Shape \(1, 3\) must have rank at least 3"),
+        ([[[[1, 0], [2, 3]], [[0, 0], [4, 0]]], [[[5, 6], [7, 0]], [[0, 8], [0, 0]]]],
+         dict(lengths=([2, 2], [2, 2, 2, 2]), ragged_rank=3), ValueError,
+         r"If Argument `lengths` is a tuple of row_lengths, argument `ragged_rank` "
+         r"must be len\(lengths\): 2. Received ragged_rank: 3."),
+        ([[[1, 2], [3, 4]]], dict(lengths=([2], [1, 3])), InvalidArgumentError,
+         r"lengths\[1\] holds 3, more than dimension 2 of the tensor \(2\)"),
+        ([[[1, 2], [3, 4]]], dict(lengths=([2, 0], [1, 1])), InvalidArgumentError,
+         r"lengths\[0\] must have one entry per row \(1\), got 2"),
+        ([[[1, 2], [3, 4]]], dict(lengths=([1], [1, 1])), InvalidArgumentError,
+         r"nested_row_lengths\[0\]: .*row_lengths sum to 1, but values has 2 rows"),
+        ([[[1, 2], [3, 4]]], dict(lengths=([2], [-1, 1])), InvalidArgumentError,
+         r"row_lengths\[0\] = -1 is negative"),
         ([[1, 2], [3, 4]], dict(lengths=[1.5, 1.0]), TypeError,
          "lengths must be of type integer"),
-        ([[1, 2], [3, 4]], dict(lengths=([1, 1], [1, 1])), TypeError,
-         "not supported yet"),
     ],
 )
 def test_from_tensor_errors(tensor, kwargs, error, fragment):
@@ -501,3 +520,18 @@ def test_assert_ragged_equal_of_nested():
         assert_ragged_equal(rt, [[[1.0], []], [[2.0, 4.0]]])
     with pytest.raises(AssertionError, match="ragged ranks differ"):
         assert_ragged_equal(rt, sg.ragged.constant([[1.0], [2.0]]))
+
+
+def test_from_tensor_nested_lengths_gradient_and_numpy_ints():
+    x = sg.Variable(np.arange(8.0).reshape(2, 2, 2))
+    with sg.GradientTape() as tape:
+        rt = RT.from_tensor(x, lengths=([2, 1], np.array([1, 2, 0], np.int32)),
+                            row_splits_dtype="int32")
+        loss = sg.reduce_sum(rt.flat_values * 2.0)
+    assert rt.to_list() == [[[0.0], [2.0, 3.0]], [[]]]
+    assert [s.dtype for s in rt.nested_row_splits] == [np.int32, np.int32]
+    np.testing.assert_array_equal(tape.gradient(loss, x).numpy(),
+                                  [[[2, 0], [2, 2]], [[0, 0], [0, 0]]])
+    # a list of NumPy ints is one vector of lengths, not one per level
+    flat = RT.from_tensor(np.arange(4).reshape(2, 2), lengths=list(np.array([1, 2])))
+    assert flat.to_list() == [[0], [2, 3]]
