@@ -14,6 +14,7 @@ from .autodiff.tape import GradientTape
 from .framework.indexed_slices import IndexedSlices
 from .framework.tensor import convert_to_tensor, wrap
 from .ops.array_ops import densify
+from .ragged.ragged_factory_ops import constant
 from .ragged.ragged_tensor import RaggedTensor
 
 __all__ = [
@@ -241,6 +242,28 @@ def assert_indexed_slices_equal(actual, expected, rtol=1e-7, atol=0.0):
     np.testing.assert_allclose(act, exp, rtol=rtol, atol=atol)
 
 
+def _assert_nested_equal(actual, expected, rtol, atol):
+    """:func:`assert_ragged_equal` at ragged_rank 2 and above: the row lengths
+    of every level, then the flat values the rows cover."""
+    if not isinstance(expected, RaggedTensor):
+        expected = constant(expected, ragged_rank=actual.ragged_rank)
+    if actual.ragged_rank != expected.ragged_rank:
+        raise AssertionError(
+            f"ragged ranks differ: {actual.ragged_rank} != {expected.ragged_rank}"
+        )
+    for level in range(actual.ragged_rank):
+        got, want = np.asarray(actual.row_lengths()), np.asarray(expected.row_lengths())
+        if got.shape != want.shape or np.any(got != want):
+            raise AssertionError(
+                f"row lengths of level {level} differ: {got.tolist()} != "
+                f"{want.tolist()}"
+            )
+        # a full slice keeps only the values the rows cover
+        actual, expected = actual[:].values, expected[:].values
+    np.testing.assert_allclose(actual.numpy(), expected.numpy(), rtol=rtol,
+                               atol=atol, equal_nan=True)
+
+
 def assert_ragged_equal(actual, expected, rtol=1e-7, atol=0.0):
     """Assert `actual` is a RaggedTensor with the rows of `expected`.
 
@@ -252,7 +275,8 @@ def assert_ragged_equal(actual, expected, rtol=1e-7, atol=0.0):
     actual : RaggedTensor
     expected : RaggedTensor or nested list
         A nested list is read with :func:`sparsegrad.ragged.constant`'s rule
-        (rows of the outer list).
+        (rows of the outer list; at ragged_rank >= 2, with the ragged_rank of
+        `actual`).
     rtol : float, default=1e-7
         Relative tolerance of the values.
     atol : float, default=0.0
@@ -266,8 +290,8 @@ def assert_ragged_equal(actual, expected, rtol=1e-7, atol=0.0):
     Raises
     ------
     AssertionError
-        If `actual` is not a RaggedTensor, the row lengths differ, or the
-        values differ.
+        If `actual` is not a RaggedTensor, the ragged ranks or the row
+        lengths (of any level) differ, or the values differ.
 
     Examples
     --------
@@ -275,9 +299,15 @@ def assert_ragged_equal(actual, expected, rtol=1e-7, atol=0.0):
     >>> from sparsegrad.testing import assert_ragged_equal
     >>> rt = sg.ragged.range([2, 0, 1])
     >>> assert_ragged_equal(rt, [[0, 1], [], [0]])
+    >>> assert_ragged_equal(sg.ragged.constant([[[1.0], []], [[2.0, 3.0]]]),
+    ...                     [[[1.0], []], [[2.0, 3.0]]])
     """
     if not isinstance(actual, RaggedTensor):
         raise AssertionError(f"expected a RaggedTensor, got {type(actual).__name__}")
+    if actual.ragged_rank > 1 or (isinstance(expected, RaggedTensor)
+                                  and expected.ragged_rank > 1):
+        _assert_nested_equal(actual, expected, rtol, atol)
+        return
     if isinstance(expected, RaggedTensor):
         lengths = np.asarray(expected.row_lengths())
         values = expected.values.numpy()[: int(expected.row_splits[-1])]

@@ -12,6 +12,10 @@
   200,000 rows of lengths uniform in 0..99 (about 10 million values, int64
   row splits) against ``tf.ragged.range`` and, for int32, NumPy ``repeat`` +
   ``cumsum``.
+* ``segment/ragged_reduce_sum_rank2``: ``sg.ragged.reduce_sum(rt, axis=2)``
+  of a ragged-rank-2 RaggedTensor of 10 million float32 values (500,000
+  inner rows of random lengths, in 100,000 outer rows), against
+  ``tf.reduce_sum(rt, axis=2)`` on the same data.
 * ``segment/embedding_bag_forward``: ``sg.nn.embedding_lookup_sparse(combiner
   ="sum")`` of 16,384 bags of 20 Zipf(1.1) ids (a CSR matrix) on a 1,000,000
   x 64 float32 table, against ``torch.nn.EmbeddingBag(mode="sum")``,
@@ -43,6 +47,8 @@ shows how their blocks of 10 compare.
 
 Floors: segment sums read the values and the ids and write the output;
 ``ragged.range`` reads its three inputs and writes the splits and values; the
+ragged reduction reads the values and the inner splits and writes one sum per
+inner row; the
 bag forward reads every looked-up row and writes the output, and the step
 adds reading the upstream gradient and reading and writing the table and
 accumulator rows of every distinct id (random rows are bound by latency more
@@ -54,7 +60,7 @@ and the accumulators stay float32).
 
 from . import inputs
 from .case import Case
-from .sizes import BAGS, RAGGED_ROWS, SEGMENT
+from .sizes import BAGS, RAGGED_ROWS, RAGGED_VALUES, SEGMENT
 
 # ---------------------------------------------------------------------------
 # Segment sums.
@@ -167,6 +173,49 @@ def _unsorted_numpy(quick):
         return out
 
     return run
+
+
+# ---------------------------------------------------------------------------
+# The innermost reduction of a RaggedTensor of ragged rank 2.
+
+
+def _rank2_inputs(quick):
+    """flat values (float32) and the outer and inner row splits (int64):
+    inner rows cut at random points (mean length 20), outer rows likewise
+    (mean 5 inner rows)."""
+    import numpy as np
+
+    n_values = RAGGED_VALUES.pick(quick)
+    n_inner, n_outer = n_values // 20, n_values // 100
+    rng = np.random.default_rng(11)
+    values = rng.standard_normal(n_values).astype(np.float32)
+    inner = np.concatenate(
+        [[0], np.sort(rng.integers(0, n_values + 1, n_inner - 1)), [n_values]])
+    outer = np.concatenate(
+        [[0], np.sort(rng.integers(0, n_inner + 1, n_outer - 1)), [n_inner]])
+    return values, outer.astype(np.int64), inner.astype(np.int64)
+
+
+def _rank2_bytes(quick):
+    values, _, inner = _rank2_inputs(quick)
+    return values.nbytes + inner.nbytes + 4 * (inner.size - 1)
+
+
+def _rank2_sparsegrad(quick):
+    import sparsegrad as sg
+
+    values, outer, inner = _rank2_inputs(quick)
+    rt = sg.RaggedTensor.from_nested_row_splits(values, [outer, inner])
+    return lambda: sg.ragged.reduce_sum(rt, axis=2)
+
+
+def _rank2_tensorflow(quick):
+    import tensorflow as tf
+
+    values, outer, inner = _rank2_inputs(quick)
+    rt = tf.RaggedTensor.from_nested_row_splits(
+        tf.constant(values), [tf.constant(outer), tf.constant(inner)])
+    return lambda: tf.reduce_sum(rt, axis=2)
 
 
 # ---------------------------------------------------------------------------
@@ -499,6 +548,14 @@ CASES = [
         _range_bytes(dtype),
     )
     for dtype in ("int32", "float32")
+] + [
+    Case(
+        "segment/ragged_reduce_sum_rank2",
+        "reduce_sum over the innermost ragged axis of a ragged-rank-2 "
+        "RaggedTensor of 10,000,000 float32 values in 500,000 inner rows",
+        {"sparsegrad": _rank2_sparsegrad, "tensorflow": _rank2_tensorflow},
+        _rank2_bytes,
+    ),
 ] + [
     Case(
         "segment/embedding_bag_forward",

@@ -61,6 +61,8 @@ SEGMENT = Size((10_000_000, 200_000), (10_000, 200),
                "segment sums {0} values into {1} segments")
 #: Rows of ``segment/ragged_range_*`` (lengths 0..99).
 RAGGED_ROWS = Size(200_000, 2_000, "ragged.range {0} rows")
+#: Flat values of ``segment/ragged_reduce_sum_rank2`` (float32).
+RAGGED_VALUES = Size(10_000_000, 20_000, "ragged reduce {0} float32 values")
 #: Bags of the embedding bag (20 ids each, on the embedding table).
 BAGS = Size(16_384, 128, "embedding bag {0} bags")
 #: The end-to-end CTR step: (batch, table rows).
@@ -74,7 +76,7 @@ BANDWIDTH_MIB = Size(256, 16, "bandwidth copy {0} MiB")
 QUICK_STEPS = 20
 
 #: Every size, in the order :func:`describe` names them.
-ALL = (EMBEDDING, DENSE_UPDATE, CLIP_SIDE, SEGMENT, RAGGED_ROWS, BAGS,
+ALL = (EMBEDDING, DENSE_UPDATE, CLIP_SIDE, SEGMENT, RAGGED_ROWS, RAGGED_VALUES, BAGS,
        END_TO_END, BANDWIDTH_MIB)
 
 

@@ -1,6 +1,6 @@
 """Ragged tensors: rows of different lengths (TensorFlow's ``tf.ragged``).
 
-:class:`~sparsegrad.RaggedTensor` (ragged_rank 1), :func:`range` (the
+:class:`~sparsegrad.RaggedTensor` (any ragged_rank), :func:`range` (the
 ``RaggedRange`` op behind ``tf.ragged.range``), :func:`constant`,
 :func:`map_flat_values`, :func:`is_ragged`, and the reductions
 :func:`reduce_sum`, :func:`reduce_prod`, :func:`reduce_min`,

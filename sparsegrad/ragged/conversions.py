@@ -17,7 +17,7 @@ from ..framework.backend import CPU, backend_of
 from ..framework.buffers import check_allocation
 from ..framework.tensor import wrap
 from ..ops import array_ops, embedding_ops
-from .row_partition import as_index, as_partition
+from .row_partition import as_index, as_partition, require_ragged_rank_1
 
 __all__ = ["RaggedConversions"]
 
@@ -109,23 +109,28 @@ class RaggedConversions:
         lengths = self._lengths(be)
         return int(lengths.max()) if lengths.size else 0
 
-    def to_tensor(self, default_value=0, name=None, shape=None):
+    def to_tensor(self, default_value=None, name=None, shape=None):
         """The rows padded with `default_value` into a dense Tensor.
+
+        At ragged_rank 2 and above every ragged dimension is padded to its
+        longest row (over the whole RaggedTensor).
 
         Parameters
         ----------
-        default_value : scalar, default=0
-            The padding, converted to the values' dtype.
+        default_value : scalar, optional
+            The padding, converted to the values' dtype; None means 0.
         name : str, optional
             Ignored.
         shape : sequence of int or None, optional
-            ``(nrows, width) + inner`` of the result; None entries (or no
-            shape) mean the natural size (``nrows`` and the longest row).
-            Smaller sizes truncate rows or values, as TensorFlow does.
+            ``(nrows, width, ...) + inner`` of the result, of rank
+            :attr:`ndim`; None entries (or no shape) mean the natural size
+            (``nrows`` and the longest row of each ragged dimension).
+            Smaller sizes truncate rows or values, larger ones pad, as
+            TensorFlow does.
 
         Returns
         -------
-        Tensor of shape ``(nrows, max_row_length) + values.shape[1:]``
+        Tensor of shape ``(nrows, max_row_length, ...) + flat_values.shape[1:]``
             Differentiable w.r.t. the values: their gradient is the padded
             gradient gathered at the values' positions (dropped values get 0).
 
@@ -145,8 +150,20 @@ class RaggedConversions:
         array([[ 1,  2],
                [-1, -1],
                [ 3, -1]], dtype=int32)
+        >>> sg.ragged.constant([[[1, 2], []], [[3]]]).to_tensor(shape=[2, 3, 1]).numpy()
+        array([[[1],
+                [0],
+                [0]],
+        <BLANKLINE>
+               [[3],
+                [0],
+                [0]]], dtype=int32)
         """
         del name
+        if default_value is None:
+            default_value = 0
+        if self.ragged_rank > 1:
+            return self._nested_to_tensor(default_value, shape)
         inner = tuple(self._values.shape[1:])
         values = self._used_values()
         be = backend_of(values._value, self._row_splits)
@@ -199,14 +216,20 @@ class RaggedConversions:
         Returns
         -------
         list of list
+            Nested ``ragged_rank + 1`` deep (and more for inner dimensions).
 
         Examples
         --------
         >>> import sparsegrad as sg
         >>> sg.ragged.constant([[1, 2], [], [3]]).to_list()
         [[1, 2], [], [3]]
+        >>> sg.ragged.constant([[[1, 2], []], [[3]]]).to_list()
+        [[[1, 2], []], [[3]]]
         """
-        values = self._values.numpy().tolist()
+        if self.ragged_rank > 1:
+            values = self._values.to_list()
+        else:
+            values = self._values.numpy().tolist()
         splits = backend_of(self._row_splits).host(self._row_splits).tolist()
         return [values[a:b] for a, b in zip(splits[:-1], splits[1:])]
 
@@ -219,12 +242,18 @@ class RaggedConversions:
         ndarray of dtype object, shape (nrows,)
             Row ``i`` is a read-only view of the values.
 
+        Raises
+        ------
+        TypeError
+            At ragged_rank 2 and above (not supported yet).
+
         Examples
         --------
         >>> import sparsegrad as sg
         >>> sg.ragged.constant([[1, 2], [3]]).numpy()
         array([array([1, 2], dtype=int32), array([3], dtype=int32)], dtype=object)
         """
+        require_ragged_rank_1(self, "numpy")
         values = self._values.numpy()
         splits = backend_of(self._row_splits).host(self._row_splits)
         out = np.empty(self.nrows(), dtype=object)
@@ -252,6 +281,8 @@ class RaggedConversions:
         ------
         InvalidArgumentError
             If the values are not 1-D, or `shape` is too small.
+        TypeError
+            At ragged_rank 2 and above (not supported yet).
 
         Examples
         --------
@@ -261,6 +292,7 @@ class RaggedConversions:
                [0, 0],
                [5, 6]], dtype=int32)
         """
+        require_ragged_rank_1(self, "to_scipy")
         if self._values.ndim != 1:
             raise InvalidArgumentError(
                 "to_scipy needs 1-D values, got values of shape "

@@ -42,15 +42,13 @@ def rowids(splits, be):
     return out
 
 
-def reduce_innermost(splits, keepdims, be):
+def reduce_innermost(splits, be):
     """Reducing the innermost ragged axis (``r``): (the values' segments,
-    the number of segments, the result's nested splits)."""
+    the number of segments, the result's nested splits).  With keepdims the
+    kept axis is a dense one of the values (the caller expands them), as in
+    TensorFlow: an empty row then reduces to the reduction's empty value."""
     inner = splits[-1]
-    n_rows = inner.shape[0] - 1
-    new = list(splits[:-1])
-    if keepdims:
-        new.append(be.xp.arange(n_rows + 1, dtype=np.int64))
-    return rowids(inner, be), n_rows, new
+    return rowids(inner, be), inner.shape[0] - 1, list(splits[:-1])
 
 
 def merge_axis(splits, axis, keepdims, be):

@@ -23,106 +23,212 @@ def _python_dtype(array):
     return array.dtype
 
 
-def _depth(x):
-    depth = 0
-    while isinstance(x, (list, tuple)):
-        if not x:
-            return depth + 1
-        x = x[0]
-        depth += 1
-    return depth
+def _is_list(x):
+    """A nesting level of a Python list (a NumPy array of rank >= 1 counts)."""
+    return isinstance(x, (list, tuple)) or np.ndim(x) != 0
 
 
-def constant(pylist, dtype=None, ragged_rank=None, row_splits_dtype=np.int64):
-    """A RaggedTensor of ragged_rank 1 from a list of rows.
+def _scalar_and_max_depth(pylist):
+    """``(depth of the scalars or None when there are none, deepest list)``."""
+    if not _is_list(pylist):
+        return 0, 0
+    scalar_depth, max_depth = None, 1
+    for child in pylist:
+        child_scalar, child_max = _scalar_and_max_depth(child)
+        if child_scalar is not None:
+            if scalar_depth is None:
+                scalar_depth = child_scalar + 1
+            elif scalar_depth != child_scalar + 1:
+                raise ValueError("all scalar values must have the same nesting depth")
+        max_depth = max(max_depth, child_max + 1)
+    return scalar_depth, max_depth
+
+
+def _default_inner_shape(pylist, ragged_rank):
+    """The uniform shape of the items below `ragged_rank` ragged levels, read
+    from the first items and checked on all of them."""
+    flat = pylist
+    for dim in range(ragged_rank):
+        if not all(_is_list(v) for v in flat):
+            raise ValueError(
+                f"pylist has scalar values depth {dim + 1}, but ragged_rank="
+                f"{ragged_rank} requires scalar value depth greater than "
+                f"{ragged_rank}"
+            )
+        flat = [item for v in flat for item in v]
+
+    def shape_of(item):
+        if not _is_list(item):
+            return ()
+        return (len(item),) + shape_of(item[0]) if len(item) else (0,)
+
+    def check(item, shape):
+        nested = _is_list(item)
+        if nested != bool(shape) or (nested and shape[0] != len(item)):
+            raise ValueError("inner values have inconsistent shape")
+        if nested:
+            for child in item:
+                check(child, shape[1:])
+
+    shape = shape_of(flat)
+    check(flat, shape)
+    return shape[1:]
+
+
+def _dense(values, dtype, shape):
+    """A Tensor of the Python `values` (TensorFlow's dtypes by default),
+    reshaped to `shape` when one is given."""
+    try:
+        array = np.array(values, dtype=dtype)
+    except ValueError:
+        raise ValueError("inner values have inconsistent shape") from None
+    if array.dtype == object:
+        raise ValueError("inner values have inconsistent shape")
+    if dtype is None:
+        array = array.astype(_python_dtype(array), copy=False)
+    if shape is not None and array.shape != tuple(shape):
+        if array.size != int(np.prod(shape)):
+            raise ValueError(
+                f"ragged.constant: {array.size} values cannot have shape "
+                f"{tuple(shape)}"
+            )
+        array = array.reshape(shape)
+    return wrap(array)
+
+
+def constant(pylist, dtype=None, ragged_rank=None, inner_shape=None,
+             row_splits_dtype=np.int64, name=None):
+    """A RaggedTensor (or a Tensor) from a nested Python list.
+
+    TensorFlow's ``tf.ragged.constant``: the lists above ``ragged_rank``
+    levels may have any lengths; the items below form uniform inner
+    dimensions ``inner_shape``.
 
     Parameters
     ----------
-    pylist : list of lists (or of NumPy arrays)
-        The rows; each row is a list of scalars, or of equal-length lists
-        (a uniform inner dimension).
+    pylist : nested list, tuple or ndarray
+        Every scalar at one nesting depth.
     dtype : dtype, optional
-        The values' dtype; by default TensorFlow's: Python ints int32, floats
-        float32 (float32 too for no values at all).
-    ragged_rank : {None, 1}, optional
-        Only 1 is supported.
+        The values' dtype; by default TensorFlow's: Python ints int32 (int64
+        past int32), floats float32 (float32 too for no values at all).
+    ragged_rank : int, optional
+        The number of ragged dimensions, ``>= 0`` (0 gives a dense Tensor).
+        By default ``max(1, scalar depth - 1 - len(inner_shape))`` (``max(1,
+        max depth - 1)`` for a list without scalars).
+    inner_shape : tuple of int, optional
+        The shape of the innermost items; by default ``()``, or with
+        `ragged_rank` given, what the list's items below it have.
     row_splits_dtype : dtype, default=np.int64
         int32 or int64.
+    name : str, optional
+        Ignored.
 
     Returns
     -------
-    RaggedTensor
+    RaggedTensor or Tensor
+        A Tensor when `ragged_rank` is 0 or the list is less than 2 deep.
 
     Raises
     ------
+    TypeError
+        If `pylist` is a RaggedTensor.
     ValueError
-        If `pylist` is not a list of lists, the rows nest raggedly below the
-        first level (only ragged_rank 1 is supported) or their inner shapes
-        differ.
+        TensorFlow's messages: "all scalar values must have the same nesting
+        depth", "Invalid pylist=...: empty list nesting is greater than
+        scalar value nesting", "Invalid pylist=..., max depth smaller than
+        ragged_rank=3", "Invalid ragged_rank=-1: must be nonnegative",
+        "Invalid pylist=...: incompatible with ragged_rank=1 and
+        dim(inner_shape)=2", "inner values have inconsistent shape", "pylist
+        has scalar values depth 2, but ragged_rank=2 requires scalar value
+        depth greater than 2".
     InvalidArgumentError
         If `row_splits_dtype` is not int32 or int64 (attr 'row_splits_dtype'),
-        or the rows hold more values than it can count.
+        or a level holds more values than it can count.
 
     Examples
     --------
     >>> import sparsegrad as sg
     >>> sg.ragged.constant([[1, 2], [], [3]])
     <RaggedTensor [[1, 2], [], [3]]>
-    >>> sg.ragged.constant([[[1, 2]], [[3, 4], [5, 6]]]).values.shape
-    (3, 2)
+    >>> rt = sg.ragged.constant([[[1, 2], [3]], [], [[4]]])
+    >>> rt.ragged_rank, rt.shape
+    (2, (3, None, None))
+    >>> sg.ragged.constant([[[1, 2]], [[3, 4], [5, 6]]], ragged_rank=1).shape
+    (2, None, 2)
     """
-    if ragged_rank not in (None, 1):
-        raise ValueError(
-            f"sparsegrad supports RaggedTensors of ragged_rank 1 only, got "
-            f"ragged_rank={ragged_rank}"
-        )
+    del name
+    if isinstance(pylist, RaggedTensor):
+        raise TypeError("pylist may not be a RaggedTensor or RaggedTensorValue.")
     tsplits = splits_dtype(row_splits_dtype, "row_splits_dtype")
-    if not isinstance(pylist, (list, tuple)) or not all(
-        isinstance(row, (list, tuple, np.ndarray)) for row in pylist
-    ):
-        raise ValueError(
-            "ragged.constant needs a list of rows (lists), got "
-            f"{type(pylist).__name__} {pylist!r:.60}"
-        )
-    lengths = [len(row) for row in pylist]
-    flat = [item for row in pylist for item in row]
-    depths = {_depth(item) for item in flat}
-    if len(depths) > 1:
-        raise ValueError(
-            "ragged.constant: the rows' items have different nesting depths "
-            f"{sorted(depths)}"
-        )
-    try:
-        values = np.array(flat, dtype=dtype) if flat else None
-    except ValueError:
-        raise ValueError(
-            "sparsegrad supports RaggedTensors of ragged_rank 1 only: the items "
-            "of the rows must be scalars or lists of one shape (uniform inner "
-            "dimensions), got ragged inner lists"
-        ) from None
-    if values is None:
-        values = np.zeros(0, dtype if dtype is not None else np.float32)
-    elif values.dtype == object:
-        raise ValueError(
-            "sparsegrad supports RaggedTensors of ragged_rank 1 only: the items "
-            "of the rows must be scalars or lists of one shape"
-        )
-    elif dtype is None:
-        values = values.astype(_python_dtype(values), copy=False)
-    check_fits(len(flat), tsplits, "ragged.constant: the number of values")
-    splits = np.zeros(len(lengths) + 1, tsplits)
-    np.cumsum(lengths, out=splits[1:])
-    splits.setflags(write=False)
-    return RaggedTensor.from_row_splits(wrap(values), splits, validate=False)
+    if not _is_list(pylist):
+        if ragged_rank is not None and ragged_rank != 0:
+            raise ValueError(
+                f"Invalid pylist={pylist!r}: incompatible with "
+                f"ragged_rank={ragged_rank}"
+            )
+        if inner_shape:
+            raise ValueError(
+                f"Invalid pylist={pylist!r}: incompatible with dim(inner_shape)="
+                f"{len(inner_shape)}"
+            )
+        return _dense(pylist, dtype, ())
+    if ragged_rank is not None and ragged_rank < 0:
+        raise ValueError(f"Invalid ragged_rank={ragged_rank!r}: must be nonnegative")
+    scalar_depth, max_depth = _scalar_and_max_depth(pylist)
+    if scalar_depth is not None:
+        if max_depth > scalar_depth:
+            raise ValueError(
+                f"Invalid pylist={pylist!r:.80}: empty list nesting is greater "
+                "than scalar value nesting"
+            )
+        if ragged_rank is not None and max_depth < ragged_rank:
+            raise ValueError(
+                f"Invalid pylist={pylist!r:.80}, max depth smaller than "
+                f"ragged_rank={ragged_rank}"
+            )
+    if inner_shape is not None:
+        inner_shape = tuple(int(d) for d in inner_shape)
+    if inner_shape is not None and ragged_rank is not None:
+        expected = ragged_rank + len(inner_shape) + 1
+        if ((scalar_depth is not None and expected != scalar_depth)
+                or (scalar_depth is None and expected < max_depth)):
+            raise ValueError(
+                f"Invalid pylist={pylist!r:.80}: incompatible with ragged_rank="
+                f"{ragged_rank} and dim(inner_shape)={len(inner_shape)}"
+            )
+    if ragged_rank == 0 or (ragged_rank is None and (
+            max_depth < 2
+            or (inner_shape is not None and max_depth - len(inner_shape) < 2))):
+        return _dense(pylist, dtype, inner_shape)
+    if inner_shape is None:
+        inner_shape = () if ragged_rank is None else _default_inner_shape(
+            pylist, ragged_rank)
+    if ragged_rank is None:
+        depth = max_depth if scalar_depth is None else scalar_depth - len(inner_shape)
+        ragged_rank = max(1, depth - 1)
+    nested_splits = []
+    values = pylist
+    for _ in range(ragged_rank):
+        lengths = [len(row) for row in values]
+        check_fits(sum(lengths), tsplits, "ragged.constant: the number of values")
+        splits = np.zeros(len(lengths) + 1, tsplits)
+        np.cumsum(lengths, out=splits[1:])
+        splits.setflags(write=False)
+        nested_splits.append(splits)
+        values = [item for row in values for item in row]
+    result = _dense(values, dtype, (len(values),) + inner_shape)
+    for splits in reversed(nested_splits):
+        result = RaggedTensor.from_row_splits(result, splits, validate=False)
+    return result
 
 
 def map_flat_values(op, *args, **kwargs):
-    """Apply `op` to the values of the RaggedTensors among the arguments.
+    """Apply `op` to the flat values of the RaggedTensors among the arguments.
 
-    Every RaggedTensor argument is replaced by its values (they must share
-    their row splits); the result is a RaggedTensor with those rows and
-    `op`'s result as values.  Tapes record what `op` does, so the result is
-    differentiable w.r.t. the values.
+    Every RaggedTensor argument is replaced by its flat values (they must
+    share their row splits at every level); the result is a RaggedTensor
+    with those rows and `op`'s result as flat values.  Tapes record what
+    `op` does, so the result is differentiable w.r.t. the flat values.
 
     Parameters
     ----------
@@ -156,7 +262,7 @@ def map_flat_values(op, *args, **kwargs):
     def swap(x):
         if isinstance(x, RaggedTensor):
             found.append(x)
-            return x._used_values()
+            return x._used_flat_values()
         return x
 
     new_args = [swap(a) for a in args]
@@ -165,13 +271,13 @@ def map_flat_values(op, *args, **kwargs):
         raise ValueError("map_flat_values: no argument is a RaggedTensor")
     first = found[0]
     for other in found[1:]:
-        if not first._same_rows(other):
+        if not first._same_nested_rows(other):
             raise InvalidArgumentError(
                 "map_flat_values: the RaggedTensors have different row splits "
                 f"(shapes {first.shape} and {other.shape})"
             )
     out = op(*new_args, **new_kwargs)
-    return first.with_values(out)
+    return first.with_flat_values(out)
 
 
 def is_ragged(value):

@@ -1,11 +1,13 @@
 """RaggedTensor: rows of different lengths, as values plus row splits.
 
-A :class:`RaggedTensor` of ragged_rank 1 holds a :class:`~sparsegrad.Tensor`
-``values`` of shape ``(nvals, ...)`` and an int32 or int64 ndarray
-``row_splits`` of length ``nrows + 1``: row ``i`` is
-``values[row_splits[i]:row_splits[i + 1]]``.  The values are an ordinary
-Tensor, so a tape watches and differentiates them through every operation
-here (arithmetic, :meth:`RaggedTensor.to_tensor`, row selection).
+A :class:`RaggedTensor` holds ``values`` of ``nvals`` rows and an int32 or
+int64 ndarray ``row_splits`` of length ``nrows + 1``: row ``i`` is
+``values[row_splits[i]:row_splits[i + 1]]``.  At ragged_rank 1 the values
+are a :class:`~sparsegrad.Tensor` of shape ``(nvals, ...)``; at ragged_rank
+``k >= 2`` they are a RaggedTensor of ragged_rank ``k - 1`` (with splits of
+the same dtype), down to the dense ``flat_values``.  The flat values are an
+ordinary Tensor, so a tape watches and differentiates them through every
+operation here (arithmetic, :meth:`RaggedTensor.to_tensor`, row selection).
 """
 
 import numbers
@@ -18,12 +20,14 @@ from ..framework.backend import backend_of
 from ..framework.buffers import check_allocation
 from ..framework.tensor import DEFERRING_TYPES
 from ..framework.threads import get_num_threads
-from ..ops import embedding_ops, math_ops, unary_ops
+from ..ops import math_ops, unary_ops
 from ..ops._helpers import as_tensor
 from .conversions import RaggedConversions
-from .ragged_range import row_ranges, splits_dtype
+from .nested import RaggedNested
+from .ragged_range import splits_dtype
 from .row_partition import (
     as_partition,
+    check_fits,
     check_row_splits,
     freeze,
     partition_backend,
@@ -40,17 +44,44 @@ _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 
 def _values_tensor(values):
+    """The values argument of a factory: a RaggedTensor as it is, anything
+    else as a Tensor of rank >= 1."""
     if isinstance(values, RaggedTensor):
-        raise ValueError(
-            "sparsegrad supports RaggedTensors of ragged_rank 1 only: values "
-            "must be a dense Tensor or array, not a RaggedTensor"
-        )
+        return values
     v = as_tensor(values, name="values")
     if v.ndim == 0:
         raise InvalidArgumentError(
             "values must have rank at least 1, got a scalar"
         )
     return v
+
+
+def _nrows_of(values):
+    """The number of rows of a values argument (Tensor or RaggedTensor)."""
+    return values.nrows() if isinstance(values, RaggedTensor) else values.shape[0]
+
+
+def _dense_part(values):
+    """The Tensor whose device a factory's partition must share."""
+    return values.flat_values if isinstance(values, RaggedTensor) else values
+
+
+def _partition(values, x, argument, be):
+    """`x` as a checked partition array whose dtype is that of the splits of
+    a RaggedTensor `values` (a Python list takes it, as TensorFlow's dtype
+    hint does; an array of the other dtype is refused)."""
+    part = as_partition(x, argument, be)
+    if not isinstance(values, RaggedTensor) or part.dtype == values.row_splits_dtype:
+        return part
+    if isinstance(x, (list, tuple)):
+        check_fits(int(abs(part).max()) if part.size else 0,
+                   values.row_splits_dtype, argument)
+        return freeze(part.astype(values.row_splits_dtype))
+    raise ValueError(
+        f"dtype mismatch: {argument} has dtype {part.dtype} but the row splits "
+        f"of values (a RaggedTensor) have dtype {values.row_splits_dtype}; use "
+        "with_row_splits_dtype to convert one of them"
+    )
 
 
 def _binary_operator(fn, op_name, reverse=False):
@@ -92,23 +123,26 @@ def _row_vector_doc(summary, result, length="nrows", note=""):
 # -- the class -------------------------------------------------------------------
 
 
-class RaggedTensor(RaggedConversions):
+class RaggedTensor(RaggedNested, RaggedConversions):
     """Rows of different lengths: a values Tensor and its row splits.
 
     Build one with a factory (:meth:`from_row_splits`,
-    :meth:`from_row_lengths`, :meth:`from_value_rowids`, :meth:`from_scipy`),
-    :func:`sparsegrad.ragged.constant` or :func:`sparsegrad.ragged.range`;
-    the constructor itself is internal, as in TensorFlow.
+    :meth:`from_row_lengths`, :meth:`from_value_rowids`, their nested
+    forms such as :meth:`from_nested_row_splits`, :meth:`from_tensor`,
+    :meth:`from_scipy`), :func:`sparsegrad.ragged.constant` or
+    :func:`sparsegrad.ragged.range`; the constructor itself is internal, as
+    in TensorFlow.
 
-    Only ragged_rank 1 is supported: the values are a dense Tensor of shape
-    ``(nvals, ...)`` (uniform inner dimensions allowed).  A RaggedTensor is
-    immutable; its values are a Tensor that tapes can watch.  ``len(rt)`` is
+    At ragged_rank 1 the values are a dense Tensor of shape ``(nvals, ...)``
+    (uniform inner dimensions allowed); at ragged_rank 2 and above they are
+    a RaggedTensor.  A RaggedTensor is immutable; its flat values are a
+    Tensor that tapes can watch.  ``len(rt)`` is
     the number of rows, as for a list of rows (TensorFlow defines no
     ``len``).
 
     Parameters
     ----------
-    values : Tensor
+    values : Tensor or RaggedTensor
         The concatenated rows, rank >= 1.
     row_splits : ndarray of int32 or int64
         Valid splits (``[0, ..., nvals]``, non-decreasing), read-only.
@@ -157,10 +191,13 @@ class RaggedTensor(RaggedConversions):
 
         Parameters
         ----------
-        values : Tensor, Variable or array_like, rank >= 1
+        values : Tensor, Variable, array_like (rank >= 1) or RaggedTensor
+            A RaggedTensor gives a result of ragged_rank one more.
         row_splits : array_like of int32 or int64, 1-D
             ``row_splits[0] == 0``, non-decreasing, ``row_splits[-1] ==
-            len(values)``.  Its dtype is kept (Python lists give int64).
+            len(values)`` (``values.nrows()`` for a RaggedTensor).  Its dtype
+            is kept (Python lists give int64, or the dtype of the splits of
+            a RaggedTensor `values`).
         name : str, optional
             Ignored.
         validate : bool, default=True
@@ -184,7 +221,8 @@ class RaggedTensor(RaggedConversions):
             _from_row_partition do not form a valid RaggedTensor" (last
             split), each followed by the split that breaks the rule.
         ValueError
-            If `values` is a RaggedTensor (only ragged_rank 1 is supported).
+            If `values` is a RaggedTensor whose splits have another dtype
+            than the array `row_splits` ("dtype mismatch").
 
         Examples
         --------
@@ -195,9 +233,9 @@ class RaggedTensor(RaggedConversions):
         """
         del name
         v = _values_tensor(values)
-        be = partition_backend(v, row_splits)   # one device for both
-        splits = as_partition(row_splits, "row_splits", be)
-        check_row_splits(splits, v.shape[0], "from_row_splits", check_last=validate)
+        be = partition_backend(_dense_part(v), row_splits)   # one device for both
+        splits = _partition(v, row_splits, "row_splits", be)
+        check_row_splits(splits, _nrows_of(v), "from_row_splits", check_last=validate)
         return cls(v, splits, internal=True)
 
     @classmethod
@@ -206,7 +244,7 @@ class RaggedTensor(RaggedConversions):
 
         Parameters
         ----------
-        values : Tensor, Variable or array_like, rank >= 1
+        values : Tensor, Variable, array_like (rank >= 1) or RaggedTensor
         row_lengths : array_like of int32 or int64, 1-D
             Non-negative, summing to ``len(values)``; the splits get its
             dtype (Python lists give int64).
@@ -238,9 +276,10 @@ class RaggedTensor(RaggedConversions):
         """
         del name, validate
         v = _values_tensor(values)
-        be = partition_backend(v, row_lengths)   # one device for both
-        lengths = as_partition(row_lengths, "row_lengths", be)
-        return cls(v, splits_from_row_lengths(lengths, v.shape[0], be), internal=True)
+        be = partition_backend(_dense_part(v), row_lengths)   # one device for both
+        lengths = _partition(v, row_lengths, "row_lengths", be)
+        return cls(v, splits_from_row_lengths(lengths, _nrows_of(v), be),
+                   internal=True)
 
     @classmethod
     def from_value_rowids(cls, values, value_rowids, nrows=None, name=None,
@@ -249,7 +288,7 @@ class RaggedTensor(RaggedConversions):
 
         Parameters
         ----------
-        values : Tensor, Variable or array_like, rank >= 1
+        values : Tensor, Variable, array_like (rank >= 1) or RaggedTensor
         value_rowids : array_like of int32 or int64, 1-D
             Sorted row ids, one per value; the splits get its dtype (Python
             lists give int64).  CuPy ids (with CuPy values) are checked on
@@ -292,9 +331,9 @@ class RaggedTensor(RaggedConversions):
         """
         del name, validate
         v = _values_tensor(values)
-        be = partition_backend(v, value_rowids)   # one device for both
-        ids = as_partition(value_rowids, "value_rowids", be)
-        splits = splits_from_value_rowids(ids, nrows, v.shape[0], be)
+        be = partition_backend(_dense_part(v), value_rowids)   # one device for both
+        ids = _partition(v, value_rowids, "value_rowids", be)
+        splits = splits_from_value_rowids(ids, nrows, _nrows_of(v), be)
         rt = cls(v, splits, internal=True)
         rt._value_rowids = ids
         return rt
@@ -302,29 +341,46 @@ class RaggedTensor(RaggedConversions):
     # -- structure -----------------------------------------------------------
 
     values = property(attrgetter("_values"), doc=(
-        "The concatenated rows, a Tensor of shape ``(nvals, ...)``."))
-    flat_values = property(attrgetter("_values"), doc=(
-        "The innermost dense values: :attr:`values` (ragged_rank 1)."))
+        "The concatenated rows: a Tensor of shape ``(nvals, ...)`` at "
+        "ragged_rank 1, else a RaggedTensor of ragged_rank one less."))
+
+    @property
+    def flat_values(self):
+        """The innermost dense values (:attr:`values` at ragged_rank 1)."""
+        if isinstance(self._values, RaggedTensor):
+            return self._values.flat_values
+        return self._values
+
     row_splits = property(attrgetter("_row_splits"), doc=(
         "The row splits, a read-only int32/int64 ndarray of length ``nrows + 1`` "
         "(a cupy array when the RaggedTensor lives on the GPU)."))
-    dtype = property(attrgetter("_values.dtype"), doc="The values' dtype.")
+
+    @property
+    def dtype(self):
+        """The dtype of the flat values."""
+        return self.flat_values.dtype
+
     row_splits_dtype = property(attrgetter("_row_splits.dtype"), doc=(
         "The row splits' dtype (int32 or int64)."))
 
     @property
     def nested_row_splits(self):
-        """``(row_splits,)``: the splits of every ragged dimension."""
+        """The splits of every ragged dimension, outermost first (a tuple)."""
+        if isinstance(self._values, RaggedTensor):
+            return (self._row_splits,) + self._values.nested_row_splits
         return (self._row_splits,)
 
     @property
     def shape(self):
-        """``(nrows, None) + values.shape[1:]`` (None marks the ragged dimension)."""
+        """``(nrows, None, ..., None) + flat_values.shape[1:]``, one None per
+        ragged dimension."""
         return (self.nrows(), None) + tuple(self._values.shape[1:])
 
     @property
     def ragged_rank(self):
-        """The number of ragged dimensions: 1."""
+        """The number of ragged dimensions (1 + that of ragged values)."""
+        if isinstance(self._values, RaggedTensor):
+            return 1 + self._values.ragged_rank
         return 1
 
     @property
@@ -413,8 +469,9 @@ class RaggedTensor(RaggedConversions):
 
         Parameters
         ----------
-        new_values : Tensor, Variable or array_like
-            Of length ``row_splits[-1]`` (any inner shape).
+        new_values : Tensor, Variable, array_like or RaggedTensor
+            Of ``row_splits[-1]`` rows (any inner shape); a RaggedTensor's
+            splits must have the dtype of :attr:`row_splits`.
 
         Returns
         -------
@@ -424,6 +481,8 @@ class RaggedTensor(RaggedConversions):
         ------
         InvalidArgumentError
             If the length differs.
+        ValueError
+            If `new_values` is a RaggedTensor with splits of another dtype.
 
         Examples
         --------
@@ -434,10 +493,16 @@ class RaggedTensor(RaggedConversions):
         """
         v = _values_tensor(new_values)
         n = int(self._row_splits[-1])
-        if v.shape[0] != n:
+        if _nrows_of(v) != n:
             raise InvalidArgumentError(
                 f"with_values: new_values must have {n} rows (the last row "
                 f"split), got shape {tuple(v.shape)}"
+            )
+        if isinstance(v, RaggedTensor) and v.row_splits_dtype != self.row_splits_dtype:
+            raise ValueError(
+                f"dtype mismatch: the row splits of new_values have dtype "
+                f"{v.row_splits_dtype}, those of this RaggedTensor "
+                f"{self.row_splits_dtype}"
             )
         rt = RaggedTensor(v, self._row_splits, internal=True)
         rt._row_lengths = self._row_lengths
@@ -445,22 +510,33 @@ class RaggedTensor(RaggedConversions):
         return rt
 
     def with_flat_values(self, new_values):
-        """:meth:`with_values` (the flat values are the values at ragged_rank 1).
+        """The same nested rows over new flat values.
 
         Parameters
         ----------
         new_values : Tensor, Variable or array_like
+            As many rows as the flat values the rows cover (any inner shape).
 
         Returns
         -------
         RaggedTensor
+
+        Raises
+        ------
+        InvalidArgumentError
+            If the number of rows differs.
 
         Examples
         --------
         >>> import sparsegrad as sg
         >>> sg.ragged.constant([[1], [2, 3]]).with_flat_values([4, 5, 6]).to_list()
         [[4], [5, 6]]
+        >>> sg.ragged.constant([[[1], []], [[2, 3]]]).with_flat_values(
+        ...     [4.0, 5.0, 6.0]).to_list()
+        [[[4.0], []], [[5.0, 6.0]]]
         """
+        if isinstance(self._values, RaggedTensor):
+            return self.with_values(self._used_values().with_flat_values(new_values))
         return self.with_values(new_values)
 
     def with_row_splits_dtype(self, dtype):
@@ -494,13 +570,17 @@ class RaggedTensor(RaggedConversions):
                 f"with_row_splits_dtype: row splits up to {int(self._row_splits[-1])} "
                 "do not fit in int32"
             )
-        return RaggedTensor(self._values, freeze(self._row_splits.astype(d)),
+        values = self._values
+        if isinstance(values, RaggedTensor):
+            values = values.with_row_splits_dtype(d)
+        return RaggedTensor(values, freeze(self._row_splits.astype(d)),
                             internal=True)
 
     # -- rows ----------------------------------------------------------------
 
     def __getitem__(self, key):
-        """Row ``key`` (a Tensor), or a RaggedTensor of the rows of a slice."""
+        """Row ``key`` (a Tensor at ragged_rank 1, else a RaggedTensor of
+        ragged_rank one less), or a RaggedTensor of the rows of a slice."""
         n = self.nrows()
         if isinstance(key, slice):
             rows = range(n)[key]
@@ -515,11 +595,7 @@ class RaggedTensor(RaggedConversions):
                 values = self._values[lo:hi]
             else:
                 index = xp.arange(rows.start, rows.stop, rows.step, dtype=np.int64)
-                positions = row_ranges(splits[index], splits[index + 1], be)
-                lengths = splits[index + 1] - splits[index]
-                new_splits = xp.zeros(len(index) + 1, self._row_splits.dtype)
-                xp.cumsum(lengths, out=new_splits[1:])
-                values = embedding_ops.gather(self._values, positions)
+                return self._gather_rows(index, be)
             return RaggedTensor(values, freeze(new_splits), internal=True)
         is_int = isinstance(key, (numbers.Integral, np.integer))
         if is_int and not isinstance(key, bool):
@@ -569,6 +645,8 @@ class RaggedTensor(RaggedConversions):
 
     def _same_rows(self, other):
         """True when the RaggedTensor `other` has the same row splits."""
+        if other.ragged_rank != self.ragged_rank:
+            return False
         return other._row_splits is self._row_splits or (
             other._row_splits.shape == self._row_splits.shape
             and bool((other._row_splits == self._row_splits).all())
@@ -577,8 +655,16 @@ class RaggedTensor(RaggedConversions):
     def _binary(self, fn, other, op_name, reverse=False):
         y = self._operand(other, op_name)
         x = self._used_values()
+        if isinstance(x, RaggedTensor):   # the next level checks its rows
+            return self.with_values(x._binary(fn, y, op_name, reverse))
         v = fn(y, x) if reverse else fn(x, y)
         return self.with_values(v)
+
+    def _unary(self, fn):
+        x = self._used_values()
+        if isinstance(x, RaggedTensor):
+            return self.with_values(x._unary(fn))
+        return self.with_values(fn(x))
 
     __add__ = _binary_operator(math_ops.add, "add")
     __radd__ = _binary_operator(math_ops.add, "add", reverse=True)
@@ -599,10 +685,10 @@ class RaggedTensor(RaggedConversions):
     __ge__ = _binary_operator(math_ops.greater_equal, "greater_equal")
 
     def __neg__(self):
-        return self.with_values(unary_ops.negative(self._used_values()))
+        return self._unary(unary_ops.negative)
 
     def __abs__(self):
-        return self.with_values(unary_ops.abs(self._used_values()))
+        return self._unary(unary_ops.abs)
 
     def __array__(self, dtype=None, copy=None):
         raise TypeError(

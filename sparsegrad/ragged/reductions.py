@@ -181,12 +181,24 @@ def _reduce_nested(kind, rt, axis, keepdims, what):
     inner = tuple(a - r for a in axes if a > r)
     values = _dense_reduce(kind, values, inner, keepdims, xp)
     for a in sorted((a for a in axes if a <= r), reverse=True):
-        if a == len(splits):
-            seg, n, splits = nested_reductions.reduce_innermost(splits, keepdims, be)
+        if not splits:      # every ragged axis below is gone: a dense axis
+            values = _dense_reduce(kind, values, (a,), keepdims, xp)
+            continue
+        innermost = a == len(splits)
+        if innermost and len(splits) == r:
+            # the innermost level's own row ids, computed once and kept
+            level = rt
+            while isinstance(level.values, RaggedTensor):
+                level = level.values
+            seg, n, splits = level._rowids(be), level.nrows(), splits[:-1]
+        elif innermost:
+            seg, n, splits = nested_reductions.reduce_innermost(splits, be)
         else:
             seg, n, splits = nested_reductions.merge_axis(splits, a, keepdims, be)
         _check_sizes(kind, values, n, np.int64, what)
         values = _segment_reduce(kind, values, seg, n, xp)
+        if innermost and keepdims:      # a dense axis of length 1
+            values = array_ops.expand_dims(values, 1)
     if not splits:
         return values
     return RaggedTensor.from_nested_row_splits(values, splits, validate=False)

@@ -38,6 +38,7 @@ __all__ = [
     "check_fits",
     "freeze",
     "as_index",
+    "require_ragged_rank_1",
 ]
 
 #: The dtypes of row splits, row lengths and value row ids.
@@ -92,6 +93,38 @@ def as_index(value, name):
         return int(value.__index__())
     except (AttributeError, TypeError):
         raise TypeError(f"{name} must be an int, got {value!r}") from None
+
+
+def require_ragged_rank_1(rt, op):
+    """Refuse a RaggedTensor of ragged_rank >= 2 in an op that handles one
+    ragged dimension only.
+
+    Parameters
+    ----------
+    rt : RaggedTensor
+    op : str
+        The op's name, for the message.
+
+    Raises
+    ------
+    TypeError
+        If ``rt.ragged_rank`` is not 1.
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> require_ragged_rank_1(sg.ragged.constant([[[1]]]), "reduce_sum")
+    Traceback (most recent call last):
+    ...
+    TypeError: reduce_sum: RaggedTensors of ragged_rank >= 2 are not supported \
+by reduce_sum yet (got ragged_rank 2)
+    """
+    rank = rt.ragged_rank
+    if rank != 1:
+        raise TypeError(
+            f"{op}: RaggedTensors of ragged_rank >= 2 are not supported by {op} "
+            f"yet (got ragged_rank {rank})"
+        )
 
 
 def partition_backend(values, *partitions):

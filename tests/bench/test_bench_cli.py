@@ -286,7 +286,8 @@ def test_quick_help_states_the_sizes(capsys):
     assert sizes.describe(True).startswith(
         "embedding table 10,000 x 16 float32, 512 Zipf ids; dense Adam 10,000 "
         "float32; clip 10 dense 64 x 64 float32; segment sums 10,000 values into "
-        "200 segments; ragged.range 2,000 rows; embedding bag 128 bags; CTR step "
+        "200 segments; ragged.range 2,000 rows; ragged reduce 20,000 float32 "
+        "values; embedding bag 128 bags; CTR step "
         "batch 256, table 10,000 rows; bandwidth copy 16 MiB")
     assert sizes.describe(False).startswith(
         "embedding table 1,000,000 x 64 float32, 16,384 Zipf ids")

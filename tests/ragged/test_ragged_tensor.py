@@ -138,15 +138,21 @@ def test_structure_and_repr():
 
 
 def test_inner_dims():
-    rt = sg.ragged.constant([[[1, 2]], [], [[3, 4], [5, 6]]])
+    # TensorFlow's rule: without ragged_rank or inner_shape every list level
+    # above the scalars is ragged; ragged_rank=1 keeps the inner one uniform
+    assert sg.ragged.constant([[[1, 2]], [], [[3, 4], [5, 6]]]).shape == (
+        3, None, None)
+    rt = sg.ragged.constant([[[1, 2]], [], [[3, 4], [5, 6]]], ragged_rank=1)
     assert rt.shape == (3, None, 2)
+    assert sg.ragged.constant([[[1, 2]], [], [[3, 4], [5, 6]]],
+                              inner_shape=(2,)).shape == (3, None, 2)
     dense = rt.to_tensor().numpy()
     assert dense.shape == (3, 2, 2)
     np.testing.assert_array_equal(dense[2], [[3, 4], [5, 6]])
     np.testing.assert_array_equal(dense[0, 1], [0, 0])
-    with pytest.raises(ValueError, match="ragged_rank 1 only"):
-        sg.ragged.constant([[[1, 2]], [[3]]])
-    with pytest.raises(ValueError, match="ragged_rank 1 only"):
+    with pytest.raises(ValueError, match="inner values have inconsistent shape"):
+        sg.ragged.constant([[[1, 2]], [[3]]], ragged_rank=1)
+    with pytest.raises(ValueError, match="requires scalar value depth greater"):
         sg.ragged.constant([[1]], ragged_rank=2)
     with pytest.raises(InvalidArgumentError, match="needs 1-D values"):
         rt.to_scipy()
@@ -161,8 +167,10 @@ def test_constant_dtypes():
         sg.ragged.constant([[1]], row_splits_dtype=np.int32).row_splits.dtype
         == np.int32
     )
-    with pytest.raises(ValueError, match="list of rows"):
-        sg.ragged.constant([1, 2])
+    # a list less than 2 deep is a dense Tensor, as in TensorFlow
+    dense = sg.ragged.constant([1, 2])
+    assert not sg.ragged.is_ragged(dense)
+    np.testing.assert_array_equal(dense.numpy(), np.array([1, 2], np.int32))
 
 
 @pytest.mark.parametrize(

@@ -248,6 +248,11 @@ def bag_ids(sp_ids, sp_weights, op, names, every_row=False, buffers=None):
             f"{ids_name} must be SparseTensor (a scipy.sparse matrix) or "
             f"RaggedTensor, got {type(sp_ids).__name__}"
         )
+    if getattr(sp_ids, "ragged_rank", 1) != 1:
+        raise TypeError(
+            f"{op}: RaggedTensors of ragged_rank >= 2 are not supported by {op} "
+            f"yet (got {ids_name} of ragged_rank {sp_ids.ragged_rank})"
+        )
     splits = sparse_rows.as_index_array(sp_ids.row_splits,
                                         f"{ids_name}.row_splits")
     ids = _ragged_values(sp_ids.values, f"{ids_name}.values")
@@ -273,6 +278,12 @@ def _ragged_weights(sp_weights, splits, nnz, op, names):
             f"when {ids_name} is a RaggedTensor, got a scipy.sparse matrix"
         )
     if hasattr(sp_weights, "row_splits") and hasattr(sp_weights, "values"):
+        if getattr(sp_weights, "ragged_rank", 1) != 1:
+            raise TypeError(
+                f"{op}: RaggedTensors of ragged_rank >= 2 are not supported by "
+                f"{op} yet (got {weights_name} of ragged_rank "
+                f"{sp_weights.ragged_rank})"
+            )
         w_splits = sparse_rows.as_array_of(backend_for(splits).xp,
                                            sp_weights.row_splits)
         if w_splits.shape != splits.shape or not bool((w_splits == splits).all()):
