@@ -78,9 +78,9 @@ def _partition(values, x, argument, be):
                    values.row_splits_dtype, argument)
         return freeze(part.astype(values.row_splits_dtype))
     raise ValueError(
-        f"dtype mismatch: {argument} has dtype {part.dtype} but the row splits "
-        f"of values (a RaggedTensor) have dtype {values.row_splits_dtype}; use "
-        "with_row_splits_dtype to convert one of them"
+        f"Argument `row_partition` of RaggedTensor with name: {argument} must "
+        f"have same dtype as Argument `values`. ({part.dtype} vs. "
+        f"{values.row_splits_dtype}). Use with_row_splits_dtype to convert one."
     )
 
 
@@ -222,7 +222,9 @@ class RaggedTensor(RaggedNested, RaggedConversions):
             split), each followed by the split that breaks the rule.
         ValueError
             If `values` is a RaggedTensor whose splits have another dtype
-            than the array `row_splits` ("dtype mismatch").
+            than the array `row_splits` ("Argument `row_partition` of
+            RaggedTensor with name: row_splits must have same dtype as
+            Argument `values`. (int64 vs. int32)").
 
         Examples
         --------
@@ -482,7 +484,8 @@ class RaggedTensor(RaggedNested, RaggedConversions):
         InvalidArgumentError
             If the length differs.
         ValueError
-            If `new_values` is a RaggedTensor with splits of another dtype.
+            If `new_values` is a RaggedTensor with splits of another dtype
+            ("self and new_values have mismatched row_splits dtypes").
 
         Examples
         --------
@@ -500,9 +503,10 @@ class RaggedTensor(RaggedNested, RaggedConversions):
             )
         if isinstance(v, RaggedTensor) and v.row_splits_dtype != self.row_splits_dtype:
             raise ValueError(
-                f"dtype mismatch: the row splits of new_values have dtype "
-                f"{v.row_splits_dtype}, those of this RaggedTensor "
-                f"{self.row_splits_dtype}"
+                "self and new_values have mismatched row_splits dtypes; use "
+                "RaggedTensor.with_row_splits_dtype() to convert them to "
+                f"compatible dtypes. ({self.row_splits_dtype} vs. "
+                f"{v.row_splits_dtype})"
             )
         rt = RaggedTensor(v, self._row_splits, internal=True)
         rt._row_lengths = self._row_lengths

@@ -230,7 +230,8 @@ def test_with_values_and_flat_values():
         rt.with_flat_values([1, 2])
     with pytest.raises(InvalidArgumentError, match="must have 3 rows"):
         rt.with_values(RT.from_row_splits([1], [0, 1]))
-    with pytest.raises(ValueError, match="dtype mismatch"):
+    with pytest.raises(ValueError, match="self and new_values have mismatched "
+                                         "row_splits dtypes"):
         rt.with_values(new_inner.with_row_splits_dtype("int32"))
 
 
@@ -459,10 +460,14 @@ def test_validate_false_keeps_every_level_in_bounds():
 
 def test_splits_dtype_mismatch():
     inner = RT.from_row_splits(np.arange(5), np.array([0, 2, 5], np.int32))
-    with pytest.raises(ValueError, match="dtype mismatch: row_splits has dtype int64"):
+    with pytest.raises(ValueError, match=r"with name: row_splits must have same "
+                                         r"dtype as Argument `values`. \(int64 vs. "
+                                         r"int32\)"):
         RT.from_row_splits(inner, np.array([0, 2], np.int64))
-    with pytest.raises(ValueError, match="dtype mismatch: row_lengths"):
+    with pytest.raises(ValueError, match="with name: row_lengths must have same"):
         RT.from_row_lengths(inner, np.array([2], np.int64))
+    with pytest.raises(ValueError, match="with name: value_rowids must have same"):
+        RT.from_value_rowids(inner, np.array([0, 0], np.int64))
 
 
 # -- operations that handle ragged_rank 1 only --------------------------------------
