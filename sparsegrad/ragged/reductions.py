@@ -8,8 +8,10 @@ construction), so an empty row gets that op's empty value: 0 for a sum, 1 for
 a product, the dtype's largest finite value for a minimum and its lowest for
 a maximum, NaN for a mean.  Over ``axis=0`` entry ``j`` reduces the ``j``-th
 value of every row that has one (``max(row_lengths)`` entries).  Axes past 1
-reduce the values' own dimensions.  Every reduction is differentiable w.r.t.
-the values (through the segment ops' gradients).
+reduce the values' own dimensions.  At ragged rank 2 and above each ragged
+axis is one segment reduction, from the innermost out (the segments and the
+result's splits come from :mod:`.nested_reductions`).  Every reduction is
+differentiable w.r.t. the values (through the segment ops' gradients).
 """
 
 import numpy as np

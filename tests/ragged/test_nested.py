@@ -479,15 +479,6 @@ NOT_YET = "ragged_rank >= 2 are not supported by {op} yet"
 @pytest.mark.parametrize(
     "op, call",
     [
-        ("reduce_sum", lambda rt: sg.ragged.reduce_sum(rt)),
-        ("reduce_mean", lambda rt: sg.ragged.reduce_mean(rt, axis=0)),
-        ("reduce_max", lambda rt: sg.ragged.reduce_max(rt, axis=None)),
-        ("reduce_min", lambda rt: sg.ragged.reduce_min(rt)),
-        ("reduce_prod", lambda rt: sg.ragged.reduce_prod(rt)),
-        ("reduce_variance", lambda rt: sg.ragged.reduce_variance(rt)),
-        ("reduce_std", lambda rt: sg.ragged.reduce_std(rt)),
-        ("reduce_sum", lambda rt: sg.reduce_sum(rt)),   # the dispatch of sg.*
-        ("reduce_mean", lambda rt: sg.reduce_mean(rt)),
         ("numpy", lambda rt: rt.numpy()),
         ("to_scipy", lambda rt: rt.to_scipy()),
         ("embedding_lookup_sparse",
@@ -498,13 +489,6 @@ def test_not_supported_yet(op, call):
     rt = sg.ragged.constant([[[1.0, 2.0], []], [[3.0]]])
     with pytest.raises(TypeError, match=NOT_YET.format(op=op)):
         call(rt)
-
-
-@pytest.mark.parametrize("op", ["reduce_any", "reduce_all"])
-def test_logical_reductions_not_supported_yet(op):
-    rt = sg.ragged.constant([[[True], []], [[False]]])
-    with pytest.raises(TypeError, match=NOT_YET.format(op=op)):
-        getattr(sg.ragged, op)(rt)
 
 
 def test_nested_weights_not_supported_yet():

@@ -105,7 +105,7 @@ def test_mean_variance_std_of_ragged_rank_2_as_tensorflow(op, rows, axis, expect
 
 def test_min_max_prod_any_all_and_empty_rows():
     rt = R.constant(RT2)
-    imax, imin = np.iinfo(np.int32).max, np.iinfo(np.int32).min
+    imax = np.iinfo(np.int32).max
     assert _as_list(R.reduce_min(rt, axis=2)) == [[1, imax, 3], [6, imax, 8], [], [9]]
     assert _as_list(R.reduce_max(rt, axis=0)) == [[9, 7], [], [8, 4, 5]]
     assert _as_list(R.reduce_prod(rt, axis=1)) == [[3, 8, 5], [48, 7], [], [9]]
@@ -168,3 +168,12 @@ def test_ragged_rank_3_innermost_and_outer_axes():
     assert R.reduce_sum(rt, axis=3).to_list() == [[[3, 3], []], [[4], [11, 0]]]
     assert R.reduce_sum(rt, axis=0).to_list() == [[[5, 2], [3]], [[5, 6], []]]
     assert R.reduce_sum(rt, axis=None).numpy() == 21
+
+
+def test_top_level_reductions_dispatch_at_ragged_rank_2():
+    rt = R.constant(RT2)
+    assert sg.reduce_sum(rt).numpy() == ALL
+    assert sg.reduce_sum(rt, axis=2).to_list() == [[3, 0, 12], [13, 0, 8], [],
+                                                    [9]]
+    np.testing.assert_allclose(sg.reduce_mean(rt, axis=[1, 2]).numpy(),
+                               [3.0, 7.0, np.nan, 9.0])
