@@ -27,6 +27,7 @@ import numpy as np
 
 from ..framework.buffers import check_allocation
 from ..framework.threads import get_num_threads
+from ..ops import segment_ops
 
 __all__ = ["rowids", "merge_axis", "reduce_innermost"]
 
@@ -83,9 +84,11 @@ def merge_axis(splits, axis, keepdims, be):
     for level in range(axis, r):
         # each merged node's length: the longest of the nodes merged into it
         lengths = xp.diff(splits[level])
-        out_len = xp.zeros(n_out, np.int64)
-        if lengths.size:
-            _maximum_at(xp, out_len, node_map, lengths)
+        if lengths.size:    # (an empty merged node: the lowest int64, then 0)
+            out_len = xp.maximum(segment_ops.unsorted_segment_max(
+                lengths, node_map, n_out)._value, 0)
+        else:
+            out_len = xp.zeros(n_out, np.int64)
         out_splits = xp.zeros(n_out + 1, np.int64)
         xp.cumsum(out_len, out=out_splits[1:])
         new.append(out_splits)
@@ -98,10 +101,3 @@ def merge_axis(splits, axis, keepdims, be):
         new = new[1:]       # the root's single merged node is the new outer axis
     return node_map, n_out, new
 
-
-def _maximum_at(xp, out, index, values):
-    """``out[index[k]] = max(out[index[k]], values[k])`` for every k."""
-    if xp is np:
-        np.maximum.at(out, index, values)
-    else:       # CuPy: a scatter maximum of its own
-        xp.maximum.at(out, index, values)

@@ -411,3 +411,25 @@ def test_to_tensor_on_device_asks_once(device):
         dev.to_tensor(device.asarray(np.array([1.0])))
     scaled, callers = _ragged_backend_choices(lambda: dev * 2.0)
     assert callers == [] and scaled.to_list() == (host * 2.0).to_list()
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, [1, 2], None])
+def test_nested_reductions_on_device(device, axis):
+    # ragged rank 2 on the device: the same values as on the host, and the
+    # result stays on the device
+    rows = [[[1.0, 2.0], [], [3.0, 4.0, 5.0]], [[6.0, 7.0], [], [8.0]], [], [[9.0]]]
+    cpu = sg.ragged.constant(rows)
+    splits = [device.asarray(s) for s in cpu.nested_row_splits]
+    dev = sg.RaggedTensor.from_nested_row_splits(
+        device.asarray(cpu.flat_values.numpy()), splits)
+    for reduce in (sg.ragged.reduce_sum, sg.ragged.reduce_max, sg.ragged.reduce_mean):
+        got, want = reduce(dev, axis=axis), reduce(cpu, axis=axis)
+        if isinstance(want, sg.RaggedTensor):
+            assert isinstance(got.flat_values._value, device.xp.ndarray)
+            np.testing.assert_array_equal(got.flat_values.numpy(),
+                                          want.flat_values.numpy())  # NaN == NaN
+            for g, w in zip(got.nested_row_splits, want.nested_row_splits):
+                np.testing.assert_array_equal(device.asnumpy(g), w)
+        else:
+            assert isinstance(got._value, device.xp.ndarray)
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
