@@ -113,6 +113,8 @@ def sorted_splits(
 # Values per block of the sorted reductions (a block's rows start the
 # segments one thread reduces).
 cdef Py_ssize_t BLOCK_VALUES = 1 << 16
+# Segments per prange block of segment_reduce_splits.
+cdef Py_ssize_t SPLIT_SEGMENTS = 1 << 10
 
 # Every thread of scatter_reduce walks all the ids (and the hardware pulls
 # neighbouring rows of data it skips): with two or three threads that costs
@@ -365,6 +367,48 @@ def segment_reduce_ids(
                              min(n, (b + 1) * block), op, <floating>fill,
                              from_fill, o, n_segments)
     return 1 if bad else 0
+
+
+def segment_reduce_splits(
+    const floating[:, ::1] data,        # IN  (n, width)
+    const index_t[::1] splits,          # IN  (n_segments + 1,) valid, last <= n
+    int op,                             # IN  SUM, MEAN, MAX, MIN or PROD
+    double fill,                        # IN  value of empty segments
+    bint from_fill,                     # IN  reduce from fill (unsorted ops)
+    floating[:, ::1] out,               # OUT (n_segments, width)
+    int n_threads,
+):
+    """Reduce the rows ``splits[s]:splits[s + 1]`` of `data` into ``out[s]``
+    for every segment s: the bits of :func:`segment_reduce_ids` on the row
+    ids of the splits (each segment's rows in order, the same arithmetic),
+    without reading ids.  The caller checks the splits (non-decreasing, from
+    0, the last at most n)."""
+    cdef Py_ssize_t n_segments = out.shape[0], width = data.shape[1]
+    cdef Py_ssize_t b, n_blocks, s, s_stop, start, stop
+    cdef Py_ssize_t block = SPLIT_SEGMENTS
+    cdef int threads
+    cdef const floating *x
+    cdef floating *o
+    if n_segments == 0 or width == 0:
+        return
+    x = &data[0, 0] if data.shape[0] > 0 else NULL
+    o = &out[0, 0]
+    threads = threads_for(<Py_ssize_t>splits[n_segments] * width, n_threads)
+    n_blocks = (n_segments + block - 1) // block
+    # Blocks of segments, handed out dynamically (rows differ in length); who
+    # reduces a segment never changes its bits.
+    for b in prange(n_blocks, nogil=True, schedule="dynamic", chunksize=1,
+                    num_threads=threads):
+        s_stop = min(n_segments, (b + 1) * block)
+        for s in range(b * block, s_stop):
+            start = splits[s]
+            stop = splits[s + 1]
+            if stop > start:
+                _reduce_rows(x, width, NULL, start, stop, op, o + s * width)
+                if from_fill:
+                    _with_fill(o + s * width, width, op, <floating>fill)
+            else:
+                _fill(o + s * width, width, <floating>fill)
 
 
 cdef inline int _scatter_part(

@@ -22,6 +22,7 @@ from ..framework.buffers import check_allocation
 from ..framework.dtypes import true_division_dtype
 from ..framework.tensor import convert_to_tensor, wrap
 from ..ops import array_ops, math_ops, reduction_ops, segment_ops, unary_ops
+from ..ops.segment_ops.unsorted_reductions import unsorted_segment_reduce_rows
 from . import nested_reductions
 from .ragged_tensor import RaggedTensor
 
@@ -78,15 +79,23 @@ def _float_values(values, kind):
     return values
 
 
-def _segment_reduce(kind, values, ids, n_segments, xp):
+def _segment_reduce(kind, values, ids, n_segments, xp, splits=None):
     """``unsorted_segment_<kind>(values, ids, n_segments)``; a mean divides the
     sum by the count of each segment (0 / 0 = NaN for an empty one).  `xp`:
-    the array module of `ids`."""
+    the array module of `ids`.  `splits`: the row splits whose row ids `ids`
+    are, when the segments are rows (then reduced from the splits)."""
     values = _float_values(values, kind)
-    out = _SEGMENT[kind](values, ids, n_segments)
+    if splits is not None:
+        out = unsorted_segment_reduce_rows(
+            values, splits, ids, "sum" if kind == "mean" else kind)
+    else:
+        out = _SEGMENT[kind](values, ids, n_segments)
     if kind != "mean":
         return out
-    counts = xp.bincount(ids, minlength=n_segments).astype(values.dtype)
+    if splits is not None:
+        counts = xp.diff(splits).astype(values.dtype)
+    else:
+        counts = xp.bincount(ids, minlength=n_segments).astype(values.dtype)
     counts = counts.reshape((n_segments,) + (1,) * (values.ndim - 1))
     with np.errstate(invalid="ignore", divide="ignore"):
         return math_ops.divide(out, wrap(counts))
@@ -143,7 +152,8 @@ def _reduce(kind, rt, axis, keepdims, what):
         return array_ops.reshape(out, (1,) + tuple(out.shape)) if keepdims else out
     if 1 in axes:  # along each row
         _check_sizes(kind, values, nrows, rt.row_splits.dtype, what)
-        out = _segment_reduce(kind, values, rt._rowids(be), nrows, xp)
+        out = _segment_reduce(kind, values, rt._rowids(be), nrows, xp,
+                              rt.row_splits)
         return array_ops.expand_dims(out, 1) if keepdims else out
     # axis 0: entry j reduces the j-th value of every row
     longest = int(rt._lengths(be).max()) if nrows else 0
@@ -182,6 +192,7 @@ def _reduce_nested(kind, rt, axis, keepdims, what):
     r = len(splits)
     inner = tuple(a - r for a in axes if a > r)
     values = _dense_reduce(kind, values, inner, keepdims, xp)
+    row_splits = None       # the splits of the segments, when they are rows
     for a in sorted((a for a in axes if a <= r), reverse=True):
         if not splits:      # every ragged axis below is gone: a dense axis
             values = _dense_reduce(kind, values, (a,), keepdims, xp)
@@ -193,12 +204,14 @@ def _reduce_nested(kind, rt, axis, keepdims, what):
             while isinstance(level.values, RaggedTensor):
                 level = level.values
             seg, n, splits = level._rowids(be), level.nrows(), splits[:-1]
+            row_splits = level.row_splits
         elif innermost:
             seg, n, splits = nested_reductions.reduce_innermost(splits, be)
         else:
             seg, n, splits = nested_reductions.merge_axis(splits, a, keepdims, be)
         _check_sizes(kind, values, n, np.int64, what)
-        values = _segment_reduce(kind, values, seg, n, xp)
+        values = _segment_reduce(kind, values, seg, n, xp, row_splits)
+        row_splits = None
         if innermost and keepdims:      # a dense axis of length 1
             values = array_ops.expand_dims(values, 1)
     if not splits:

@@ -576,3 +576,34 @@ def test_bits_do_not_depend_on_thread_count(dtype, width, rng):
     ref = np.zeros((ids[-1] + 1,) + width)
     np.add.at(ref, ids, data.astype(np.float64))
     np.testing.assert_allclose(results[0][0], ref, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kind", ["sum", "max", "min", "prod"])
+@pytest.mark.parametrize("width", [1, 3])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_reduce_rows_from_splits_has_the_bits_of_the_ids(dtype, kind, width,
+                                                          n_threads):
+    # segment_reduce_splits (a RaggedTensor's rows): the same bits as the
+    # unsorted reduction by the row ids, empty rows, -0.0 and NaN included
+    from sparsegrad.ops.segment_ops.unsorted_reductions import (
+        unsorted_segment_reduce_rows,
+    )
+
+    rng = np.random.default_rng(width)
+    lengths = rng.integers(0, 40, 3000)
+    lengths[::7] = 0
+    splits = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    ids = np.repeat(np.arange(lengths.size), lengths)
+    data = rng.standard_normal((ids.size, width)).astype(dtype)
+    data[5] = -0.0
+    data[100, 0] = np.nan
+    if kind == "prod":
+        data = (1 + data / 50).astype(dtype)
+    sg.set_num_threads(n_threads)
+    try:
+        got = unsorted_segment_reduce_rows(data, splits, ids, kind)
+        want = getattr(sg.math, f"unsorted_segment_{kind}")(data, ids, lengths.size)
+    finally:
+        sg.set_num_threads(None)
+    assert got.numpy().tobytes() == want.numpy().tobytes()

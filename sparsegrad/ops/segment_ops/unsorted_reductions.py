@@ -34,7 +34,7 @@ from .common import (
 __all__ = [
     "unsorted_segment_sum", "unsorted_segment_max", "unsorted_segment_min",
     "unsorted_segment_prod", "unsorted_segment_mean", "unsorted_segment_sqrt_n",
-    "unsorted_forward", "UNSORTED_TYPES",
+    "unsorted_forward", "UNSORTED_TYPES", "unsorted_segment_reduce_rows",
 ]
 
 UNSORTED_TYPES = {
@@ -110,6 +110,56 @@ def _reduce_checked(be, d, ids, n_segments, op):
     out = unsorted_forward(be, d._value, flat_ids, n_segments, op, shaped_ids=ids)
     return record_reduction(UNSORTED_TYPES[op], d, flat_ids,
                             out.reshape((n_segments,) + row_shape),
+                            {"num_segments": n_segments})
+
+
+def unsorted_segment_reduce_rows(data, row_splits, row_ids, kind):
+    """``unsorted_segment_<kind>(data, row_ids, len(row_splits) - 1)`` where
+    `row_ids` are the row ids of `row_splits`, valid splits of ``len(data)``
+    rows (a RaggedTensor's, checked at its construction).
+
+    On the host, float32 and float64 data are reduced from the splits, one
+    pass over the data and the splits (``segment_reduce_splits``: the bits of
+    the reduction by the ids); elsewhere by the ids.  Recorded as the
+    unsorted op, whose gradient reads `row_ids`.
+
+    Parameters
+    ----------
+    data : Tensor or array_like
+        ``(len(row_ids), ...)``, a real dtype.
+    row_splits : ndarray of int32 or int64
+        Non-decreasing from 0 to ``len(row_ids)``.
+    row_ids : ndarray of int32 or int64
+        The row of each row of `data`.
+    kind : {"sum", "max", "min", "prod"}
+
+    Returns
+    -------
+    Tensor of shape ``(len(row_splits) - 1,) + data.shape[1:]``
+
+    Examples
+    --------
+    >>> from sparsegrad.ops.segment_ops.unsorted_reductions import (
+    ...     unsorted_segment_reduce_rows)
+    >>> unsorted_segment_reduce_rows(
+    ...     np.array([1.0, 2.0, 4.0]), np.array([0, 2, 2, 3]),
+    ...     np.array([0, 0, 2]), "sum").numpy()
+    array([3., 0., 4.])
+    """
+    what = f"unsorted_segment_{kind}"
+    op = {"sum": SUM, "max": MAX, "min": MIN, "prod": PROD}[kind]
+    n_segments = row_splits.shape[0] - 1
+    d, ids, n_segments, be = _unsorted_args(data, row_ids, n_segments, what)
+    check_allocation(*_unsorted_buffers(d, ids, n_segments, op, what))
+    if be.on_gpu or not is_kernel_float(d.dtype) or ids.ndim != 1:
+        return _reduce_checked(be, d, ids, n_segments, op)
+    x = rows_2d(be, d._value, ids.shape[0])
+    out = np.empty((n_segments, x.shape[1]), dtype=x.dtype)
+    be.kernels("segment").segment_reduce_splits(
+        x, row_splits, op, fill_value(op, x.dtype, unsorted=True), True, out,
+        get_num_threads())
+    return record_reduction(UNSORTED_TYPES[op], d, ids,
+                            out.reshape((n_segments,) + d.shape[1:]),
                             {"num_segments": n_segments})
 
 
