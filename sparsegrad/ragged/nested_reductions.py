@@ -25,22 +25,10 @@ caller reduces the values with the segment ops, which are differentiable.
 
 import numpy as np
 
-from ..framework.buffers import check_allocation
-from ..framework.threads import get_num_threads
 from ..ops import segment_ops
+from .row_partition import rowids_from_splits
 
-__all__ = ["rowids", "merge_axis", "reduce_innermost"]
-
-
-def rowids(splits, be):
-    """The parent of each child of `splits` (``value_rowids``), int64."""
-    splits = splits.astype(np.int64, copy=False)
-    n = int(splits[-1])
-    check_allocation(((n,), np.int64, "the row ids of a ragged level"))
-    out = be.xp.empty(n, np.int64)
-    if n:
-        be.kernels("ragged").row_splits_to_rowids(splits, out, get_num_threads())
-    return out
+__all__ = ["merge_axis", "reduce_innermost"]
 
 
 def reduce_innermost(splits, be):
@@ -49,7 +37,7 @@ def reduce_innermost(splits, be):
     kept axis is a dense one of the values (the caller expands them), as in
     TensorFlow: an empty row then reduces to the reduction's empty value."""
     inner = splits[-1]
-    return rowids(inner, be), inner.shape[0] - 1, list(splits[:-1])
+    return rowids_from_splits(inner, be), inner.shape[0] - 1, list(splits[:-1])
 
 
 def merge_axis(splits, axis, keepdims, be):
@@ -76,7 +64,7 @@ def merge_axis(splits, axis, keepdims, be):
         node_map = xp.zeros(splits[0].shape[0] - 1, np.int64)
     else:
         n_parents = splits[axis - 1].shape[0] - 1
-        node_map = rowids(splits[axis - 1], be)
+        node_map = rowids_from_splits(splits[axis - 1], be)
     new = list(splits[:max(axis - 1, 0)])
     if keepdims and axis > 0:
         new.append(xp.arange(n_parents + 1, dtype=np.int64))
@@ -93,7 +81,7 @@ def merge_axis(splits, axis, keepdims, be):
         xp.cumsum(out_len, out=out_splits[1:])
         new.append(out_splits)
         # the children land on the merged node's children, by position
-        parent = rowids(splits[level], be)
+        parent = rowids_from_splits(splits[level], be)
         position = xp.arange(parent.shape[0], dtype=np.int64) - splits[level][parent]
         node_map = out_splits[node_map[parent]] + position
         n_out = int(out_splits[-1])

@@ -17,9 +17,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..framework.backend import backend_of
-from ..framework.buffers import check_allocation
 from ..framework.tensor import DEFERRING_TYPES
-from ..framework.threads import get_num_threads
 from ..ops import math_ops, unary_ops
 from ..ops._helpers import as_tensor
 from .conversions import RaggedConversions
@@ -31,6 +29,7 @@ from .row_partition import (
     check_row_splits,
     freeze,
     partition_backend,
+    rowids_from_splits,
     splits_from_row_lengths,
     splits_from_value_rowids,
 )
@@ -447,14 +446,7 @@ class RaggedTensor(RaggedNested, RaggedConversions):
     def _rowids(self, be):
         """:meth:`value_rowids`, `be` being the backend of the splits."""
         if self._value_rowids is None:
-            splits = self._row_splits
-            n_values = int(splits[-1])
-            check_allocation(((n_values,), splits.dtype, "value_rowids: row_splits"))
-            rowids = be.xp.empty(n_values, splits.dtype)
-            if rowids.size:
-                be.kernels("ragged").row_splits_to_rowids(
-                    splits, rowids, get_num_threads())
-            self._value_rowids = freeze(rowids)
+            self._value_rowids = freeze(rowids_from_splits(self._row_splits, be))
         return self._value_rowids
 
     def _used_values(self):

@@ -27,6 +27,7 @@ from ..framework import sparse_rows
 from ..framework.backend import backend_of
 from ..framework.buffers import check_allocation
 from ..framework.tensor import Tensor
+from ..framework.threads import get_num_threads
 
 __all__ = [
     "PARTITION_DTYPES",
@@ -35,6 +36,7 @@ __all__ = [
     "check_row_splits",
     "splits_from_row_lengths",
     "splits_from_value_rowids",
+    "rowids_from_splits",
     "check_fits",
     "freeze",
     "as_index",
@@ -375,6 +377,25 @@ def splits_from_row_lengths(lengths, nvals, be):
     if n:
         splits[1:] = sums
     return freeze(splits)
+
+
+def rowids_from_splits(splits, be):
+    """The row of each value of valid `splits` (``value_rowids``), a new
+    array of the splits' dtype on backend `be` (the row-id kernel), its size
+    checked before it is allocated.
+
+    Examples
+    --------
+    >>> from sparsegrad.framework.backend import CPU
+    >>> rowids_from_splits(np.array([0, 2, 2, 3]), CPU)
+    array([0, 0, 2])
+    """
+    n_values = int(splits[-1])
+    check_allocation(((n_values,), splits.dtype, "value_rowids: row_splits"))
+    rowids = be.xp.empty(n_values, splits.dtype)
+    if rowids.size:
+        be.kernels("ragged").row_splits_to_rowids(splits, rowids, get_num_threads())
+    return rowids
 
 
 def splits_from_value_rowids(ids, nrows, nvals, be):

@@ -41,6 +41,17 @@ def beta_power(beta, step, dtype):
     return math.pow(float(np.dtype(dtype).type(beta)), step)
 
 
+def moment_hyperparameters(opt, lr, dtype):
+    """The raw-op arguments of Adam-like optimizer `opt`'s coming step, for a
+    variable of `dtype`: the beta powers of the step (:func:`beta_power`),
+    the learning rate `lr`, the betas and epsilon (Adam's and Lamb's)."""
+    step = opt.iterations_count + 1
+    return {"beta1_power": beta_power(opt.beta_1, step, dtype),
+            "beta2_power": beta_power(opt.beta_2, step, dtype),
+            "lr": lr, "beta1": opt.beta_1, "beta2": opt.beta_2,
+            "epsilon": opt.epsilon}
+
+
 class Adam(Optimizer):
     r"""Adam, with optional AMSGrad and a lazy mode for sparse gradients.
 
@@ -110,11 +121,7 @@ class Adam(Optimizer):
         )
 
     def _hypers(self, lr, dtype):
-        step = self.iterations_count + 1
-        return {"beta1_power": beta_power(self.beta_1, step, dtype),
-                "beta2_power": beta_power(self.beta_2, step, dtype),
-                "lr": lr, "beta1": self.beta_1, "beta2": self.beta_2,
-                "epsilon": self.epsilon, "use_nesterov": False}
+        return {**moment_hyperparameters(self, lr, dtype), "use_nesterov": False}
 
     def _prepare_dense(self, grad, var, state, lr, stage):
         return self._adam_dense(grad, var, state, lr, stage)

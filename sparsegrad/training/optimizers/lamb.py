@@ -4,7 +4,7 @@ from typing import NamedTuple
 
 from ...framework.variable import Variable
 from ..training_ops import adam as adam_ops
-from .adam import beta_power
+from .adam import moment_hyperparameters
 from .base import Optimizer
 from .checks import flag, real
 
@@ -96,19 +96,12 @@ class Lamb(Optimizer):
         super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm,
                          beta_1=beta_1, beta_2=beta_2, epsilon=epsilon, lazy=lazy)
 
-    def _hypers(self, lr, dtype):
-        step = self.iterations_count + 1
-        return {"beta1_power": beta_power(self.beta_1, step, dtype),
-                "beta2_power": beta_power(self.beta_2, step, dtype),
-                "lr": lr, "beta1": self.beta_1, "beta2": self.beta_2,
-                "epsilon": self.epsilon}
-
     def _prepare_dense(self, grad, var, state, lr, stage):
         return [self._op(stage, adam_ops.APPLY_LAMB, var, state, grad,
-                         **self._hypers(lr, var.dtype))]
+                         **moment_hyperparameters(self, lr, var.dtype))]
 
     def _prepare_sparse(self, values, indices, var, state, lr, stage):
         if not self.lazy:   # Keras's semantics: every row's moments decay
             return self._prepare_densified(values, indices, var, state, lr, stage)
         return [self._op(stage, adam_ops.SPARSE_APPLY_LAMB, var, state, values,
-                         indices, **self._hypers(lr, var.dtype))]
+                         indices, **moment_hyperparameters(self, lr, var.dtype))]
