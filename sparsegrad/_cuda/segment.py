@@ -140,6 +140,15 @@ def reduce_sorted(data, splits, op, fill, from_fill, out):
             _scalar(data.dtype, fill), np.int32(bool(from_fill)), out))
 
 
+def segment_reduce_splits(data, splits, op, fill, from_fill, out, n_threads):
+    """Mirrors ``_kernels.segment.segment_reduce_splits``: the rows
+    ``splits[s]:splits[s + 1]`` of `data` reduced into ``out[s]`` (checked
+    splits), one thread per output value, each segment's rows in order with
+    the CPU's arithmetic (``sg_seg_sum_contiguous`` for 1-D sums)."""
+    del n_threads
+    reduce_sorted(data, _i64(splits), op, fill, from_fill, out)
+
+
 def segment_reduce_ids(data, ids, op, fill, from_fill, out, n_threads):
     """Mirrors ``_kernels.segment.segment_reduce_ids``: returns 0, or 1 when
     the ids decrease or one is at least ``n_segments`` (then nothing is

@@ -148,7 +148,7 @@ def _host_kernels(baseline, avx2_name):
 #: The host backend: NumPy and the Cython kernels.
 CPU = Backend("cpu", np, {
     "training": _host_kernels("training", "training_avx2"),
-    "segment": _kernel_module("_kernels.segment"),
+    "segment": _host_kernels("segment", "segment_avx2"),
     "bags": _host_kernels("segment", "segment_avx2"),
     "slices": _kernel_module("_kernels.slices"),
     "clip": _kernel_module("_kernels.clip"),

@@ -246,6 +246,11 @@ def _address_space_left():
     set."""
     if resource is None:
         return None
+    limits = [(name, field, resource.getrlimit(getattr(resource, name))[0])
+              for name, field in _RLIMITS]
+    limits = [item for item in limits if item[2] != resource.RLIM_INFINITY]
+    if not limits:   # (the usual case: no file to read)
+        return None
     try:
         with open("/proc/self/statm") as f:
             pages = [int(n) for n in f.read().split()]
@@ -253,10 +258,7 @@ def _address_space_left():
     except (OSError, ValueError):
         pages, page = [], 0
     left = None
-    for name, field in _RLIMITS:
-        soft = resource.getrlimit(getattr(resource, name))[0]
-        if soft == resource.RLIM_INFINITY:
-            continue
+    for name, field, soft in limits:
         used = pages[field] * page if field < len(pages) else 0
         room = max(soft - used, 0)
         if left is None or room < left[0]:

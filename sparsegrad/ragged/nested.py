@@ -128,6 +128,18 @@ class RaggedNested:
         return result
 
     @classmethod
+    def _from_trusted_splits(cls, flat_values, nested_row_splits, dtype):
+        """`flat_values` (a Tensor) nested under splits that are a valid
+        RaggedTensor's own or were derived from them (a reduction's result):
+        no copy and no check; each level becomes `dtype` (the source's splits
+        dtype) and read-only."""
+        result = flat_values
+        for splits in reversed(nested_row_splits):
+            result = cls(result, freeze(splits.astype(dtype, copy=False)),
+                         internal=True)
+        return result
+
+    @classmethod
     def from_nested_row_lengths(cls, flat_values, nested_row_lengths, name=None,
                                 validate=True):
         """A RaggedTensor from its flat values and the row lengths of every level.

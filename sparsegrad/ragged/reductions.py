@@ -216,7 +216,7 @@ def _reduce_nested(kind, rt, axis, keepdims, what):
             values = array_ops.expand_dims(values, 1)
     if not splits:
         return values
-    return RaggedTensor.from_nested_row_splits(values, splits, validate=False)
+    return RaggedTensor._from_trusted_splits(values, splits, rt.row_splits.dtype)
 
 
 _DOC = """{verb} the values of each row of a RaggedTensor (or along `axis`).

@@ -232,12 +232,12 @@ def _read(*parts):
 
 def test_drivers_include_the_header_and_do_not_repeat_it():
     cu = _read("sparsegrad", "_cuda", "segment.cu")
-    pyx = _read("sparsegrad", "_kernels", "segment.pyx")
+    pyx = _read("sparsegrad", "_kernels", "_segment.pxi")
     pxi = _read("sparsegrad", "_kernels", "_sparse_segment.pxi")
     assert '#include "sg_segment.h"' in cu
     assert 'cdef extern from "sg_segment.h"' in pyx
     assert 'cdef extern from "sg_segment.h"' in pxi
-    for name, text in (("segment.cu", cu), ("segment.pyx", pyx),
+    for name, text in (("segment.cu", cu), ("_segment.pxi", pyx),
                        ("_sparse_segment.pxi", pxi)):
         code = "\n".join(line.split("//")[0].split("#")[0]
                          for line in text.splitlines())

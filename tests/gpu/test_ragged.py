@@ -433,3 +433,26 @@ def test_nested_reductions_on_device(device, axis):
         else:
             assert isinstance(got._value, device.xp.ndarray)
             np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kind", ["sum", "max", "min", "prod"])
+def test_row_reductions_from_splits_on_device(device, dtype, kind):
+    # the rows of a RaggedTensor reduced from its splits on the device
+    # (segment_reduce_splits' twin): the host's bits, rows of every length
+    # from 0 to 90 (the host's masked sums, its loops, its last rows)
+    rng = np.random.default_rng(9)
+    lengths = np.concatenate([np.arange(91), rng.integers(0, 60, 200)])
+    splits = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    scale = 10.0 ** rng.integers(-3, 4, splits[-1])
+    values = rng.standard_normal(splits[-1]) * scale
+    if kind == "prod":
+        values = 1 + values / 1e4
+    values = values.astype(dtype)
+    cpu = sg.RaggedTensor.from_row_splits(values, splits)
+    dev = sg.RaggedTensor.from_row_splits(device.asarray(values),
+                                          device.asarray(splits))
+    reduce = getattr(sg.ragged, f"reduce_{kind}")
+    got, want = reduce(dev, axis=1), reduce(cpu, axis=1)
+    assert isinstance(got._value, device.xp.ndarray)
+    assert got.numpy().tobytes() == want.numpy().tobytes()

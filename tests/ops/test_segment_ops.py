@@ -607,3 +607,62 @@ def test_reduce_rows_from_splits_has_the_bits_of_the_ids(dtype, kind, width,
     finally:
         sg.set_num_threads(None)
     assert got.numpy().tobytes() == want.numpy().tobytes()
+
+
+def _contiguous_sum_model(x):
+    """sg_seg_sum_contiguous in NumPy scalars of x's dtype: eight partial
+    sums over the whole blocks, combined pairwise, then the tail in order;
+    fewer than eight values are one chain; no value: -0.0."""
+    if x.size == 0:
+        return x.dtype.type(-0.0)
+    if x.size < 8:
+        acc = x[0]
+        for v in x[1:]:
+            acc = acc + v
+        return acc
+    a = list(x[:8])
+    k = 8
+    while k + 8 <= x.size:
+        a = [a[p] + x[k + p] for p in range(8)]
+        k += 8
+    acc = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
+    for v in x[k:]:
+        acc = acc + v
+    return acc
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("build", ["segment", "segment_avx2"])
+def test_row_sums_from_splits_follow_the_contiguous_sum(dtype, build):
+    # segment_reduce_splits' sums of 1-D rows (sg_segment_rows.h: masked
+    # blocks and tails, a loop past 40 values, the loops for the last rows)
+    # against a model of sg_seg_sum_contiguous, value by value: every length
+    # from 0 to 90, rows of -0.0, NaN and inf, the sorted (-0.0 kept, fill
+    # for an empty row) and the unsorted (fill added) forms, any thread count
+    import importlib
+
+    from sparsegrad._kernels import parallel
+
+    if build.endswith("avx2") and not parallel.cpu_has_avx2():
+        pytest.skip("no AVX2 on this CPU")
+    kernels = importlib.import_module(f"sparsegrad._kernels.{build}")
+    rng = np.random.default_rng(5)
+    lengths = np.concatenate([np.arange(91), rng.integers(0, 60, 400), np.arange(12)])
+    splits = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    x = (rng.standard_normal(splits[-1]) * 10.0 ** rng.integers(-3, 4, splits[-1]))
+    x = x.astype(dtype)
+    x[splits[3]:splits[4]] = -0.0              # a row of three -0.0
+    x[splits[50] + 17] = np.nan
+    x[splits[95] + 2] = np.inf
+    x[splits[95] + 5] = -np.inf
+    rows = [x[a:b] for a, b in zip(splits[:-1], splits[1:])]
+    want = np.array([_contiguous_sum_model(r) for r in rows], dtype=dtype)
+    empty = lengths == 0
+    for n_threads in (1, 2, 3):
+        for from_fill in (False, True):
+            out = np.full((lengths.size, 1), 7, dtype=dtype)
+            kernels.segment_reduce_splits(x.reshape(-1, 1), splits, kernels.SUM,
+                                          0.0, from_fill, out, n_threads)
+            expect = want + dtype(0) if from_fill else np.where(empty, dtype(0), want)
+            assert out[:, 0].tobytes() == expect.astype(dtype).tobytes()
+    assert np.signbit(out[3, 0]) == 0 and np.signbit(want[3])   # -0.0 + fill

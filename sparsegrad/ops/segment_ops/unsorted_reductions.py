@@ -118,10 +118,10 @@ def unsorted_segment_reduce_rows(data, row_splits, row_ids, kind):
     `row_ids` are the row ids of `row_splits`, valid splits of ``len(data)``
     rows (a RaggedTensor's, checked at its construction).
 
-    On the host, float32 and float64 data are reduced from the splits, one
-    pass over the data and the splits (``segment_reduce_splits``: the bits of
-    the reduction by the ids); elsewhere by the ids.  Recorded as the
-    unsorted op, whose gradient reads `row_ids`.
+    Float32 and float64 data are reduced from the splits, one pass over the
+    data and the splits (``segment_reduce_splits``, on the host or the GPU:
+    the bits of the reduction by the ids); other dtypes by the ids.
+    Recorded as the unsorted op, whose gradient reads `row_ids`.
 
     Parameters
     ----------
@@ -151,10 +151,10 @@ def unsorted_segment_reduce_rows(data, row_splits, row_ids, kind):
     n_segments = row_splits.shape[0] - 1
     d, ids, n_segments, be = _unsorted_args(data, row_ids, n_segments, what)
     check_allocation(*_unsorted_buffers(d, ids, n_segments, op, what))
-    if be.on_gpu or not is_kernel_float(d.dtype) or ids.ndim != 1:
+    if not is_kernel_float(d.dtype) or ids.ndim != 1:
         return _reduce_checked(be, d, ids, n_segments, op)
     x = rows_2d(be, d._value, ids.shape[0])
-    out = np.empty((n_segments, x.shape[1]), dtype=x.dtype)
+    out = be.xp.empty((n_segments, x.shape[1]), dtype=x.dtype)
     be.kernels("segment").segment_reduce_splits(
         x, row_splits, op, fill_value(op, x.dtype, unsorted=True), True, out,
         get_num_threads())

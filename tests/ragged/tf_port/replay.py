@@ -1,0 +1,110 @@
+"""Evaluate a ported case and encode its outcome (TensorFlow or sparsegrad).
+
+An outcome is a dict of NumPy arrays, the same for both libraries:
+
+* ``kind``: "ragged", "dense", "python" or "error";
+* ragged: ``dtype``, ``flat_values`` and ``splits_<k>`` for each level
+  (with ``splits_dtype``);
+* dense: ``dtype`` and ``values``;
+* python (lists, shapes, ints, bools): ``text``, the value's repr after
+  shapes became lists;
+* error: ``error``, the class name (``InvalidArgumentError``, ``ValueError``,
+  ``TypeError``, ...), and ``raised``, the exception itself (not stored).
+"""
+
+import types
+
+import numpy as np
+
+
+def _namespace(**names):
+    return types.SimpleNamespace(**names)
+
+
+_REDUCTIONS = ("sum", "prod", "min", "max", "mean", "variance", "std", "all", "any")
+
+
+def _tf_default(sg, kind):
+    """``tf.reduce_<kind>``: sparsegrad's top-level function where it has
+    one, else the ragged one with TensorFlow's default (every axis)."""
+    top = getattr(sg, f"reduce_{kind}", None)
+    if top is not None:
+        return top
+    ragged = getattr(sg.ragged, f"reduce_{kind}")
+    return lambda x, axis=None, keepdims=False, name=None: ragged(
+        x, axis=axis, keepdims=keepdims)
+
+
+def shim():
+    """sparsegrad under the TensorFlow names the ported cases use (imported
+    here: the generator runs where only TensorFlow is installed)."""
+    import sparsegrad as sg
+
+    return _namespace(
+        int32=np.int32, int64=np.int64, float16=np.float16, float32=np.float32,
+        float64=np.float64, bool=np.bool_, int8=np.int8, int16=np.int16,
+        uint8=np.uint8,
+        constant=sg.constant,
+        RaggedTensor=sg.RaggedTensor,
+        ragged=_namespace(
+            constant=sg.ragged.constant, range=sg.ragged.range,
+        ),
+        **{f"reduce_{k}": _tf_default(sg, k) for k in _REDUCTIONS},
+        math=_namespace(**{f"reduce_{k}": _tf_default(sg, k) for k in _REDUCTIONS}),
+    )
+
+
+def _is_ragged(value):
+    return hasattr(value, "flat_values") and hasattr(value, "nested_row_splits")
+
+
+def _as_numpy(value):
+    return value.numpy() if hasattr(value, "numpy") else np.asarray(value)
+
+
+def _plain(value):
+    """Shapes as lists, tuples as lists, NumPy scalars as Python ones."""
+    if hasattr(value, "as_list"):       # a TensorShape
+        try:
+            return value.as_list()
+        except ValueError:              # unknown rank
+            return None
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, bytes):
+        return value.decode()
+    return value
+
+
+def encode(value):
+    """The outcome of a case that returned `value`."""
+    if _is_ragged(value):
+        out = {"kind": "ragged", "dtype": str(np.dtype(_dtype(value.flat_values))),
+               "flat_values": _as_numpy(value.flat_values)}
+        splits = [_as_numpy(s) for s in value.nested_row_splits]
+        for k, s in enumerate(splits):
+            out[f"splits_{k}"] = s
+        out["splits_dtype"] = str(splits[0].dtype)
+        return {k: np.asarray(v) for k, v in out.items()}
+    if hasattr(value, "numpy") or isinstance(value, np.ndarray):
+        array = _as_numpy(value)
+        return {"kind": np.asarray("dense"), "dtype": np.asarray(str(array.dtype)),
+                "values": array}
+    return {"kind": np.asarray("python"), "text": np.asarray(repr(_plain(value)))}
+
+
+def _dtype(values):
+    dtype = values.dtype
+    return getattr(dtype, "as_numpy_dtype", dtype)
+
+
+def run(code, tf):
+    """Evaluate `code` with `tf` bound to a library; its encoded outcome."""
+    try:
+        value = eval(code, {"tf": tf, "np": np})
+    except Exception as e:
+        return {"kind": np.asarray("error"), "error": np.asarray(type(e).__name__),
+                "raised": e}
+    return encode(value)
