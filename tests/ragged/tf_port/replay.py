@@ -59,7 +59,7 @@ def _is_ragged(value):
 
 
 def _as_numpy(value):
-    return value.numpy() if hasattr(value, "numpy") else np.asarray(value)
+    return np.asarray(value.numpy() if hasattr(value, "numpy") else value)
 
 
 def _plain(value):
