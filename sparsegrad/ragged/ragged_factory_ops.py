@@ -179,8 +179,9 @@ def constant(pylist, dtype=None, ragged_rank=None, inner_shape=None,
         for float values (or bool for integers), or the values do not fill
         `inner_shape`, as ``tf.constant``.
     ValueError
-        An integer past int64, or TensorFlow's messages: "all scalar values must have the same nesting
-        depth", "Invalid pylist=...: empty list nesting is greater than
+        An integer past int64, or TensorFlow's messages: "all scalar
+        values must have the same nesting depth", "Invalid pylist=...:
+        empty list nesting is greater than
         scalar value nesting", "Invalid pylist=..., max depth smaller than
         ragged_rank=3", "Invalid ragged_rank=-1: must be nonnegative",
         "Invalid pylist=...: incompatible with ragged_rank=1 and
