@@ -84,7 +84,17 @@ from .ops.math_ops import (
     subtract,
     where,
 )
-from .ops.reduction_ops import reduce_max, reduce_mean, reduce_min, reduce_sum
+from .ops.reduction_ops import (
+    reduce_all,
+    reduce_any,
+    reduce_max,
+    reduce_mean,
+    reduce_min,
+    reduce_prod,
+    reduce_std,
+    reduce_sum,
+    reduce_variance,
+)
 from .ops.unary_ops import (
     abs,
     exp,
@@ -157,6 +167,11 @@ __all__ = [
     "reduce_mean",
     "reduce_max",
     "reduce_min",
+    "reduce_prod",
+    "reduce_variance",
+    "reduce_std",
+    "reduce_any",
+    "reduce_all",
     "matmul",
     "equal",
     "not_equal",

@@ -1,5 +1,7 @@
 """Segment and unsorted-segment reductions (``tf.math.segment_*`` and
-``tf.math.unsorted_segment_*``).
+``tf.math.unsorted_segment_*``), and the reductions over axes under their
+``tf.math`` names (``reduce_sum``, ``reduce_prod``, ``reduce_variance``...,
+the functions of the package's top level).
 
 Sorted reductions take non-decreasing ids and give ``segment_ids[-1] + 1``
 rows; unsorted ones take ids in any order (negative ids dropped) and
@@ -7,8 +9,13 @@ rows; unsorted ones take ids in any order (negative ids dropped) and
 """
 
 from .framework.public import publish
+from .ops import reduction_ops
 from .ops import segment_ops as implementation
 
 globals().update(
     (name, getattr(implementation, name)) for name in implementation.__all__)
 __all__ = publish(__name__, globals(), implementation.__all__)
+# published at the top level (their documented home); sg.math.reduce_* too
+_REDUCTIONS = [n for n in reduction_ops.__all__ if n.startswith("reduce_")]
+globals().update((name, getattr(reduction_ops, name)) for name in _REDUCTIONS)
+__all__ += _REDUCTIONS

@@ -1,4 +1,6 @@
-"""Reductions (mean, max, min over axes), each with its gradient below it.
+"""Reductions (mean, max, min, prod, variance, std, any, all over axes), each
+with its gradient below it (prod, variance and std are compositions of
+differentiable ops; any and all are not differentiable).
 
 The Sum op and :func:`unbroadcast` live in the array layer
 (:mod:`sparsegrad.ops.array_ops.shapes`, where broadcast_to's gradient needs
@@ -7,8 +9,11 @@ them); they are re-exported here, the reductions' public home.
 
 import numpy as np
 
+from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
-from . import array_ops, math_ops
+from ..framework.tensor import wrap
+from . import array_ops, math_ops, unary_ops
+from ._helpers import as_tensor, backend_for, normalize_axis
 from .array_ops.shapes import (
     DISPATCH,
     kept_shape,
@@ -20,10 +25,15 @@ from .array_ops.shapes import (
 
 __all__ = [
     "DISPATCH",
+    "reduce_all",
+    "reduce_any",
     "reduce_max",
     "reduce_mean",
     "reduce_min",
+    "reduce_prod",
+    "reduce_std",
     "reduce_sum",
+    "reduce_variance",
     "unbroadcast",
 ]
 
@@ -77,6 +87,127 @@ reduce_min = _reduction(
     np.min, "Min", "reduce_min",
     "Minimum over `axis`; tied minima share the gradient equally.",
     "[[1.0, 5.0], [3.0, 4.0]], axis=0", "array([1., 4.])")
+
+
+
+
+def _dispatched(x, op_name, axis, keepdims):
+    """The reduction of a type registered in :data:`DISPATCH` (a
+    RaggedTensor), or None for anything else."""
+    handlers = DISPATCH.get(type(x))
+    return None if handlers is None else handlers[op_name](x, axis, keepdims)
+
+
+def _prod(input_tensor, axis=None, keepdims=False, name=None):
+    out = _dispatched(input_tensor, "reduce_prod", axis, keepdims)
+    if out is not None:
+        return out
+    x = as_tensor(input_tensor, name="input_tensor")
+    axes = normalize_axis(axis, x._value.ndim, "reduce_prod")
+    xp = backend_for(x._value).xp
+    z = wrap(xp.asarray(xp.prod(x._value, axis=axes, keepdims=bool(keepdims),
+                                dtype=x._value.dtype)))
+    record_operation("Prod", (x,), (z,), {"axis": axes, "keepdims": bool(keepdims)})
+    return z
+
+
+@register_gradient("Prod")
+def _prod_grad(op, grad):
+    """The product of every other reduced value (exclusive cumulative
+    products from both ends, so that zeros need no division), times `grad`."""
+    x = op.inputs[0]._value
+    axes = op.attrs["axis"]
+    xp = backend_for(x).xp
+    rest = [a for a in range(x.ndim) if a not in axes]
+    order = list(axes) + rest
+    moved = xp.transpose(x, order).reshape((-1,) + tuple(x.shape[a] for a in rest))
+    ones = xp.ones((1,) + moved.shape[1:], x.dtype)
+    left = xp.cumprod(xp.concatenate([ones, moved[:-1]]), axis=0)
+    right = xp.cumprod(xp.concatenate([ones, moved[::-1][:-1]]), axis=0)[::-1]
+    others = (left * right).reshape(tuple(x.shape[a] for a in order))
+    others = wrap(xp.transpose(others, list(np.argsort(order))))
+    return math_ops.multiply(others, restore_reduced(op, grad))
+
+
+def _moment(kind):
+    def moment(input_tensor, axis=None, keepdims=False, name=None):
+        out = _dispatched(input_tensor, f"reduce_{kind}", axis, keepdims)
+        if out is not None:
+            return out
+        x = as_tensor(input_tensor, name="input_tensor")
+        if x.dtype.kind != "f":
+            raise TypeError(
+                f"reduce_{kind}: input must be floating-point, got dtype {x.dtype}")
+        deviation = math_ops.subtract(x, reduce_mean(x, axis, keepdims=True))
+        var = reduce_mean(math_ops.multiply(deviation, deviation), axis, keepdims)
+        return unary_ops.sqrt(var) if kind == "std" else var
+    return moment
+
+
+def _logical(kind):
+    def logical(input_tensor, axis=None, keepdims=False, name=None):
+        out = _dispatched(input_tensor, f"reduce_{kind}", axis, keepdims)
+        if out is not None:
+            return out
+        x = as_tensor(input_tensor, name="input_tensor")
+        if x.dtype != np.bool_:
+            raise TypeError(f"reduce_{kind}: input must be bool, got dtype {x.dtype}")
+        axes = normalize_axis(axis, x._value.ndim, f"reduce_{kind}")
+        xp = backend_for(x._value).xp
+        return wrap(xp.asarray(getattr(xp, kind)(
+            x._value, axis=axes, keepdims=bool(keepdims))))
+    return logical
+
+
+def _documented(fn, op_name, summary, example, result, raises=""):
+    fn.__name__ = fn.__qualname__ = op_name
+    fn.__doc__ = _DOC.format(summary=summary, name=op_name, example=example,
+                             result=result).replace(
+        "    Examples\n", (raises + "\n    Examples\n") if raises else "    Examples\n")
+    return fn
+
+
+reduce_prod = _documented(
+    _prod, "reduce_prod",
+    "Product over `axis` (all axes by default); an empty axis gives 1.",
+    "[[1.0, 2.0], [3.0, 4.0]], axis=1", "array([ 2., 12.])")
+reduce_variance = _documented(
+    _moment("variance"), "reduce_variance",
+    "Variance over `axis`: the mean squared deviation from the mean.",
+    "[[1.0, 2.0], [3.0, 5.0]], axis=1", "array([0.25, 1.  ])",
+    """    Raises
+    ------
+    TypeError
+        If the input is not floating-point (a RaggedTensor of integers
+        goes to :func:`sparsegrad.ragged.reduce_variance`, which takes them).
+""")
+reduce_std = _documented(
+    _moment("std"), "reduce_std",
+    "Standard deviation over `axis`: the square root of the variance.",
+    "[[1.0, 2.0], [3.0, 5.0]], axis=1", "array([0.5, 1. ])",
+    """    Raises
+    ------
+    TypeError
+        If the input is not floating-point.
+""")
+reduce_any = _documented(
+    _logical("any"), "reduce_any",
+    "Logical or over `axis`; an empty axis gives False.  Not differentiable.",
+    "[[True, False], [False, False]], axis=1", "array([ True, False])",
+    """    Raises
+    ------
+    TypeError
+        If the input is not bool.
+""")
+reduce_all = _documented(
+    _logical("all"), "reduce_all",
+    "Logical and over `axis`; an empty axis gives True.  Not differentiable.",
+    "[[True, False], [True, True]], axis=1", "array([False,  True])",
+    """    Raises
+    ------
+    TypeError
+        If the input is not bool.
+""")
 
 
 @register_gradient("Mean")

@@ -11,9 +11,25 @@ from .row_partition import check_fits
 __all__ = ["constant", "map_flat_values", "is_ragged"]
 
 
-def _python_dtype(array):
-    """TensorFlow's dtype of a Python value: ints int32, floats float32."""
+def _first_scalar(values):
+    """The first scalar of the nested `values` (None when there is none)."""
+    for item in values:
+        if not _is_list(item):
+            return item
+        first = _first_scalar(item)
+        if first is not None:
+            return first
+    return None
+
+
+def _python_dtype(array, values):
+    """TensorFlow's dtype of the Python `values` (`array`: NumPy's reading of
+    them): integers (Python's or NumPy's) int32, or int64 past int32; floats
+    float32, unless the first scalar is a NumPy float (then its dtype)."""
     if array.dtype.kind == "f":
+        first = _first_scalar(values) if _is_list(values) else values
+        if isinstance(first, np.floating):
+            return first.dtype
         return np.dtype(np.float32)
     if array.dtype.kind in "iu":
         info = np.iinfo(np.int32)
@@ -77,18 +93,43 @@ def _default_inner_shape(pylist, ragged_rank):
 
 def _dense(values, dtype, shape):
     """A Tensor of the Python `values` (TensorFlow's dtypes by default),
-    reshaped to `shape` when one is given."""
+    reshaped to `shape` when one is given.  As ``tf.constant``: floats do not
+    become integers nor integers bools (TypeError), and an integer past int64
+    is a ValueError; an integer that `dtype` cannot hold raises
+    InvalidArgumentError (TensorFlow wraps it)."""
     try:
-        array = np.array(values, dtype=dtype)
+        array = np.array(values)
     except ValueError:
         raise ValueError("inner values have inconsistent shape") from None
     if array.dtype == object:
+        if any(isinstance(v, int) and not isinstance(v, bool)
+               for v in np.ravel(array)):
+            raise ValueError(
+                "Can't convert Python sequence with out-of-range integer to Tensor.")
         raise ValueError("inner values have inconsistent shape")
-    if dtype is None:
-        array = array.astype(_python_dtype(array), copy=False)
+    if array.dtype == np.uint64 and array.size and array.max() > np.iinfo(np.int64).max:
+        raise ValueError(
+            "Can't convert Python sequence with out-of-range integer to Tensor.")
+    target = _python_dtype(array, values) if dtype is None else np.dtype(dtype)
+    if (array.dtype.kind == "f" and target.kind in "iub") or (
+            array.dtype.kind in "iu" and target.kind == "b"):
+        raise TypeError(
+            f"ragged.constant: cannot convert {array.dtype.name} values to "
+            f"dtype {target.name}"
+        )
+    if array.size and array.dtype.kind in "iu" and target.kind in "iu":
+        info = np.iinfo(target)
+        low, high = int(array.min()), int(array.max())
+        if low < info.min or high > info.max:
+            raise InvalidArgumentError(
+                f"ragged.constant: value {low if low < info.min else high} does "
+                f"not fit in dtype {target.name} ([{info.min}, {info.max}])"
+            )
+    with np.errstate(over="ignore"):    # floats: inf, as TensorFlow's
+        array = array.astype(target, copy=False)
     if shape is not None and array.shape != tuple(shape):
         if array.size != int(np.prod(shape)):
-            raise ValueError(
+            raise TypeError(
                 f"ragged.constant: {array.size} values cannot have shape "
                 f"{tuple(shape)}"
             )
@@ -109,8 +150,11 @@ def constant(pylist, dtype=None, ragged_rank=None, inner_shape=None,
     pylist : nested list, tuple or ndarray
         Every scalar at one nesting depth.
     dtype : dtype, optional
-        The values' dtype; by default TensorFlow's: Python ints int32 (int64
-        past int32), floats float32 (float32 too for no values at all).
+        The values' dtype; by default TensorFlow's: integers (Python's or
+        NumPy's) int32 (int64 past int32), floats float32 (float32 too for
+        no values at all), or the dtype of the first scalar when it is a
+        NumPy float.  An integer `dtype` must hold every value (TensorFlow
+        wraps them).
     ragged_rank : int, optional
         The number of ragged dimensions, ``>= 0`` (0 gives a dense Tensor).
         By default ``max(1, scalar depth - 1 - len(inner_shape))`` (``max(1,
@@ -131,10 +175,13 @@ def constant(pylist, dtype=None, ragged_rank=None, inner_shape=None,
     Raises
     ------
     TypeError
-        If `pylist` is a RaggedTensor.
+        If `pylist` is a RaggedTensor, `dtype` is an integer or bool dtype
+        for float values (or bool for integers), or the values do not fill
+        `inner_shape`, as ``tf.constant``.
     ValueError
-        TensorFlow's messages: "all scalar values must have the same nesting
-        depth", "Invalid pylist=...: empty list nesting is greater than
+        An integer past int64, or TensorFlow's messages: "all scalar
+        values must have the same nesting depth", "Invalid pylist=...:
+        empty list nesting is greater than
         scalar value nesting", "Invalid pylist=..., max depth smaller than
         ragged_rank=3", "Invalid ragged_rank=-1: must be nonnegative",
         "Invalid pylist=...: incompatible with ragged_rank=1 and
@@ -143,7 +190,8 @@ def constant(pylist, dtype=None, ragged_rank=None, inner_shape=None,
         depth greater than 2".
     InvalidArgumentError
         If `row_splits_dtype` is not int32 or int64 (attr 'row_splits_dtype'),
-        or a level holds more values than it can count.
+        a level holds more values than it can count, or an integer does not
+        fit in `dtype`.
 
     Examples
     --------

@@ -167,8 +167,8 @@ def range(starts, limits=None, deltas=1, dtype=None, name=None,
     TypeError
         When `dtype` is None and an argument's dtype is outside the four
         (int16, float16...; TensorFlow raises AssertionError), for a Python
-        float converted to an integer `dtype` (as TensorFlow), or an
-        argument that is not a number.
+        float converted to an integer `dtype` (as TensorFlow), a bool
+        `dtype` (as TensorFlow), or an argument that is not a number.
     InvalidArgumentError
         For a `dtype` outside the four ("Value for attr 'T' of int8 is not
         in the list of allowed values", as TensorFlow), a `row_splits_dtype`
@@ -193,6 +193,8 @@ def range(starts, limits=None, deltas=1, dtype=None, name=None,
     tsplits = splits_dtype(row_splits_dtype, "Tsplits")
     if limits is None:
         starts, limits = 0, starts
+    if dtype is not None and np.dtype(dtype) == np.bool_:
+        raise TypeError("ragged.range: cannot convert the arguments to dtype bool")
     if dtype is not None:
         dtype = range_dtype(dtype)
     raw = [x._value.copy() if isinstance(x, (Variable, Tensor)) else x

@@ -67,13 +67,17 @@ def _axes(axis, ndim, what, noun="a RaggedTensor"):
                 f"{what}: axis {int(a)} is out of range for {noun} of rank "
                 f"{ndim} (expected {-ndim} <= axis < {ndim})"
             )
+        if int(a) % ndim in axes:
+            raise InvalidArgumentError(
+                f"{what}: axis {int(a)} is repeated in {items!r}")
         axes.add(int(a) % ndim)
     return tuple(sorted(axes))
 
 
 def _float_values(values, kind):
-    """The values a mean divides: integers become TensorFlow's truediv
-    dtype (float32 for 8- and 16-bit integers, float64 for wider ones)."""
+    """The sums a mean divides: integers become TensorFlow's truediv dtype
+    (float32 for 8- and 16-bit integers, float64 for wider ones) after they
+    are summed in their own dtype, as TensorFlow's ragged mean does."""
     if kind == "mean" and values.dtype.kind in "iub":
         return array_ops.cast(values, true_division_dtype(values.dtype))
     return values
@@ -84,7 +88,6 @@ def _segment_reduce(kind, values, ids, n_segments, xp, splits=None):
     sum by the count of each segment (0 / 0 = NaN for an empty one).  `xp`:
     the array module of `ids`.  `splits`: the row splits whose row ids `ids`
     are, when the segments are rows (then reduced from the splits)."""
-    values = _float_values(values, kind)
     if splits is not None:
         out = unsorted_segment_reduce_rows(
             values, splits, ids, "sum" if kind == "mean" else kind)
@@ -92,6 +95,8 @@ def _segment_reduce(kind, values, ids, n_segments, xp, splits=None):
         out = _SEGMENT[kind](values, ids, n_segments)
     if kind != "mean":
         return out
+    out = _float_values(out, kind)
+    values = out
     if splits is not None:
         counts = xp.diff(splits).astype(values.dtype)
     else:
@@ -106,8 +111,13 @@ def _dense_reduce(kind, x, axes, keepdims, xp):
     array module of `x`."""
     if not axes:
         return x
+    if kind == "mean" and x.dtype.kind in "iub":   # summed, then divided
+        total = _float_values(reduction_ops.reduce_sum(
+            x, axis=list(axes), keepdims=keepdims), kind)
+        count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return math_ops.divide(total, np.asarray(count, total.dtype))
     if kind != "prod":
-        x = _float_values(x, kind)
         return _DENSE[kind](x, axis=list(axes), keepdims=keepdims)
     # product: move the reduced axes to the front, one segment holds them all
     rest = [a for a in range(x.ndim) if a not in axes]
@@ -214,6 +224,11 @@ def _reduce_nested(kind, rt, axis, keepdims, what):
         row_splits = None
         if innermost and keepdims:      # a dense axis of length 1
             values = array_ops.expand_dims(values, 1)
+        if a == 0 and keepdims and len(splits) == 1:
+            # the kept outer axis over a dense result (TensorFlow's
+            # expand_dims of the reduction without keepdims)
+            splits = []
+            values = array_ops.expand_dims(values, 0)
     if not splits:
         return values
     return RaggedTensor._from_trusted_splits(values, splits, rt.row_splits.dtype)
@@ -307,11 +322,17 @@ def _moment(kind, rt, axis, keepdims):
     flat = rt.flat_values
     mean_sq = _reduce("mean", rt.with_flat_values(flat * flat), axis, keepdims, what)
     if isinstance(mean, RaggedTensor):
-        return mean.with_values(_variance(kind, mean.values, mean_sq.values))
+        return mean.with_flat_values(
+            _variance(kind, mean.flat_values, mean_sq.flat_values))
     return _variance(kind, mean, mean_sq)
 
 
 def _check_moment_dtype(dtype, what):
+    if dtype == np.bool_:   # TensorFlow: no kernel squares bools
+        raise InvalidArgumentError(
+            f"{what}: the values must be integers or floating-point, got dtype "
+            f"{dtype}"
+        )
     if dtype.kind not in "iuf":
         raise TypeError(
             f"{what}: the values must be integers or floating-point, got dtype "
@@ -330,11 +351,10 @@ def _logical(kind, rt, axis, keepdims):
     """TensorFlow's ragged any / all: the bools as int32, a sum (any) or a
     product (all), then compared with 0: an empty row is False / True."""
     what = f"reduce_{kind}"
-    _check_logical_dtype(rt.flat_values.dtype, what)
     ints = rt.with_flat_values(array_ops.cast(rt.flat_values, np.int32))
     out = _reduce("sum" if kind == "any" else "prod", ints, axis, keepdims, what)
     if isinstance(out, RaggedTensor):
-        return out.with_values(math_ops.not_equal(out.values, 0))
+        return out.with_flat_values(math_ops.not_equal(out.flat_values, 0))
     return math_ops.not_equal(out, 0)
 
 
@@ -404,7 +424,7 @@ reduce_variance = _documented(
     "    (equal values give exactly 0); an empty row gives NaN.  Integer\n"
     "    values are squared in their dtype and averaged in TensorFlow's\n"
     "    true-division dtype (int32 gives float64); bool values raise\n"
-    "    TypeError.",
+    "    InvalidArgumentError.",
     "[[3.0, 1.0, 4.0], [], [2.0, 2.0]]",
     "array([1.5555553,       nan, 0.       ], dtype=float32)",
     dtype="For integer values TensorFlow's true-division dtype (float32 for\n"
@@ -421,26 +441,32 @@ reduce_std = _documented(
 )
 reduce_any = _documented(
     "any", "Take the logical or of",
-    "The values must be bool (TypeError otherwise); an empty row gives\n"
-    "    False.  Not differentiable.",
+    "A RaggedTensor's values may have any number dtype: cast to int32\n"
+    "    first, as TensorFlow does (0.5 counts as 0); a dense input must be\n"
+    "    bool (TypeError otherwise).  An empty row gives False.  Not\n"
+    "    differentiable.",
     "[[True, False], [], [False]]",
     "array([ True, False, False])",
     dtype="bool.", impl=_logical,
 )
 reduce_all = _documented(
     "all", "Take the logical and of",
-    "The values must be bool (TypeError otherwise); an empty row gives\n"
-    "    True.  Not differentiable.",
+    "A RaggedTensor's values may have any number dtype: cast to int32\n"
+    "    first, as TensorFlow does (0.5 counts as 0); a dense input must be\n"
+    "    bool (TypeError otherwise).  An empty row gives True.  Not\n"
+    "    differentiable.",
     "[[True, False], [], [True]]",
     "array([False,  True,  True])",
     dtype="bool.", impl=_logical,
 )
 
 
-# sparsegrad.reduce_sum / mean / max / min of a RaggedTensor come here, as
-# tf.reduce_sum does (with their default axis, None: every axis).
+# sparsegrad.reduce_<kind> of a RaggedTensor comes here, as tf.reduce_sum's
+# does (with their default axis, None: every axis).
+_IMPLS = {"variance": _moment, "std": _moment, "any": _logical, "all": _logical}
 reduction_ops.DISPATCH[RaggedTensor] = {
-    f"reduce_{kind}": (lambda x, axis, keepdims, kind=kind:
-                       _reduce(kind, x, axis, keepdims, f"reduce_{kind}"))
-    for kind in ("sum", "mean", "max", "min")
+    f"reduce_{kind}": (
+        lambda x, axis, keepdims, kind=kind: _IMPLS[kind](kind, x, axis, keepdims)
+        if kind in _IMPLS else _reduce(kind, x, axis, keepdims, f"reduce_{kind}"))
+    for kind in ("sum", "prod", "mean", "max", "min", "variance", "std", "any", "all")
 }

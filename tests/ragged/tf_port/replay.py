@@ -24,17 +24,6 @@ def _namespace(**names):
 _REDUCTIONS = ("sum", "prod", "min", "max", "mean", "variance", "std", "all", "any")
 
 
-def _tf_default(sg, kind):
-    """``tf.reduce_<kind>``: sparsegrad's top-level function where it has
-    one, else the ragged one with TensorFlow's default (every axis)."""
-    top = getattr(sg, f"reduce_{kind}", None)
-    if top is not None:
-        return top
-    ragged = getattr(sg.ragged, f"reduce_{kind}")
-    return lambda x, axis=None, keepdims=False, name=None: ragged(
-        x, axis=axis, keepdims=keepdims)
-
-
 def shim():
     """sparsegrad under the TensorFlow names the ported cases use (imported
     here: the generator runs where only TensorFlow is installed)."""
@@ -49,8 +38,9 @@ def shim():
         ragged=_namespace(
             constant=sg.ragged.constant, range=sg.ragged.range,
         ),
-        **{f"reduce_{k}": _tf_default(sg, k) for k in _REDUCTIONS},
-        math=_namespace(**{f"reduce_{k}": _tf_default(sg, k) for k in _REDUCTIONS}),
+        **{f"reduce_{k}": getattr(sg, f"reduce_{k}") for k in _REDUCTIONS},
+        math=_namespace(
+            **{f"reduce_{k}": getattr(sg.math, f"reduce_{k}") for k in _REDUCTIONS}),
     )
 
 
@@ -59,7 +49,7 @@ def _is_ragged(value):
 
 
 def _as_numpy(value):
-    return value.numpy() if hasattr(value, "numpy") else np.asarray(value)
+    return np.asarray(value.numpy() if hasattr(value, "numpy") else value)
 
 
 def _plain(value):
