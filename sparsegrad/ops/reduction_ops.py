@@ -169,7 +169,9 @@ def _documented(fn, op_name, summary, example, result, raises=""):
 
 reduce_prod = _documented(
     _prod, "reduce_prod",
-    "Product over `axis` (all axes by default); an empty axis gives 1.",
+    "Product over `axis` (all axes by default); an empty axis gives 1.\n\n"
+    "    Its gradient is the product of the other values (exact with zeros);\n"
+    "    it is first-order only: the tape does not differentiate it again.",
     "[[1.0, 2.0], [3.0, 4.0]], axis=1", "array([ 2., 12.])")
 reduce_variance = _documented(
     _moment("variance"), "reduce_variance",

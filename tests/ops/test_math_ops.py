@@ -342,6 +342,9 @@ REDUCTIONS = [
     (sg.reduce_mean, np.mean),
     (sg.reduce_max, np.max),
     (sg.reduce_min, np.min),
+    (sg.reduce_prod, np.prod),
+    (sg.reduce_variance, np.var),
+    (sg.reduce_std, np.std),
 ]
 
 
@@ -358,7 +361,42 @@ def test_reductions_value_and_gradients(op, ref, axis, keepdims, rng):
         op(x, axis=axis, keepdims=keepdims).numpy(),
         ref(x, axis=np_axis, keepdims=keepdims),
     )
-    check_gradients(lambda t: op(t, axis=axis, keepdims=keepdims), [x], order=2)
+    # (a product's gradient is first-order: the others' product is a
+    # constant of the backward pass, as in the segment products)
+    check_gradients(lambda t: op(t, axis=axis, keepdims=keepdims), [x],
+                    order=1 if op is sg.reduce_prod else 2)
+
+
+@pytest.mark.parametrize(
+    "zeros", [[], [(0, 1)], [(0, 1), (1, 2)], [(0, 0), (0, 1), (0, 2)]])
+def test_reduce_prod_gradient_with_zeros(zeros):
+    # d prod / d x_i is the product of the others, with no division: one
+    # zero in a row leaves only its own partial nonzero, two none
+    x = np.array([[2.0, 3.0, 5.0], [7.0, 11.0, 13.0]])
+    for r, c in zeros:
+        x[r, c] = 0.0
+    x = sg.constant(x)
+    with sg.GradientTape() as tape:
+        tape.watch(x)
+        y = sg.reduce_prod(x, axis=1)
+    want = np.array([[np.prod(np.delete(row, j)) for j in range(3)]
+                     for row in x.numpy()])
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), want)
+    check_gradients(lambda t: sg.reduce_prod(t, axis=1), [x.numpy()])
+
+
+def test_dense_moments_and_logicals_refuse_other_dtypes():
+    # TensorFlow: variance and std of integers, any and all of non-bools
+    with pytest.raises(TypeError, match="reduce_variance"):
+        sg.reduce_variance(np.array([1, 2, 3]))
+    with pytest.raises(TypeError, match="reduce_std"):
+        sg.reduce_std(np.array([1, 2, 3]))
+    with pytest.raises(TypeError, match="reduce_any"):
+        sg.reduce_any(np.array([1.0, 0.0]))
+    np.testing.assert_array_equal(
+        sg.reduce_all(np.array([[True, False], [True, True]]), axis=1).numpy(),
+        [False, True])
+    assert sg.reduce_any(np.array([[False, False]])).numpy() == np.False_
 
 
 @pytest.mark.parametrize("op", [sg.reduce_max, sg.reduce_min])
