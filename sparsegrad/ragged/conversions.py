@@ -234,32 +234,36 @@ class RaggedConversions:
         return [values[a:b] for a, b in zip(splits[:-1], splits[1:])]
 
     def numpy(self):
-        """The rows as a NumPy object array of per-row arrays (TensorFlow's
-        ``rt.numpy()``).
+        """The rows as NumPy arrays (TensorFlow's ``rt.numpy()``).
 
         Returns
         -------
-        ndarray of dtype object, shape (nrows,)
-            Row ``i`` is a read-only view of the values.
-
-        Raises
-        ------
-        TypeError
-            At ragged_rank 2 and above (not supported yet).
+        ndarray
+            Rows of different lengths: a 1-D object array of per-row arrays
+            (views of the values); rows all of one length: one array of the
+            values' dtype with that dimension; no rows: an empty array of
+            shape ``(0, 0) + inner``.
 
         Examples
         --------
         >>> import sparsegrad as sg
         >>> sg.ragged.constant([[1, 2], [3]]).numpy()
         array([array([1, 2], dtype=int32), array([3], dtype=int32)], dtype=object)
+        >>> sg.ragged.constant([[1, 2], [3, 4]]).numpy()
+        array([[1, 2],
+               [3, 4]], dtype=int32)
         """
-        require_ragged_rank_1(self, "numpy")
         values = self._values.numpy()
-        splits = backend_of(self._row_splits).host(self._row_splits)
-        out = np.empty(self.nrows(), dtype=object)
-        for i in range(self.nrows()):
-            out[i] = values[splits[i]:splits[i + 1]]
-        return out
+        splits = backend_of(self._row_splits).host(self._row_splits).tolist()
+        rows = [values[a:b] for a, b in zip(splits[:-1], splits[1:])]
+        if not rows:
+            return np.zeros((0, 0) + values.shape[1:], dtype=values.dtype)
+        if any(len(row) != len(rows[0]) for row in rows):
+            out = np.empty(len(rows), dtype=object)
+            for i, row in enumerate(rows):
+                out[i] = row
+            return out
+        return np.array(rows)
 
     def to_scipy(self, shape=None):
         """The rows as a CSR matrix: row ``i``'s values at columns

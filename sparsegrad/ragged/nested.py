@@ -26,9 +26,9 @@ from ..framework.backend import backend_of
 from ..ops import array_ops, embedding_ops
 from ..ops._helpers import as_tensor
 from .ragged_range import row_ranges, splits_dtype
-from .row_partition import check_fits, freeze
+from .row_partition import as_values, check_fits, freeze, python_values_dtype
 
-__all__ = ["RaggedNested"]
+__all__ = ["RaggedNested", "positive_axis"]
 
 
 @contextmanager
@@ -47,8 +47,33 @@ def _check_sequence(value, argument):
         )
 
 
-def _positive_axis(axis, ndim, argument):
-    """TensorFlow's ``get_positive_axis``: `axis` in ``[0, ndim)``."""
+def positive_axis(axis, ndim, argument):
+    """TensorFlow's ``get_positive_axis``: `axis` in ``[0, ndim)``.
+
+    Parameters
+    ----------
+    axis : int
+        In ``[-ndim, ndim)``.
+    ndim : int
+    argument : str
+        The argument's name in messages.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError
+        If `axis` is not an int.
+    ValueError
+        If `axis` is out of bounds.
+
+    Examples
+    --------
+    >>> positive_axis(-1, 3, "axis")
+    2
+    """
     if not isinstance(axis, numbers.Integral) or isinstance(axis, bool):
         raise TypeError(f"{argument} must be an int; got {type(axis).__name__}")
     axis = int(axis)
@@ -63,6 +88,14 @@ def _uniform_splits(nrows, width, dtype, be):
     """Splits of `nrows` rows of `width` values each."""
     check_fits(nrows * width, dtype, "from_tensor: the number of values")
     return freeze(be.xp.arange(nrows + 1, dtype=np.int64).astype(dtype) * width)
+
+
+def _uniform(cls, values, nrows, width, dtype, be):
+    """A RaggedTensor of `nrows` rows of `width` values each (its
+    ``uniform_row_length`` set, so its shape says `width`)."""
+    rt = cls(values, _uniform_splits(nrows, width, dtype, be), internal=True)
+    rt._uniform_row_length = width
+    return rt
 
 
 class RaggedNested:
@@ -120,7 +153,7 @@ class RaggedNested:
         """
         del name
         _check_sequence(nested_row_splits, "nested_row_splits")
-        result = as_tensor(flat_values, name="flat_values")
+        result = as_values(flat_values, "flat_values")
         for k in reversed(range(len(nested_row_splits))):
             with _level("nested_row_splits", k):
                 result = cls.from_row_splits(result, nested_row_splits[k],
@@ -177,7 +210,7 @@ class RaggedNested:
         """
         del name, validate
         _check_sequence(nested_row_lengths, "nested_row_lengths")
-        result = as_tensor(flat_values, name="flat_values")
+        result = as_values(flat_values, "flat_values")
         for k in reversed(range(len(nested_row_lengths))):
             with _level("nested_row_lengths", k):
                 result = cls.from_row_lengths(result, nested_row_lengths[k])
@@ -238,7 +271,7 @@ class RaggedNested:
                     f"{len(nested_nrows)} vs. len(nested_values_rowids) = "
                     f"{len(nested_value_rowids)}."
                 )
-        result = as_tensor(flat_values, name="flat_values")
+        result = as_values(flat_values, "flat_values")
         for k in reversed(range(len(nested_value_rowids))):
             with _level("nested_value_rowids", k):
                 result = cls.from_value_rowids(result, nested_value_rowids[k],
@@ -328,6 +361,9 @@ class RaggedNested:
                 f"ragged_rank: {ragged_rank}."
             )
         tsplits = splits_dtype(row_splits_dtype, "row_splits_dtype")
+        if isinstance(tensor, (list, tuple)):
+            tensor = np.asarray(tensor)
+            tensor = tensor.astype(python_values_dtype(tensor), copy=False)
         t = as_tensor(tensor, name="tensor")
         shape = tuple(t.shape)
         if len(shape) < 2:
@@ -348,8 +384,7 @@ class RaggedNested:
                                      row_splits_dtype=tsplits)
             for axis in range(ragged_rank - 1, 0, -1):
                 nrows = math.prod(shape[:axis])
-                result = cls(result, _uniform_splits(nrows, shape[axis], tsplits, be),
-                             internal=True)
+                result = _uniform(cls, result, nrows, shape[axis], tsplits, be)
             return result
         nrows, ncols = shape[:2]
         inner = shape[2:]
@@ -357,7 +392,7 @@ class RaggedNested:
         if padding is not None:
             lengths = _lengths_before_padding(t, padding, be)
         if lengths is None:
-            return cls(flat, _uniform_splits(nrows, ncols, tsplits, be), internal=True)
+            return _uniform(cls, flat, nrows, ncols, tsplits, be)
         lengths = _clamped_lengths(lengths, nrows, ncols, be)
         check_fits(nrows * ncols, tsplits, "from_tensor: the number of values")
         splits = be.xp.zeros(nrows + 1, tsplits)
@@ -467,8 +502,8 @@ class RaggedNested:
         array([1, 2, 3, 4, 5, 6], dtype=int32)
         """
         ndim = self.ndim
-        outer_axis = _positive_axis(outer_axis, ndim, "outer_axis")
-        inner_axis = _positive_axis(inner_axis, ndim, "inner_axis")
+        outer_axis = positive_axis(outer_axis, ndim, "outer_axis")
+        inner_axis = positive_axis(inner_axis, ndim, "inner_axis")
         if outer_axis > inner_axis:
             raise ValueError(
                 f"Expected outer_axis ({outer_axis}) to be less than or equal to "

@@ -10,7 +10,6 @@ ordinary Tensor, so a tape watches and differentiates them through every
 operation here (arithmetic, :meth:`RaggedTensor.to_tensor`, row selection).
 """
 
-import numbers
 from operator import attrgetter
 
 import numpy as np
@@ -19,12 +18,14 @@ from ..errors import InvalidArgumentError
 from ..framework.backend import backend_of
 from ..framework.tensor import DEFERRING_TYPES
 from ..ops import math_ops, unary_ops
-from ..ops._helpers import as_tensor
 from .conversions import RaggedConversions
+from .getitem import RaggedIndexing
 from .nested import RaggedNested
+from .partitions import RaggedPartitions
 from .ragged_range import splits_dtype
 from .row_partition import (
     as_partition,
+    as_values,
     check_fits,
     check_row_splits,
     freeze,
@@ -44,15 +45,10 @@ _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 def _values_tensor(values):
     """The values argument of a factory: a RaggedTensor as it is, anything
-    else as a Tensor of rank >= 1."""
+    else as a Tensor of rank >= 1 (Python lists take TensorFlow's dtype)."""
     if isinstance(values, RaggedTensor):
         return values
-    v = as_tensor(values, name="values")
-    if v.ndim == 0:
-        raise InvalidArgumentError(
-            "values must have rank at least 1, got a scalar"
-        )
-    return v
+    return as_values(values)
 
 
 def _nrows_of(values):
@@ -122,7 +118,7 @@ def _row_vector_doc(summary, result, length="nrows", note=""):
 # -- the class -------------------------------------------------------------------
 
 
-class RaggedTensor(RaggedNested, RaggedConversions):
+class RaggedTensor(RaggedIndexing, RaggedPartitions, RaggedNested, RaggedConversions):
     """Rows of different lengths: a values Tensor and its row splits.
 
     Build one with a factory (:meth:`from_row_splits`,
@@ -168,7 +164,8 @@ class RaggedTensor(RaggedNested, RaggedConversions):
     [[6, 2], [], [8, 2, 10]]
     """
 
-    __slots__ = ("_values", "_row_splits", "_row_lengths", "_value_rowids")
+    __slots__ = ("_values", "_row_splits", "_row_lengths", "_value_rowids",
+                 "_uniform_row_length")
     __array_priority__ = 100
 
     def __init__(self, values, row_splits, internal=False):
@@ -181,6 +178,7 @@ class RaggedTensor(RaggedNested, RaggedConversions):
         self._row_splits = row_splits
         self._row_lengths = None
         self._value_rowids = None
+        self._uniform_row_length = None
 
     # -- factories -----------------------------------------------------------
 
@@ -233,11 +231,21 @@ class RaggedTensor(RaggedNested, RaggedConversions):
         [[3, 1, 4, 1], [], [5, 9, 2], [6], []]
         """
         del name
+        return cls._from_splits_argument(values, row_splits, "row_splits",
+                                         "from_row_splits", validate)
+
+    @classmethod
+    def _from_splits_argument(cls, values, row_splits, argument, factory,
+                              validate=True):
+        """:meth:`from_row_splits`, its errors naming `argument` and the
+        public `factory` (from_row_starts and from_row_limits build splits)."""
         v = _values_tensor(values)
         be = partition_backend(_dense_part(v), row_splits)   # one device for both
-        splits = _partition(v, row_splits, "row_splits", be)
-        check_row_splits(splits, _nrows_of(v), "from_row_splits", check_last=validate)
+        splits = _partition(v, row_splits, argument, be)
+        check_row_splits(splits, _nrows_of(v), factory, check_last=validate)
         return cls(v, splits, internal=True)
+
+    _values_argument = staticmethod(_values_tensor)
 
     @classmethod
     def from_row_lengths(cls, values, row_lengths, name=None, validate=True):
@@ -374,8 +382,9 @@ class RaggedTensor(RaggedNested, RaggedConversions):
     @property
     def shape(self):
         """``(nrows, None, ..., None) + flat_values.shape[1:]``, one None per
-        ragged dimension."""
-        return (self.nrows(), None) + tuple(self._values.shape[1:])
+        ragged dimension (the row length instead of None for a dimension of
+        uniform rows, :attr:`uniform_row_length`)."""
+        return (self.nrows(), self._uniform_row_length) + tuple(self._values.shape[1:])
 
     @property
     def ragged_rank(self):
@@ -407,10 +416,43 @@ class RaggedTensor(RaggedNested, RaggedConversions):
     def __len__(self):
         return self.nrows()
 
-    @_row_vector_doc(
-        "The length of each row, ``diff(row_splits)``.",
-        "array([4, 0, 3, 1, 0])")
-    def row_lengths(self):
+    def row_lengths(self, axis=1, name=None):
+        """The length of each row (``diff(row_splits)``), or of the rows of
+        dimension `axis`.
+
+        Parameters
+        ----------
+        axis : int, default=1
+            1: the lengths of the rows (a vector); 0: the number of rows (a
+            scalar array); ``k >= 2`` (or negative, counted from the end): the
+            length of each row of dimension ``k``, a RaggedTensor of shape
+            ``shape[:k]`` (ragged where ``shape[:k]`` is).
+        name : str, optional
+            Ignored.
+
+        Returns
+        -------
+        ndarray or RaggedTensor of the splits' dtype
+
+        Raises
+        ------
+        ValueError
+            If `axis` is outside ``[-ndim, ndim)``.
+        TypeError
+            If `axis` is not an int.
+
+        Examples
+        --------
+        >>> import sparsegrad as sg
+        >>> rt = sg.ragged.constant([[[3, 1, 4], [1]], [], [[5, 9], [2]]])
+        >>> rt.row_lengths()
+        array([2, 0, 2])
+        >>> rt.row_lengths(axis=2)
+        <RaggedTensor [[3, 1], [], [2, 1]]>
+        """
+        del name
+        if axis != 1 or isinstance(axis, bool):
+            return self._row_lengths_of_axis(axis)
         if self._row_lengths is None:
             return self._lengths(backend_of(self._row_splits))
         return self._row_lengths
@@ -503,6 +545,7 @@ class RaggedTensor(RaggedNested, RaggedConversions):
         rt = RaggedTensor(v, self._row_splits, internal=True)
         rt._row_lengths = self._row_lengths
         rt._value_rowids = self._value_rowids
+        rt._uniform_row_length = self._uniform_row_length
         return rt
 
     def with_flat_values(self, new_values):
@@ -569,41 +612,11 @@ class RaggedTensor(RaggedNested, RaggedConversions):
         values = self._values
         if isinstance(values, RaggedTensor):
             values = values.with_row_splits_dtype(d)
-        return RaggedTensor(values, freeze(self._row_splits.astype(d)),
-                            internal=True)
+        rt = RaggedTensor(values, freeze(self._row_splits.astype(d)), internal=True)
+        rt._uniform_row_length = self._uniform_row_length
+        return rt
 
     # -- rows ----------------------------------------------------------------
-
-    def __getitem__(self, key):
-        """Row ``key`` (a Tensor at ragged_rank 1, else a RaggedTensor of
-        ragged_rank one less), or a RaggedTensor of the rows of a slice."""
-        n = self.nrows()
-        if isinstance(key, slice):
-            rows = range(n)[key]
-            splits = self._row_splits.astype(np.int64)
-            be = backend_of(splits)
-            xp = be.xp
-            if rows.step == 1:
-                a = rows.start
-                b = max(a, rows.stop)
-                lo, hi = int(splits[a]), int(splits[b])
-                new_splits = (splits[a:b + 1] - lo).astype(self._row_splits.dtype)
-                values = self._values[lo:hi]
-            else:
-                index = xp.arange(rows.start, rows.stop, rows.step, dtype=np.int64)
-                return self._gather_rows(index, be)
-            return RaggedTensor(values, freeze(new_splits), internal=True)
-        is_int = isinstance(key, (numbers.Integral, np.integer))
-        if is_int and not isinstance(key, bool):
-            i = int(key)
-            if not -n <= i < n:
-                raise IndexError(f"Row key {i} out of bounds")
-            i %= n
-            return self._values[int(self._row_splits[i]):int(self._row_splits[i + 1])]
-        raise TypeError(
-            "RaggedTensor indices must be an int or a slice of rows, got "
-            f"{type(key).__name__}"
-        )
 
     def __iter__(self):
         for i in range(self.nrows()):

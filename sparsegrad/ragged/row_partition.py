@@ -28,6 +28,7 @@ from ..framework.backend import backend_of
 from ..framework.buffers import check_allocation
 from ..framework.tensor import Tensor
 from ..framework.threads import get_num_threads
+from ..ops._helpers import as_tensor
 
 __all__ = [
     "PARTITION_DTYPES",
@@ -41,6 +42,8 @@ __all__ = [
     "freeze",
     "as_index",
     "require_ragged_rank_1",
+    "python_values_dtype",
+    "as_values",
 ]
 
 #: The dtypes of row splits, row lengths and value row ids.
@@ -66,6 +69,70 @@ def freeze(array):
     if isinstance(array, np.ndarray):
         array.setflags(write=False)
     return array
+
+
+def python_values_dtype(array):
+    """TensorFlow's dtype for values given as a Python list: ints int32
+    (int64 past int32), floats float32 (an empty list too); others kept.
+
+    Parameters
+    ----------
+    array : ndarray
+        ``np.asarray`` of the Python value.
+
+    Returns
+    -------
+    numpy.dtype
+
+    Examples
+    --------
+    >>> python_values_dtype(np.asarray([1, 2]))
+    dtype('int32')
+    >>> python_values_dtype(np.asarray([]))
+    dtype('float32')
+    """
+    if array.dtype.kind == "f":
+        return np.dtype(np.float32)
+    if array.dtype.kind in "iu":
+        info = np.iinfo(np.int32)
+        if array.size == 0 or (array.min() >= info.min and array.max() <= info.max):
+            return np.dtype(np.int32)
+        return np.dtype(np.int64)
+    return array.dtype
+
+
+def as_values(values, name="values"):
+    """A dense values argument of a RaggedTensor factory as a Tensor of rank
+    >= 1; a Python list or scalar takes TensorFlow's dtype
+    (:func:`python_values_dtype`), an array or Tensor keeps its own.
+
+    Parameters
+    ----------
+    values : Tensor, Variable, ndarray or Python list
+    name : str, default="values"
+        The argument's name in messages.
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    InvalidArgumentError
+        If `values` is a scalar.
+
+    Examples
+    --------
+    >>> as_values([1, 2]).dtype
+    dtype('int32')
+    """
+    if isinstance(values, (list, tuple, int, float)):
+        array = np.asarray(values)
+        values = array.astype(python_values_dtype(array), copy=False)
+    v = as_tensor(values, name=name)
+    if v.ndim == 0:
+        raise InvalidArgumentError(f"{name} must have rank at least 1, got a scalar")
+    return v
 
 
 def as_index(value, name):
@@ -447,6 +514,10 @@ def splits_from_value_rowids(ids, nrows, nvals, be):
     if nrows is None:
         n_rows = max(last + 1, 0)
     else:
+        if isinstance(nrows, Tensor):
+            nrows = nrows._value
+        if np.ndim(nrows) != 0:
+            raise ValueError(f"Shape {np.shape(nrows)} must have rank 0 (nrows)")
         n_rows = as_index(nrows, "nrows")
         if n_rows < 0:
             raise ValueError(f"Expected nrows >= 0; got {n_rows}")

@@ -479,7 +479,6 @@ NOT_YET = "ragged_rank >= 2 are not supported by {op} yet"
 @pytest.mark.parametrize(
     "op, call",
     [
-        ("numpy", lambda rt: rt.numpy()),
         ("to_scipy", lambda rt: rt.to_scipy()),
         ("embedding_lookup_sparse",
          lambda rt: sg.nn.embedding_lookup_sparse(np.ones((4, 2)), rt, None)),

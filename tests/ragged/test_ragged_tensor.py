@@ -207,7 +207,9 @@ def test_getitem_errors():
         rt[2]
     with pytest.raises(IndexError):
         rt[-3]
-    with pytest.raises(TypeError, match="an int or a slice"):
+    with pytest.raises(sg.errors.InvalidArgumentError, match="Row key -3 out of"):
+        rt[-3]
+    with pytest.raises(TypeError, match="are valid indices, got 'a'"):
         rt["a"]
 
 

@@ -34,6 +34,7 @@ def shim():
         float64=np.float64, bool=np.bool_, int8=np.int8, int16=np.int16,
         uint8=np.uint8,
         constant=sg.constant,
+        newaxis=None, expand_dims=sg.expand_dims,
         RaggedTensor=sg.RaggedTensor,
         ragged=_namespace(
             constant=sg.ragged.constant, range=sg.ragged.range,
@@ -79,7 +80,7 @@ def encode(value):
         out["splits_dtype"] = str(splits[0].dtype)
         return {k: np.asarray(v) for k, v in out.items()}
     if hasattr(value, "numpy") or isinstance(value, np.ndarray):
-        array = _as_numpy(value)
+        array = np.asarray(_as_numpy(value))   # a scalar's numpy() is no ndarray
         return {"kind": np.asarray("dense"), "dtype": np.asarray(str(array.dtype)),
                 "values": array}
     return {"kind": np.asarray("python"), "text": np.asarray(repr(_plain(value)))}
