@@ -111,8 +111,8 @@ def _dense(values, dtype, shape):
         raise ValueError(
             "Can't convert Python sequence with out-of-range integer to Tensor.")
     target = _python_dtype(array, values) if dtype is None else np.dtype(dtype)
-    if (array.dtype.kind == "f" and target.kind in "iub") or (
-            array.dtype.kind in "iu" and target.kind == "b"):
+    if array.size and ((array.dtype.kind == "f" and target.kind in "iub") or (
+            array.dtype.kind in "iu" and target.kind == "b")):   # ([] is float64)
         raise TypeError(
             f"ragged.constant: cannot convert {array.dtype.name} values to "
             f"dtype {target.name}"

@@ -17,6 +17,7 @@ from sparsegrad.testing import check_gradients
 # Op types whose gradients this module checks (read by tests/autodiff/test_registry.py).
 CHECKED_OPS = (
     "AddV2",
+    "Prod",
     "Sub",
     "Mul",
     "RealDiv",
