@@ -6,7 +6,7 @@ from ..errors import InvalidArgumentError
 from ..framework.tensor import wrap
 from .ragged_range import splits_dtype
 from .ragged_tensor import RaggedTensor
-from .row_partition import check_fits
+from .row_partition import check_fits, python_values_dtype
 
 __all__ = ["constant", "map_flat_values", "is_ragged"]
 
@@ -24,19 +24,13 @@ def _first_scalar(values):
 
 def _python_dtype(array, values):
     """TensorFlow's dtype of the Python `values` (`array`: NumPy's reading of
-    them): integers (Python's or NumPy's) int32, or int64 past int32; floats
-    float32, unless the first scalar is a NumPy float (then its dtype)."""
+    them): :func:`~.row_partition.python_values_dtype`, except that a first
+    scalar that is a NumPy float gives its own dtype."""
     if array.dtype.kind == "f":
         first = _first_scalar(values) if _is_list(values) else values
         if isinstance(first, np.floating):
             return first.dtype
-        return np.dtype(np.float32)
-    if array.dtype.kind in "iu":
-        info = np.iinfo(np.int32)
-        if array.size == 0 or (array.min() >= info.min and array.max() <= info.max):
-            return np.dtype(np.int32)
-        return np.dtype(np.int64)
-    return array.dtype
+    return python_values_dtype(array)
 
 
 def _is_list(x):
