@@ -243,10 +243,15 @@ class RaggedIndexing:
         starts, limits = splits[:-1], splits[1:]
         lower = starts if step > 0 else starts - 1
         upper = limits if step > 0 else limits - 1
+        # No row is longer than all the values: offsets and steps past that
+        # select as they would at that length (and keep int64 from overflowing).
+        span = int(splits[-1]) + 1
+        step = max(min(step, span), -span)
 
         def bound(offset, default):
             if offset is None:
                 return default
+            offset = max(min(offset, span), -span)
             if offset >= 0:
                 return np.minimum(starts + offset, upper)
             return np.maximum(limits + offset, lower)

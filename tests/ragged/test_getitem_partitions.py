@@ -20,6 +20,18 @@ def test_inner_slice_matches_python_for_every_step():
                 assert got == [r[start:stop:step] for r in rows]
 
 
+@pytest.mark.parametrize("key", [
+    slice(2**62, 2**63 - 1), slice(-2**63, 2), slice(None, None, 2**63 - 1),
+    slice(None, None, -2**63), slice(-2**63, 2**63 - 1, 3),
+    slice(2**63 - 1, -2**63, -2)])
+def test_inner_slice_with_int64_extremes_matches_python(key):
+    # bounds and steps past any row length select as Python does (no
+    # int64 overflow in the positions)
+    rows = [[1, 2, 3, 4, 5], [6, 7], []]
+    got = sg.ragged.constant(rows)[:, key].to_list()
+    assert got == [row[key] for row in rows]
+
+
 def test_getitem_gradient_reaches_the_flat_values():
     x = sg.Variable(np.arange(6.0))
     with sg.GradientTape() as tape:
