@@ -111,6 +111,10 @@ def _dense_reduce(kind, x, axes, keepdims, xp):
     array module of `x`."""
     if not axes:
         return x
+    if kind in ("max", "min") and any(x.shape[a] == 0 for a in axes):
+        shape = tuple(1 if a in axes else n for a, n in enumerate(x.shape)) \
+            if keepdims else tuple(n for a, n in enumerate(x.shape) if a not in axes)
+        return _extreme_identity(kind, x.dtype, shape, xp)
     if kind == "mean" and x.dtype.kind in "iub":   # summed, then divided
         total = _float_values(reduction_ops.reduce_sum(
             x, axis=list(axes), keepdims=keepdims), kind)
@@ -158,6 +162,12 @@ def _reduce(kind, rt, axis, keepdims, what):
             return rt.with_values(values)
     nrows = rt.nrows()
     if 0 in axes and 1 in axes:  # every value of every row
+        if kind in ("max", "min") and values.shape[0] == 0 and nrows:
+            # TensorFlow reduces the rows first: empty ones give the
+            # segment ops' lowest (highest) finite value, not an infinity
+            _check_sizes(kind, values, nrows, rt.row_splits.dtype, what)
+            values = _segment_reduce(kind, values, rt._rowids(be), nrows, xp,
+                                     rt.row_splits)
         out = _dense_reduce(kind, values, (0,), keepdims, xp)
         return array_ops.reshape(out, (1,) + tuple(out.shape)) if keepdims else out
     if 1 in axes:  # along each row
@@ -358,6 +368,17 @@ def _logical(kind, rt, axis, keepdims):
     return math_ops.not_equal(out, 0)
 
 
+def _extreme_identity(kind, dtype, shape, xp):
+    """TensorFlow's max / min over an empty axis: -inf / +inf for floats,
+    the integer dtype's lowest / highest (a Tensor of `shape`)."""
+    if dtype.kind == "f":
+        value = -np.inf if kind == "max" else np.inf
+    else:
+        info = np.iinfo(dtype)
+        value = info.min if kind == "max" else info.max
+    return wrap(xp.full(shape, value, dtype=dtype))
+
+
 def _check_logical_dtype(dtype, what):
     if dtype != np.bool_:
         raise TypeError(f"{what}: the values must be bool, got dtype {dtype}")
@@ -375,6 +396,10 @@ def _documented(kind, verb, empty, rows, result, dtype="The dtype of the values.
         del name
         if not isinstance(rt, RaggedTensor):
             return _dense_input(kind, rt, axis, keepdims)
+        if axis is None and kind in ("max", "min") and rt.flat_values.shape[0] == 0:
+            # every axis: TensorFlow reduces the flat values themselves
+            return _extreme_identity(kind, rt.dtype, (1,) * rt.ndim if keepdims else (),
+                                     backend_of(rt.row_splits).xp)
         if impl is not None:
             return impl(kind, rt, axis, keepdims)
         return _reduce(kind, rt, axis, keepdims, f"reduce_{kind}")
@@ -463,10 +488,8 @@ reduce_all = _documented(
 
 # sparsegrad.reduce_<kind> of a RaggedTensor comes here, as tf.reduce_sum's
 # does (with their default axis, None: every axis).
-_IMPLS = {"variance": _moment, "std": _moment, "any": _logical, "all": _logical}
 reduction_ops.DISPATCH[RaggedTensor] = {
-    f"reduce_{kind}": (
-        lambda x, axis, keepdims, kind=kind: _IMPLS[kind](kind, x, axis, keepdims)
-        if kind in _IMPLS else _reduce(kind, x, axis, keepdims, f"reduce_{kind}"))
-    for kind in ("sum", "prod", "mean", "max", "min", "variance", "std", "any", "all")
+    fn.__name__: (lambda x, axis, keepdims, fn=fn: fn(x, axis=axis, keepdims=keepdims))
+    for fn in (reduce_sum, reduce_prod, reduce_mean, reduce_max, reduce_min,
+               reduce_variance, reduce_std, reduce_any, reduce_all)
 }

@@ -177,3 +177,39 @@ def test_top_level_reductions_dispatch_at_ragged_rank_2():
                                                     [9]]
     np.testing.assert_allclose(sg.reduce_mean(rt, axis=[1, 2]).numpy(),
                                [3.0, 7.0, np.nan, 9.0])
+
+
+def test_max_min_without_values_as_tensorflow():
+    # TensorFlow 2.21's values: every axis (axis=None) reduces the flat
+    # values themselves (an infinity, or the integer dtype's extreme); a
+    # reduction through the rows gives the segment ops' finite extreme for
+    # an empty row, and an infinity only where no row is left
+    low, high = np.finfo(np.float32).min, np.finfo(np.float32).max
+    empty = np.zeros(0, np.float32)
+    rows = sg.RaggedTensor.from_row_splits(empty, np.array([0, 0, 0]))
+    none = sg.RaggedTensor.from_row_splits(empty, np.array([0]))
+    nested = sg.RaggedTensor.from_nested_row_splits(
+        empty, [np.array([0, 1]), np.array([0, 0])])
+    ints = sg.RaggedTensor.from_nested_row_splits(
+        np.zeros(0, np.int32), [np.array([0]), np.array([0])])
+    assert sg.reduce_max(rows).numpy() == -np.inf
+    assert sg.reduce_max(rows, axis=[0, 1]).numpy() == low
+    np.testing.assert_array_equal(
+        sg.reduce_min(rows, axis=[0, 1], keepdims=True).numpy(), [[high]])
+    np.testing.assert_array_equal(sg.reduce_max(rows, axis=1).numpy(), [low, low])
+    assert sg.reduce_max(none, axis=[0, 1]).numpy() == -np.inf
+    np.testing.assert_array_equal(
+        sg.reduce_min(nested, keepdims=True).numpy(), [[[np.inf]]])
+    assert sg.reduce_max(nested, axis=-1).to_list() == [[low]]
+    assert sg.reduce_max(ints).numpy() == np.iinfo(np.int32).min
+    assert sg.reduce_min(ints, keepdims=True).numpy().tolist() == [[[2**31 - 1]]]
+
+
+def test_mean_and_variance_of_nothing_are_nan_without_warnings():
+    import warnings
+
+    rt = sg.RaggedTensor.from_row_splits(np.zeros(0), np.array([0, 0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isnan(sg.reduce_mean(rt).numpy())
+        assert np.isnan(sg.reduce_variance(rt, keepdims=True).numpy()).all()

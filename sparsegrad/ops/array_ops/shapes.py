@@ -8,6 +8,8 @@ broadcasting op's gradient sums back to its input's shape through
 :func:`unbroadcast`.
 """
 
+import warnings
+
 import numpy as np
 
 from ...autodiff.recording import record_operation
@@ -365,8 +367,10 @@ def reduce_over(np_fn, x, axis, keepdims, op_type, op_name):
     elif op_type == "Mean":
         if value.dtype.kind in "iu":
             out = xp.mean(value, axis=axes, keepdims=bool(keepdims)).astype(value.dtype)
-        else:
-            with np.errstate(invalid="ignore", divide="ignore"):
+        else:   # (an empty axis: NaN, silently, as TensorFlow's)
+            with np.errstate(invalid="ignore", divide="ignore"), \
+                    warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
                 out = xp.mean(
                     value, axis=axes, keepdims=bool(keepdims), dtype=value.dtype
                 )
