@@ -11,11 +11,11 @@ import numpy as np
 
 from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
+from ..framework import dispatch
 from ..framework.tensor import wrap
 from . import array_ops, math_ops, unary_ops
 from ._helpers import as_tensor, backend_for, normalize_axis
 from .array_ops.shapes import (
-    DISPATCH,
     kept_shape,
     reduce_over,
     reduce_sum,
@@ -24,7 +24,6 @@ from .array_ops.shapes import (
 )
 
 __all__ = [
-    "DISPATCH",
     "reduce_all",
     "reduce_any",
     "reduce_max",
@@ -72,7 +71,7 @@ def _reduction(np_fn, op_type, op_name, summary, example, result):
     reduction.__name__ = reduction.__qualname__ = op_name
     reduction.__doc__ = _DOC.format(summary=summary, name=op_name,
                                     example=example, result=result)
-    return reduction
+    return dispatch.api(reduction)
 
 
 reduce_mean = _reduction(
@@ -91,17 +90,7 @@ reduce_min = _reduction(
 
 
 
-def _dispatched(x, op_name, axis, keepdims):
-    """The reduction of a type registered in :data:`DISPATCH` (a
-    RaggedTensor), or None for anything else."""
-    handlers = DISPATCH.get(type(x))
-    return None if handlers is None else handlers[op_name](x, axis, keepdims)
-
-
 def _prod(input_tensor, axis=None, keepdims=False, name=None):
-    out = _dispatched(input_tensor, "reduce_prod", axis, keepdims)
-    if out is not None:
-        return out
     x = as_tensor(input_tensor, name="input_tensor")
     axes = normalize_axis(axis, x._value.ndim, "reduce_prod")
     xp = backend_for(x._value).xp
@@ -131,9 +120,6 @@ def _prod_grad(op, grad):
 
 def _moment(kind):
     def moment(input_tensor, axis=None, keepdims=False, name=None):
-        out = _dispatched(input_tensor, f"reduce_{kind}", axis, keepdims)
-        if out is not None:
-            return out
         x = as_tensor(input_tensor, name="input_tensor")
         if x.dtype.kind != "f":
             raise TypeError(
@@ -146,9 +132,6 @@ def _moment(kind):
 
 def _logical(kind):
     def logical(input_tensor, axis=None, keepdims=False, name=None):
-        out = _dispatched(input_tensor, f"reduce_{kind}", axis, keepdims)
-        if out is not None:
-            return out
         x = as_tensor(input_tensor, name="input_tensor")
         if x.dtype != np.bool_:
             raise TypeError(f"reduce_{kind}: input must be bool, got dtype {x.dtype}")
@@ -164,7 +147,7 @@ def _documented(fn, op_name, summary, example, result, raises=""):
     fn.__doc__ = _DOC.format(summary=summary, name=op_name, example=example,
                              result=result).replace(
         "    Examples\n", (raises + "\n    Examples\n") if raises else "    Examples\n")
-    return fn
+    return dispatch.api(fn)
 
 
 reduce_prod = _documented(

@@ -16,8 +16,9 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..framework.backend import backend_of
+from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import DEFERRING_TYPES
-from ..ops import math_ops, unary_ops
+from ..ops import array_ops, math_ops, unary_ops
 from .conversions import RaggedConversions
 from .getitem import RaggedIndexing
 from .nested import RaggedNested
@@ -547,6 +548,20 @@ class RaggedTensor(RaggedIndexing, RaggedPartitions, RaggedNested, RaggedConvers
         rt._value_rowids = self._value_rowids
         rt._uniform_row_length = self._uniform_row_length
         return rt
+
+    # -- the composite-value protocol (framework/dispatch.py) -------------
+
+    def __sg_components__(self):
+        """The differentiable part: the flat values."""
+        return (self.flat_values,)
+
+    def __sg_rebuild__(self, parts):
+        """This partition around new flat values (an IndexedSlices, a
+        gradient reached through a gather, is made dense)."""
+        (values,) = parts
+        if isinstance(values, IndexedSlices):
+            values = array_ops.densify(values)
+        return self.with_flat_values(values)
 
     def with_flat_values(self, new_values):
         """The same nested rows over new flat values.

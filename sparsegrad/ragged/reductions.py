@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..framework.backend import backend_of
+from ..framework import dispatch
 from ..framework.buffers import check_allocation
 from ..framework.dtypes import true_division_dtype
 from ..framework.tensor import convert_to_tensor, wrap
@@ -486,10 +487,16 @@ reduce_all = _documented(
 )
 
 
+def _tf_defaults(fn):
+    """``sparsegrad.reduce_<kind>``'s handler of a RaggedTensor: `fn` with
+    TensorFlow's default axis (None: every axis)."""
+    return lambda input_tensor, axis=None, keepdims=False, name=None: fn(
+        input_tensor, axis=axis, keepdims=keepdims)
+
+
 # sparsegrad.reduce_<kind> of a RaggedTensor comes here, as tf.reduce_sum's
-# does (with their default axis, None: every axis).
-reduction_ops.DISPATCH[RaggedTensor] = {
-    fn.__name__: (lambda x, axis, keepdims, fn=fn: fn(x, axis=axis, keepdims=keepdims))
-    for fn in (reduce_sum, reduce_prod, reduce_mean, reduce_max, reduce_min,
-               reduce_variance, reduce_std, reduce_any, reduce_all)
-}
+# does (framework/dispatch.py).
+for _fn in (reduce_sum, reduce_prod, reduce_mean, reduce_max, reduce_min,
+            reduce_variance, reduce_std, reduce_any, reduce_all):
+    dispatch.register(getattr(reduction_ops, _fn.__name__), RaggedTensor,
+                      _tf_defaults(_fn))

@@ -15,6 +15,7 @@ import numpy as np
 from ...autodiff.recording import record_operation
 from ...autodiff.registry import register_gradient
 from ...errors import InvalidArgumentError
+from ...framework import dispatch
 from ...framework.buffers import check_allocation
 from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import Tensor, wrap
@@ -339,19 +340,9 @@ def unbroadcast(grad, shape):
 
 
 
-#: ``type -> {op_name: function(x, axis, keepdims)}``: reductions of types
-#: defined above this layer (RaggedTensor registers its own), as TensorFlow
-#: dispatches ``tf.reduce_sum`` on a RaggedTensor.
-DISPATCH = {}
-
-
 def reduce_over(np_fn, x, axis, keepdims, op_type, op_name):
     """Reduce `x` over `axis` with `np_fn` (np.sum, np.mean, np.max or
-    np.min; CuPy's of that name for a GPU value) and record op `op_type`.
-    A type registered in :data:`DISPATCH` is handed to its own reduction."""
-    handlers = DISPATCH.get(type(x))
-    if handlers is not None:
-        return handlers[op_name](x, axis, keepdims)
+    np.min; CuPy's of that name for a GPU value) and record op `op_type`."""
     x = as_tensor(x, name="input_tensor")
     axes = normalize_axis(axis, x._value.ndim, op_name)
     value = x._value
@@ -381,6 +372,7 @@ def reduce_over(np_fn, x, axis, keepdims, op_type, op_name):
     return z
 
 
+@dispatch.api
 def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
     """Sum over `axis` (all axes by default).
 
