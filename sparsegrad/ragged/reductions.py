@@ -17,8 +17,8 @@ differentiable w.r.t. the values (through the segment ops' gradients).
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from ..framework.backend import backend_of
 from ..framework import dispatch
+from ..framework.backend import backend_of
 from ..framework.buffers import check_allocation
 from ..framework.dtypes import true_division_dtype
 from ..framework.tensor import convert_to_tensor, wrap
