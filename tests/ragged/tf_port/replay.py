@@ -92,9 +92,16 @@ def _dtype(values):
 
 
 def run(code, tf):
-    """Evaluate `code` with `tf` bound to a library; its encoded outcome."""
+    """Evaluate `code` with `tf` bound to a library; its encoded outcome.
+    `code` is an expression, or statements (several lines) that assign the
+    outcome to ``result`` (a ``with tf.GradientTape() as tape:`` block...)."""
+    names = {"tf": tf, "np": np}
     try:
-        value = eval(code, {"tf": tf, "np": np})
+        if "\n" in code.strip():
+            exec(code, names)
+            value = names["result"]
+        else:
+            value = eval(code, names)
     except Exception as e:
         return {"kind": np.asarray("error"), "error": np.asarray(type(e).__name__),
                 "raised": e}
