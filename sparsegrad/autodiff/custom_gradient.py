@@ -18,7 +18,7 @@ from ..framework.tensor import Tensor, convert_to_tensor, wrap
 from ..framework.variable import Variable
 from ..ops import array_ops
 from ..ops._helpers import as_tensor, read_variable
-from .nest import flatten, pack_as
+from .nest import expand_composites, flatten, pack_as, rebuild_composites
 from .recording import VariableWatcher, is_recording, record_operation
 
 __all__ = ["custom_gradient"]
@@ -32,6 +32,13 @@ def custom_gradient(f=None):
     output (zeros for an output that got none) and returns one gradient per
     flattened positional argument (None allowed).  Keyword arguments are
     passed through to `f` but get no gradient.
+
+    RaggedTensors may be arguments and outputs (as in TensorFlow, through
+    their flat values): a ragged output comes back with its row partition
+    around new flat values, its upstream gradient reaches ``grad_fn`` as a
+    RaggedTensor with that partition, and ``grad_fn`` may give a
+    RaggedTensor (or a Tensor of its flat values' shape) as the gradient of
+    a ragged argument.
 
     If `f` reads trainable Variables it was not given as arguments,
     ``grad_fn`` must accept a ``variables`` keyword argument (the list of
@@ -78,6 +85,21 @@ def custom_gradient(f=None):
     ...     y = log1pexp(x)
     >>> tape.gradient(y, x)
     <sparsegrad.Tensor: shape=(), dtype=float32, numpy=1.0>
+
+    With a RaggedTensor argument and output:
+
+    >>> @sg.custom_gradient
+    ... def clipped_identity(rt):
+    ...     def grad(upstream):          # a RaggedTensor
+    ...         return upstream.with_flat_values(
+    ...             sg.clip_by_value(upstream.flat_values, -1.0, 1.0))
+    ...     return rt, grad
+    >>> rt = sg.ragged.constant([[1.0, 2.0], [3.0]])
+    >>> with sg.GradientTape() as tape:
+    ...     tape.watch(rt)
+    ...     y = clipped_identity(rt) * 5.0
+    >>> tape.gradient(y, rt).to_list()
+    [[1.0, 1.0], [1.0]]
     """
     if f is None:
         return lambda fn: custom_gradient(f=fn)
@@ -146,8 +168,8 @@ def _call(f, instance, args, kwargs):
             f"@custom_gradient function {getattr(f, '__name__', f)!r} must return "
             f"a pair (result, grad_fn), got {type(returned).__name__}"
         ) from None
-    flat_args = flatten(list(args))
-    passed = flat_args + flatten(kwargs)
+    flat_args = expand_composites(flatten(list(args)))
+    passed = flat_args + expand_composites(flatten(kwargs))
     variables = [
         v for v in watcher.watched() if v._trainable and not any(v is a for a in passed)
     ]
@@ -157,7 +179,8 @@ def _call(f, instance, args, kwargs):
             "@custom_gradient grad_fn must accept keyword argument 'variables', "
             f"since function uses variables: [{names}]"
         )
-    flat_result = flatten(result)
+    result_leaves = flatten(result)
+    flat_result = expand_composites(result_leaves)
     outputs = []
     for r in flat_result:
         if isinstance(r, IndexedSlices):
@@ -170,6 +193,8 @@ def _call(f, instance, args, kwargs):
         n_args = len(flat_args)
 
         def backward(*upstream):
+            # a ragged output's gradient as a RaggedTensor of its partition
+            upstream = rebuild_composites(out_leaves, upstream)
             if variables:
                 input_grads, variable_grads = grad_fn(*upstream, variables=variables)
                 variable_grads = [] if variable_grads is None else list(variable_grads)
@@ -181,7 +206,7 @@ def _call(f, instance, args, kwargs):
             else:
                 input_grads = grad_fn(*upstream)
                 variable_grads = []
-            flat = flatten(input_grads)
+            flat = expand_composites(flatten(input_grads))
             if len(flat) != n_args:
                 raise ValueError(
                     f"custom_gradient function expected to return {n_args} "
@@ -191,6 +216,7 @@ def _call(f, instance, args, kwargs):
 
         op_type = getattr(f, "__name__", "CustomGradient")
         record_operation(op_type, tuple(inputs), tuple(outputs), grad_fn=backward)
+    out_leaves = rebuild_composites(result_leaves, outputs)
     if isinstance(result, (list, tuple, dict)):
-        return pack_as(result, outputs)
-    return outputs[0]
+        return pack_as(result, out_leaves)
+    return out_leaves[0]

@@ -12,13 +12,14 @@ import warnings
 import numpy as np
 
 from ..errors import FailedPreconditionError, InvalidArgumentError
+from ..framework import dispatch
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, convert_to_tensor, wrap
 from ..framework.variable import Variable
 from ..ops import array_ops
 from . import recording as recording_module
 from .backward import aggregate_gradients, run_backward, tensor_key, xp_of, zeros_on
-from .nest import flatten, pack_as
+from .nest import expand_composites, flatten, pack_as, rebuild_composites
 from .recording import (
     WATCHED,
     Operation,
@@ -184,7 +185,7 @@ class GradientTape:
     # -- watching -----------------------------------------------------------------
 
     def watch(self, tensor):
-        """Watch a Tensor, a Variable, or a nest (list/tuple/dict) of them.
+        """Watch a Tensor, a Variable, a RaggedTensor, or a nest of them.
 
         A floating-point Tensor is recorded from now on; an integer or bool
         one gets no gradient (a warning says so).  When no tape at all is
@@ -192,28 +193,40 @@ class GradientTape:
 
         Parameters
         ----------
-        tensor : Tensor, Variable, IndexedSlices, or a nest of them
-            An IndexedSlices is watched through its values.
+        tensor : Tensor, Variable, IndexedSlices, RaggedTensor, or a nest of them
+            An IndexedSlices is watched through its values, a RaggedTensor
+            through its flat values (its row partition gets no gradient).
 
         Raises
         ------
         ValueError
-            If a leaf is not a Tensor, Variable or IndexedSlices (NumPy
-            arrays and Python numbers included: convert them first).
+            If a leaf is not a Tensor, Variable, IndexedSlices or RaggedTensor
+            (NumPy arrays and Python numbers included: convert them first).
         RuntimeError
             If the tape was never entered.
+
+        Examples
+        --------
+        >>> import sparsegrad as sg
+        >>> rt = sg.ragged.constant([[1.0, 2.0], [3.0]])
+        >>> with sg.GradientTape() as tape:
+        ...     tape.watch(rt)
+        ...     y = sg.reduce_sum(rt * rt)
+        >>> tape.gradient(y, rt).to_list()
+        [[2.0, 4.0], [6.0]]
         """
         if self._tape is None:
             raise TapeStateError(
                 "watch() needs a tape that has been entered: use "
                 "`with sg.GradientTape() as tape: tape.watch(x)`"
             )
-        leaves = flatten(tensor)
+        leaves = expand_composites(flatten(tensor))
         for leaf in leaves:
             if not isinstance(leaf, (Tensor, Variable, IndexedSlices)):
                 raise ValueError(
                     f"Passed in object {leaf!r} of type '{type(leaf).__name__}', not "
-                    "sparsegrad.Tensor or sparsegrad.Variable; convert it with "
+                    "sparsegrad.Tensor, sparsegrad.Variable or "
+                    "sparsegrad.RaggedTensor; convert it with "
                     "sg.convert_to_tensor first"
                 )
         if not recording_module.is_recording():
@@ -330,19 +343,36 @@ class GradientTape:
 
         Parameters
         ----------
-        target : Tensor, Variable, or nest of them
+        target : Tensor, Variable, RaggedTensor, or nest of them
             Several targets are summed; a non-scalar target is summed over its
-            elements (the seed is ones).
-        sources : Tensor, Variable, or nest (list/tuple/dict) of them
-        output_gradients : list of Tensor or None, optional
-            One seed per flattened target (None entries mean ones).
+            elements (the seed is ones).  A RaggedTensor target is its flat
+            values.
+        sources : Tensor, Variable, RaggedTensor, or nest (list/tuple/dict) of them
+        output_gradients : list of Tensor, RaggedTensor or None, optional
+            One seed per flattened target (None entries mean ones); a
+            RaggedTensor seed (or a Tensor of its flat values' shape) seeds a
+            RaggedTensor target through its flat values.
         unconnected_gradients : UnconnectedGradients or {"none", "zero"}
             What a source with no path to the target gets.
 
         Returns
         -------
         The structure of `sources` holding a Tensor, an IndexedSlices (for a
-        source reached only through sparse ops such as gather) or None.
+        source reached only through sparse ops such as gather) or None.  The
+        gradient of a RaggedTensor source is a RaggedTensor with its row
+        partition (flat values reached through a gather made dense), or
+        None when unconnected ("zero": the partition around zeros, where
+        TensorFlow 2.21 raises a shape error).
+
+        Examples
+        --------
+        >>> import sparsegrad as sg
+        >>> rt = sg.ragged.constant([[1.0, 2.0], [], [3.0]])
+        >>> with sg.GradientTape() as tape:
+        ...     tape.watch(rt)
+        ...     y = rt * 3.0
+        >>> tape.gradient(y, rt).to_list()
+        [[3.0, 3.0], [], [3.0]]
 
         Raises
         ------
@@ -367,9 +397,10 @@ class GradientTape:
                 "Tensors, Variables or CompositeTensors to be differentiated, but "
                 "received None."
             )
-        targets = [_as_target(t) for t in flatten(target)]
+        targets = [_as_target(t) for t in expand_composites(flatten(target))]
         flat_sources = flatten(sources)
-        source_keys = [_source_key(s) for s in flat_sources]
+        parts = expand_composites(flat_sources)
+        source_keys = [_source_key(s) for s in parts]
         seeds = _seeds(output_gradients, targets)
         tape = self._tape
         try:
@@ -383,6 +414,7 @@ class GradientTape:
             )
         finally:
             self._release()
+        result = rebuild_composites(flat_sources, result, missing=_zeros_like)
         result = [_unconnected(g, s, unconnected) for g, s in zip(result, flat_sources)]
         if not isinstance(sources, (list, tuple, dict)):
             return result[0]
@@ -436,6 +468,12 @@ class GradientTape:
         For each source a dense Tensor of shape ``target.shape + source.shape``
         (IndexedSlices rows are densified), or None if unconnected.
 
+        Raises
+        ------
+        ValueError
+            For a RaggedTensor target or source (TensorFlow 2.21 fails on them
+            too): a Jacobian has dense shapes; use the flat values instead.
+
         Examples
         --------
         >>> import sparsegrad as sg
@@ -448,6 +486,7 @@ class GradientTape:
                [0., 4.]])
         """
         del parallel_iterations
+        _refuse_composites("jacobian", target, sources)
         self._need_persistent(experimental_use_pfor, "jacobian")
         self._check_usable()
         unconnected = _parse_unconnected(unconnected_gradients)
@@ -514,7 +553,8 @@ class GradientTape:
         Raises
         ------
         ValueError
-            If either rank is below 2 or the first dimensions differ.
+            If either rank is below 2 or the first dimensions differ, or for
+            a RaggedTensor target or source (as :meth:`jacobian`).
 
         Examples
         --------
@@ -531,6 +571,7 @@ class GradientTape:
                 [0., 8.]]])
         """
         del parallel_iterations, unconnected_gradients
+        _refuse_composites("batch_jacobian", target, source)
         self._need_persistent(experimental_use_pfor, "batch_jacobian")
         target = _as_target(target)
         t_shape = target.shape
@@ -583,15 +624,30 @@ def _source_key(s):
     if isinstance(s, (Tensor, Variable)):
         return tensor_key(s)
     raise TypeError(
-        f"sources: got a {type(s).__name__}; every source must be a Tensor or a "
-        "Variable (or a nest of them)"
+        f"sources: got a {type(s).__name__}; every source must be a Tensor, a "
+        "Variable or a RaggedTensor (or a nest of them)"
     )
+
+
+def _refuse_composites(what, target, sources):
+    for value in (target, *flatten(sources)):
+        if dispatch.is_composite(value):
+            raise ValueError(
+                f"GradientTape.{what}: got a {type(value).__name__}; a Jacobian "
+                "has dense shapes: take it with respect to (or of) its flat "
+                "values, e.g. tape.jacobian(y, rt.flat_values)"
+            )
+
+
+def _zeros_like(component):
+    """The gradient of a component of a composite source that got none."""
+    return zeros_on(tuple(component.shape), component.dtype, component)
 
 
 def _seeds(output_gradients, targets):
     if output_gradients is None:
         return [None] * len(targets)
-    flat = flatten(output_gradients)
+    flat = expand_composites(flatten(output_gradients))
     if len(flat) != len(targets):
         raise ValueError(
             f"output_gradients has {len(flat)} entries but target has "
@@ -633,5 +689,8 @@ def _densified(grads, source, what):
 
 def _unconnected(g, source, unconnected):
     if g is None and unconnected is UnconnectedGradients.ZERO:
+        if dispatch.is_composite(source):
+            parts = [_zeros_like(c) for c in dispatch.components(source)]
+            return dispatch.rebuild(source, parts)
         return zeros_on(tuple(source.shape), source.dtype, source)
     return g

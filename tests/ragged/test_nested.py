@@ -480,8 +480,6 @@ NOT_YET = "ragged_rank >= 2 are not supported by {op} yet"
     "op, call",
     [
         ("to_scipy", lambda rt: rt.to_scipy()),
-        ("embedding_lookup_sparse",
-         lambda rt: sg.nn.embedding_lookup_sparse(np.ones((4, 2)), rt, None)),
     ],
 )
 def test_not_supported_yet(op, call):
@@ -490,11 +488,17 @@ def test_not_supported_yet(op, call):
         call(rt)
 
 
-def test_nested_weights_not_supported_yet():
+def test_bags_refuse_ragged_rank_3_and_weights_of_another_rank():
+    # ragged_rank 2 ids are bags (tests/ops/test_ragged_bags.py); 3 is refused
+    ids3 = sg.ragged.constant([[[[0]]]])
+    for op in (sg.nn.embedding_lookup_sparse, sg.nn.safe_embedding_lookup_sparse):
+        with pytest.raises(TypeError, match="ragged_rank >= 3 are not supported"):
+            op(np.ones((4, 2)), ids3, None)
     ids = sg.ragged.constant([[0, 1], [2]])
     weights = RT.from_row_splits(RT.from_row_splits([1.0, 1.0, 1.0], [0, 2, 3]),
                                  [0, 2])
-    with pytest.raises(TypeError, match=NOT_YET.format(op="embedding_lookup_sparse")):
+    with pytest.raises(sg.errors.InvalidArgumentError,
+                       match="sp_weights must have the ragged_rank of sp_ids"):
         sg.nn.embedding_lookup_sparse(np.ones((4, 2)), ids, weights)
 
 

@@ -49,13 +49,14 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights=None, combiner="mean",
         weight (as TensorFlow counts an id repeated in a ``SparseTensor``
         row; not summed first, which would change "sqrtn"), and an explicit
         zero is an id of weight 0.  Every format holding the same entries
-        gives the same result.  Or a rank-2
-        :class:`~sparsegrad.RaggedTensor` of int32/int64 ids.  Ids lie in
-        ``[0, n_rows)``.
+        gives the same result.  Or a :class:`~sparsegrad.RaggedTensor` of
+        int32/int64 ids of ragged_rank 1 (rank 2: a bag per row) or 2 (rank
+        3, TensorFlow's 3-D ``SparseTensor`` ids: a bag per outer row,
+        holding every id of its inner rows).  Ids lie in ``[0, n_rows)``.
     sp_weights : RaggedTensor or array_like of shape (nnz,), optional
-        Only with ragged ids: a RaggedTensor with the row splits of `sp_ids`,
-        or one weight per id.  None means ones.  Weights are constants: they
-        get no gradient.
+        Only with ragged ids: a RaggedTensor with the row splits of `sp_ids`
+        (every level), or one weight per id.  None means ones.  Weights are
+        constants: they get no gradient.
     combiner : {"mean", "sqrtn", "sum"} or None, default="mean"
         None means "mean".
     max_norm : float, optional
@@ -72,14 +73,16 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights=None, combiner="mean",
         row of the matrix has its output row, empty rows give zeros.  This
         differs from TensorFlow's SparseTensor path, which drops the empty
         rows after the last row holding an id.  For a RaggedTensor `sp_ids`,
-        ``n_out`` is the last row holding an id plus one, as in TensorFlow
-        (leading and interior empty rows give zeros).  Bags are accumulated
+        ``n_out`` is the last (outer) row holding an id plus one, as in
+        TensorFlow (leading and interior empty rows give zeros).  Bags are accumulated
         in the dtype of `params`, in the order of the ids (a matrix's
         values are cast to that dtype; a CSR or COO row is read in its
         stored order, a CSC one by column).
 
     Raises
     ------
+    TypeError
+        For RaggedTensor ids of ragged_rank 3 or more.
     ValueError
         For an unknown combiner (``combiner must be one of 'mean', 'sqrtn'
         or 'sum', got max``), or weights given next to a ``scipy.sparse``
@@ -146,13 +149,21 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights=None, combiner="mean",
     >>> as_csr = sp.csr_array(([1.0, 1.0], [3, 3], [0, 2]), shape=(1, 4))
     >>> sg.nn.embedding_lookup_sparse(params, as_csr, combiner="sqrtn").numpy()
     array([[ 9.89949494, 11.3137085 ]])
+
+    Ids of ragged_rank 2 combine every id of an outer row:
+
+    >>> ids = sg.ragged.constant([[[0, 1], [3]], [], [[2], []]])
+    >>> sg.nn.embedding_lookup_sparse(params, ids, None, combiner="sum").numpy()
+    array([[11., 14.],
+           [ 0.,  0.],
+           [ 5.,  6.]])
     """
     del name
     op = "embedding_lookup_sparse"
     combiner = check_combiner(combiner)
     max_norm = check_max_norm(max_norm, op)
     be = table_backend(params)
-    ids, splits, weights = bag_ids(
+    ids, splits, weights, _ = bag_ids(
         sp_ids, sp_weights, op, ("sp_ids", "sp_weights"),
         buffers=lambda n_out: output_buffers(params, n_out, op, be))
     # the structure check put a matrix's ids below its number of columns
@@ -218,12 +229,17 @@ def _ids_to_device_of(be, ids, splits, weights):
 
 
 def bag_ids(sp_ids, sp_weights, op, names, every_row=False, buffers=None):
-    """``(ids, splits, weights or None)`` of a bag op's ids and weights.
+    """``(ids, splits, weights or None, lead)`` of a bag op's ids and weights.
 
     `sp_ids` is a ``scipy.sparse`` matrix (every row kept; its stored entries
     as :func:`~sparsegrad.framework.scipy_input.check` reads them) or a
-    RaggedTensor (trailing empty rows dropped unless
-    `every_row`).  `names` are the two arguments' names for the messages;
+    RaggedTensor (trailing empty rows dropped unless `every_row`).  At
+    ragged_rank 2 the bags are the outer rows (every id of an outer row, as
+    TensorFlow combines a 3-D ``SparseTensor``), or with `every_row` the
+    inner rows laid on a ``(d0, d1)`` grid (d1 the longest outer row; a
+    missing inner row is an empty bag), as ``safe_embedding_lookup_sparse``
+    reshapes 3-D ids.  `lead` is the output's leading shape: ``(n_bags,)``
+    or ``(d0, d1)``.  `names` are the two arguments' names for the messages;
     ``buffers(n_out)`` lists the caller's output buffers, checked with the
     reading's before anything data-sized is allocated.
     """
@@ -240,7 +256,31 @@ def bag_ids(sp_ids, sp_weights, op, names, every_row=False, buffers=None):
         # All ones (the usual "ids only" matrix): the unweighted bags, the
         # same numbers without a multiply per element.
         weights = None if np.all(csr.data == 1) else csr.data
-        return csr.indices, csr.indptr, weights
+        return csr.indices, csr.indptr, weights, (checked.shape[0],)
+    ids, nested = _ragged_ids(sp_ids, op, ids_name)
+    weights = None
+    if sp_weights is not None:
+        weights = _ragged_weights(sp_weights, nested, ids.shape[0], op, names)
+    if len(nested) == 1:
+        splits = nested[0]
+    elif every_row:
+        return _grid_bags(ids, nested, weights, buffers)
+    else:
+        # every id of an outer row: the inner splits at the outer splits
+        outer, inner = nested
+        splits = inner[outer]
+    if not every_row:
+        # TensorFlow's rows: up to the last row that holds an id.
+        filled = np.flatnonzero(np.diff(splits))
+        n_out = int(filled[-1]) + 1 if filled.size else 0
+        splits = splits[: n_out + 1]
+    check_allocation(*buffers(splits.shape[0] - 1))
+    return ids, splits, weights, (splits.shape[0] - 1,)
+
+
+def _ragged_ids(sp_ids, op, ids_name):
+    """The checked flat ids and row splits (outermost first) of RaggedTensor
+    ids of ragged_rank 1 or 2."""
     # A RaggedTensor, duck-typed: sparsegrad.ops may not import
     # sparsegrad.ragged (tests/test_layering.py).
     if not (hasattr(sp_ids, "row_splits") and hasattr(sp_ids, "values")):
@@ -248,29 +288,51 @@ def bag_ids(sp_ids, sp_weights, op, names, every_row=False, buffers=None):
             f"{ids_name} must be SparseTensor (a scipy.sparse matrix) or "
             f"RaggedTensor, got {type(sp_ids).__name__}"
         )
-    if getattr(sp_ids, "ragged_rank", 1) != 1:
+    rank = getattr(sp_ids, "ragged_rank", 1)
+    if rank > 2:
         raise TypeError(
-            f"{op}: RaggedTensors of ragged_rank >= 2 are not supported by {op} "
-            f"yet (got {ids_name} of ragged_rank {sp_ids.ragged_rank})"
+            f"{op}: RaggedTensors of ragged_rank >= 3 are not supported by {op} "
+            f"(got {ids_name} of ragged_rank {rank})"
         )
-    splits = sparse_rows.as_index_array(sp_ids.row_splits,
-                                        f"{ids_name}.row_splits")
-    ids = _ragged_values(sp_ids.values, f"{ids_name}.values")
+    names = ([f"{ids_name}.row_splits"] if rank == 1 else
+             [f"{ids_name}.nested_row_splits[{k}]" for k in range(rank)])
+    nested = [sparse_rows.as_index_array(spl, name)
+              for spl, name in zip(_nested_splits(sp_ids), names)]
+    flat = sp_ids.values if rank == 1 else sp_ids.flat_values
+    ids = _ragged_values(flat, f"{ids_name}.values")
     ids = sparse_rows.as_index_array(ids, f"{ids_name}.values")
-    check_bag_splits(splits, ids.shape[0], op, f"{ids_name}.row_splits")
-    weights = None
-    if sp_weights is not None:
-        weights = _ragged_weights(sp_weights, splits, ids.shape[0], op, names)
-    if not every_row:
-        # TensorFlow's rows: up to the last row that holds an id.
-        filled = np.flatnonzero(np.diff(splits))
-        n_out = int(filled[-1]) + 1 if filled.size else 0
-        splits = splits[: n_out + 1]
-    check_allocation(*buffers(splits.shape[0] - 1))
-    return ids, splits, weights
+    # innermost first: each level's splits cover the rows of the next
+    n_below = ids.shape[0]
+    for spl, name in reversed(list(zip(nested, names))):
+        check_bag_splits(spl, n_below, op, name)
+        n_below = spl.shape[0] - 1
+    return ids, nested
 
 
-def _ragged_weights(sp_weights, splits, nnz, op, names):
+def _nested_splits(rt):
+    return tuple(getattr(rt, "nested_row_splits", (rt.row_splits,)))
+
+
+def _grid_bags(ids, nested, weights, buffers):
+    """The inner rows of ids of ragged_rank 2 as bags on a ``(d0, d1)`` grid,
+    row-major (d1: the longest outer row); a place with no inner row is an
+    empty bag.  The ids keep their order: O(nvals + d0 * d1), no padding."""
+    outer, inner = (np.asarray(spl, dtype=np.int64) for spl in nested)
+    d0 = outer.shape[0] - 1
+    lengths = np.diff(outer)
+    d1 = int(lengths.max()) if d0 else 0
+    n_out = d0 * d1                     # Python ints: no overflow
+    check_allocation(*buffers(n_out))
+    row_of = np.repeat(np.arange(d0, dtype=np.int64), lengths)
+    slot = row_of * d1 + (np.arange(row_of.shape[0]) - outer[row_of])
+    counts = np.zeros(n_out, dtype=np.int64)
+    counts[slot] = np.diff(inner)
+    splits = np.zeros(n_out + 1, dtype=np.int64)
+    np.cumsum(counts, out=splits[1:])
+    return ids, splits, weights, (d0, d1)
+
+
+def _ragged_weights(sp_weights, nested, nnz, op, names):
     ids_name, weights_name = names
     if scipy_input.is_scipy_sparse(sp_weights):
         raise InvalidArgumentError(
@@ -278,19 +340,21 @@ def _ragged_weights(sp_weights, splits, nnz, op, names):
             f"when {ids_name} is a RaggedTensor, got a scipy.sparse matrix"
         )
     if hasattr(sp_weights, "row_splits") and hasattr(sp_weights, "values"):
-        if getattr(sp_weights, "ragged_rank", 1) != 1:
-            raise TypeError(
-                f"{op}: RaggedTensors of ragged_rank >= 2 are not supported by "
-                f"{op} yet (got {weights_name} of ragged_rank "
-                f"{sp_weights.ragged_rank})"
-            )
-        w_splits = sparse_rows.as_array_of(backend_for(splits).xp,
-                                           sp_weights.row_splits)
-        if w_splits.shape != splits.shape or not bool((w_splits == splits).all()):
+        w_nested = _nested_splits(sp_weights)
+        if len(w_nested) != len(nested):
             raise InvalidArgumentError(
-                f"{op}: {weights_name} must have the row splits of {ids_name}"
+                f"{op}: {weights_name} must have the ragged_rank of {ids_name} "
+                f"({len(nested)}), got {len(w_nested)}"
             )
-        sp_weights = sp_weights.values
+        xp = backend_for(nested[0]).xp
+        for w_splits, splits in zip(w_nested, nested):
+            w_splits = sparse_rows.as_array_of(xp, w_splits)
+            if w_splits.shape != splits.shape or not bool((w_splits == splits).all()):
+                raise InvalidArgumentError(
+                    f"{op}: {weights_name} must have the row splits of {ids_name}"
+                )
+        sp_weights = (sp_weights.values if len(w_nested) == 1
+                      else sp_weights.flat_values)
     weights = _ragged_values(sp_weights, weights_name)
     if weights.shape != (nnz,):
         raise InvalidArgumentError(

@@ -9,7 +9,7 @@ from ...errors import InvalidArgumentError
 from ...framework.backend import backend_of
 from ...framework.tensor import Tensor, wrap
 from ...framework.variable import Variable
-from .. import math_ops
+from .. import array_ops, math_ops
 from .._helpers import as_tensor
 from ..sparse_segment_ops import check_combiner
 from .bags import bag_ids, combine, output_buffers, table_backend
@@ -43,7 +43,8 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
         weights, entries repeated at one place summed into one (SciPy's
         rule; a matrix's columns are never negative, so only the weights
         prune its entries).  A RaggedTensor's negative ids are skipped; the
-        other ids must lie in ``[0, n_rows)``.
+        other ids must lie in ``[0, n_rows)``.  At ragged_rank 2 (TensorFlow's
+        3-D ids) each inner row is a bag.
     sparse_weights : RaggedTensor or array_like of shape (nnz,), optional
         Only with ragged ids, as in :func:`embedding_lookup_sparse`.  As in
         TensorFlow, the table takes the dtype of weights that have one (a
@@ -69,7 +70,11 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
     Tensor of shape ``(n_out,) + params.shape[1:]``
         ``n_out`` is the number of rows of `sparse_ids` (``shape[0]`` of a
         matrix, ``nrows()`` of a RaggedTensor).  Its dtype is the table's
-        (the weights' for an array table given `sparse_weights`).
+        (the weights' for an array table given `sparse_weights`).  For ids
+        of ragged_rank 2 the shape is ``(d0, d1) + params.shape[1:]``: d0
+        outer rows, d1 the length of the longest one (the bounding shape,
+        as TensorFlow's 3-D ids); a place past the end of a shorter outer
+        row is an empty bag (``params[default_id]`` or zeros).
 
     Raises
     ------
@@ -89,7 +94,10 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
     Notes
     -----
     TensorFlow also accepts ids of rank above 2 (reshaped to 2-D and back);
-    a ``scipy.sparse`` matrix is 2-D, so that case does not arise here.
+    a ``scipy.sparse`` matrix is 2-D, and RaggedTensor ids of ragged_rank 2
+    give the rank-3 case without padding the ids (the work is O(nnz + d0 *
+    d1), the size of the output's rows).  Ragged_rank 3 or more is refused
+    (TypeError).
 
     Examples
     --------
@@ -106,6 +114,16 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
            [1., 2.],
            [1., 2.],
            [5., 6.]])
+
+    Ids of ragged_rank 2 give one bag per inner row, on a (d0, d1) grid:
+
+    >>> ids2 = sg.ragged.constant([[[1, 3], [2]], [[-1]]])
+    >>> sg.nn.safe_embedding_lookup_sparse(params, ids2, combiner="sum").numpy()
+    array([[[10., 12.],
+            [ 5.,  6.]],
+    <BLANKLINE>
+           [[ 0.,  0.],
+            [ 0.,  0.]]])
     """
     del name
     if isinstance(embedding_weights, (list, tuple)) and not embedding_weights:
@@ -122,7 +140,7 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
                 f"{_OP}: default_id must be an int, got {default_id!r}"
             ) from None
     be = table_backend(embedding_weights)
-    ids, splits, weights = bag_ids(
+    ids, splits, weights, lead = bag_ids(
         sparse_ids, sparse_weights, _OP, ("sparse_ids", "sparse_weights"),
         every_row=True, buffers=lambda n: _buffers(embedding_weights, n, be))
     cast_to = None
@@ -165,6 +183,8 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
         filled_rows = (~empty).reshape((n_out,) + (1,) * (out.ndim - 1))
         out = math_ops.where(wrap(xp.asarray(filled_rows)), out,
                              wrap(xp.zeros((), out.dtype)))
+    if len(lead) > 1:   # ids of ragged_rank 2: one row per inner row's place
+        out = array_ops.reshape(out, lead + tuple(out.shape[1:]))
     return out
 
 

@@ -36,6 +36,10 @@ def shim():
         constant=sg.constant,
         newaxis=None, expand_dims=sg.expand_dims,
         RaggedTensor=sg.RaggedTensor,
+        GradientTape=sg.GradientTape, custom_gradient=sg.custom_gradient,
+        gather=sg.gather,
+        nn=_namespace(embedding_lookup_sparse=sg.nn.embedding_lookup_sparse,
+                      safe_embedding_lookup_sparse=sg.nn.safe_embedding_lookup_sparse),
         ragged=_namespace(
             constant=sg.ragged.constant, range=sg.ragged.range,
         ),
