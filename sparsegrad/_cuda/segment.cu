@@ -329,23 +329,27 @@ __device__ void sparse_segment_reduce_grad(const T *grad, i64 width, const i64 *
 // -- segments of ragged rows (the ragged segment ops) ---------------------------
 
 // out_lengths[s]: the longest row of segment s (rows seg_splits[s] ..
-// seg_splits[s + 1] - 1 of the row splits), one thread per segment.
-__device__ void ragged_segment_lengths_body(const i64 *splits, const i64 *seg_splits,
-                                            i64 n_segments, i64 *out_lengths) {
+// seg_splits[s + 1] - 1 of the row splits), one thread per segment;
+// disordered[s]: 1 when a non-empty row of more than one value is followed
+// by another non-empty row (the values' output positions go back).
+extern "C" __global__ void ragged_segment_lengths(const i64 *splits,
+                                                  const i64 *seg_splits,
+                                                  i64 n_segments, i64 *out_lengths,
+                                                  i64 *disordered) {
     SG_GRID_LOOP(s, n_segments) {
-        i64 longest = 0;
+        i64 longest = 0, back = 0;
+        int previous_long = 0;
         for (i64 r = seg_splits[s]; r < seg_splits[s + 1]; ++r) {
             i64 length = splits[r + 1] - splits[r];
+            if (length > 0) {
+                back |= previous_long;
+                previous_long = length > 1;
+            }
             longest = length > longest ? length : longest;
         }
         out_lengths[s] = longest;
+        disordered[s] = back;
     }
-}
-
-extern "C" __global__ void ragged_segment_lengths(const i64 *splits,
-                                                  const i64 *seg_splits,
-                                                  i64 n_segments, i64 *out_lengths) {
-    ragged_segment_lengths_body(splits, seg_splits, n_segments, out_lengths);
 }
 
 // out[q, j] of output row s = out_rowids[q], position p = q - out_splits[s]:

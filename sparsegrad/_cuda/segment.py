@@ -263,12 +263,18 @@ def sparse_segment_reduce_grad(grad, order, starts, segment_of, coef, out, n_thr
 
 def ragged_segment_lengths(splits, seg_splits, out_lengths, n_threads):
     """Mirrors ``_kernels.segment.ragged_segment_lengths``: the longest row
-    of each segment (one thread per segment)."""
+    of each segment (one thread per segment), and whether the values' output
+    positions are sorted (one flag per segment, reduced and read back)."""
     del n_threads
+    cp = cupy()
     n_segments = out_lengths.shape[0]
-    if n_segments:
-        launch(_FAMILY, "ragged_segment_lengths", blocks_for(n_segments),
-               (_i64(splits), _i64(seg_splits), np.int64(n_segments), out_lengths))
+    if not n_segments:
+        return True
+    disordered = cp.empty(n_segments, dtype=np.int64)
+    launch(_FAMILY, "ragged_segment_lengths", blocks_for(n_segments),
+           (_i64(splits), _i64(seg_splits), np.int64(n_segments), out_lengths,
+            disordered))
+    return not bool(disordered.any())
 
 
 def ragged_segment_rows(data, splits, seg_splits, out_splits, op, fill, out,

@@ -99,6 +99,18 @@ cdef extern from "sg_segment_rows.h":
     Py_ssize_t ROW_READ "SG_SEG_ROW_READ"(Py_ssize_t n) noexcept nogil
     float sg_seg_sum_rows_f32(const float *x, int64_t n) noexcept nogil
     double sg_seg_sum_rows_f64(const double *x, int64_t n) noexcept nogil
+    # o[0..n) += x[0..n), masked blocks for short rows under AVX2.
+    void sg_seg_add_row_f32(float *o, const float *x, int64_t n) noexcept nogil
+    void sg_seg_add_row_f64(double *o, const double *x, int64_t n) noexcept nogil
+    # The ragged segment sums of 1-D values for segments [lo, hi).
+    void sg_seg_ragged_sum_f32(const float *x, const void *splits, int wide,
+                               const int64_t *seg, const int64_t *out_splits,
+                               int64_t lo, int64_t hi, float fill,
+                               float *out) noexcept nogil
+    void sg_seg_ragged_sum_f64(const double *x, const void *splits, int wide,
+                               const int64_t *seg, const int64_t *out_splits,
+                               int64_t lo, int64_t hi, double fill,
+                               double *out) noexcept nogil
 
 SUM = OP_SUM
 MEAN = OP_MEAN
@@ -544,18 +556,27 @@ def ragged_segment_lengths(
 ):
     """``out_lengths[s]``: the longest row of segment s (rows
     ``seg_splits[s]:seg_splits[s + 1]``, checked by the caller), 0 for a
-    segment without rows."""
+    segment without rows.  Returns whether the values' output positions
+    are sorted: in every segment, each non-empty row but the last has one
+    value."""
     cdef Py_ssize_t n_segments = out_lengths.shape[0]
     cdef Py_ssize_t s, r
     cdef int64_t longest, length
+    cdef int previous_long, disordered = 0
     cdef int threads = threads_for(<Py_ssize_t>seg_splits[n_segments], n_threads)
     for s in prange(n_segments, nogil=True, schedule="static", num_threads=threads):
         longest = 0
+        previous_long = 0
         for r in range(seg_splits[s], seg_splits[s + 1]):
             length = splits[r + 1] - splits[r]
+            if length > 0:
+                if previous_long:
+                    disordered += 1
+                previous_long = length > 1
             if length > longest:
                 longest = length
         out_lengths[s] = longest
+    return disordered == 0
 
 
 cdef inline void _combine_row(int op, floating *o, const floating *x,
@@ -563,8 +584,10 @@ cdef inline void _combine_row(int op, floating *o, const floating *x,
     """``o[k] = op(o[k], x[k])`` for k in [0, m)."""
     cdef Py_ssize_t k
     if op == OP_SUM or op == OP_MEAN:
-        for k in range(m):
-            o[k] = o[k] + x[k]
+        if floating is float:
+            sg_seg_add_row_f32(o, x, m)
+        else:
+            sg_seg_add_row_f64(o, x, m)
     elif op == OP_MAX:
         for k in range(m):
             o[k] = _max(o[k], x[k])
@@ -612,6 +635,16 @@ def ragged_segment_rows(
     for b in prange(n_blocks, nogil=True, schedule="dynamic", chunksize=1,
                     num_threads=threads):
         s_stop = min(n_segments, (b + 1) * block)
+        if width == 1 and op == OP_SUM:
+            if floating is float:
+                sg_seg_ragged_sum_f32(x, &splits[0], index_t is int64_t,
+                                      &seg_splits[0], &out_splits[0], b * block,
+                                      s_stop, <float>fill, o)
+            else:
+                sg_seg_ragged_sum_f64(x, &splits[0], index_t is int64_t,
+                                      &seg_splits[0], &out_splits[0], b * block,
+                                      s_stop, <double>fill, o)
+            continue
         for s in range(b * block, s_stop):
             _fill(o + out_splits[s] * width,
                   (out_splits[s + 1] - out_splits[s]) * width, <floating>fill)

@@ -237,57 +237,45 @@ def _ragged_rows(kind, rt, ids, n_segments, what, counts, be):
 
 
 def _fast_plan(kind, rt, values, ids, n_segments, be):
-    """(the rows of each segment,) when the kernel path serves this call:
-    ragged rank 1, float32/float64 values of non-zero width, sorted ids,
-    and not a 1-D sum whose output positions happen to be sorted (the
-    unsorted op then sums its long runs in eight partial sums, which the
-    kernel does not); else None."""
+    """(the rows of each segment, the result's splits) when the kernel path
+    serves this call: ragged rank 1, float32/float64 values of non-zero
+    width, sorted ids, and not a 1-D sum whose output positions happen to be
+    sorted (the unsorted op then sums runs of values in eight partial sums,
+    which the kernel does not); else None."""
     if (isinstance(rt.values, RaggedTensor) or not is_kernel_float(values.dtype)
             or 0 in values.shape[1:]):
         return None
     xp = be.xp
     if ids.shape[0] > 1 and not bool(xp.all(ids[1:] >= ids[:-1])):
         return None
-    if kind == "sum" and values.ndim == 1 and _positions_sorted(rt, ids, xp):
-        return None
     seg_splits = sparse_rows.sorted_segment_splits(xp.ascontiguousarray(ids),
                                                    n_segments, be=be)
-    return (seg_splits,)
-
-
-def _positions_sorted(rt, ids, xp):
-    """Whether the values' output positions are non-decreasing: in each
-    segment every non-empty row but the last has one value."""
-    lengths = xp.diff(rt.row_splits)
-    nonempty = xp.flatnonzero(lengths)
-    if nonempty.shape[0] < 2:
-        return True
-    same = ids[nonempty[1:]] == ids[nonempty[:-1]]
-    return not bool(xp.any(same & (lengths[nonempty[:-1]] > 1)))
+    lengths = xp.empty(n_segments, np.int64)
+    positions_sorted = be.kernels("segment").ragged_segment_lengths(
+        rt.row_splits, seg_splits, lengths, get_num_threads())
+    if kind == "sum" and values.ndim == 1 and positions_sorted:
+        return None
+    out_splits = xp.zeros(n_segments + 1, np.int64)
+    xp.cumsum(lengths, out=out_splits[1:])
+    return seg_splits, out_splits
 
 
 def _rows_kernel(kind, values, row_splits, ids, fast, be, what):
     """``ragged_segment_rows``: (the recorded output values, the output
     splits, their count)."""
-    (seg_splits,) = fast
+    seg_splits, out_splits = fast
     xp = be.xp
-    kernels = be.kernels("segment")
     n_segments = seg_splits.shape[0] - 1
-    threads = get_num_threads()
     d = common.data_tensor(values, what, be)
-    lengths = xp.empty(n_segments, np.int64)
-    kernels.ragged_segment_lengths(row_splits, seg_splits, lengths, threads)
-    out_splits = xp.zeros(n_segments + 1, np.int64)
-    xp.cumsum(lengths, out=out_splits[1:])
     n_out = int(out_splits[-1])
     row_shape = tuple(d.shape[1:])
     check_allocation(((n_out,) + row_shape, d.dtype, f"{what}: the rows of data"))
     x = common.rows_2d(be, d._value, d.shape[0])
     op = _CODES[kind]
     out = xp.empty((n_out, x.shape[1]), dtype=x.dtype)
-    kernels.ragged_segment_rows(x, row_splits, seg_splits, out_splits, op,
-                                common.fill_value(op, x.dtype, unsorted=True),
-                                out, threads)
+    be.kernels("segment").ragged_segment_rows(
+        x, row_splits, seg_splits, out_splits, op,
+        common.fill_value(op, x.dtype, unsorted=True), out, get_num_threads())
     out = out.reshape((n_out,) + row_shape)
     if not is_recording():
         return wrap(out), out_splits, n_out

@@ -155,6 +155,7 @@ def test_kernel_bits_equal_generic(kind, dtype, inner, threads, monkeypatch):
     n_rows, n_segments = 3000, 400
     lengths = rng.integers(0, 12, n_rows)
     lengths[rng.random(n_rows) < 0.2] = 0                       # empty rows
+    lengths[rng.random(n_rows) < 0.02] = 45                     # long rows
     splits = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     values = _special_values(rng, int(splits[-1]), inner, dtype)
     ids = np.sort(rng.integers(0, n_segments, n_rows))
