@@ -326,6 +326,54 @@ __device__ void sparse_segment_reduce_grad(const T *grad, i64 width, const i64 *
     }
 }
 
+// -- segments of ragged rows (the ragged segment ops) ---------------------------
+
+// out_lengths[s]: the longest row of segment s (rows seg_splits[s] ..
+// seg_splits[s + 1] - 1 of the row splits), one thread per segment;
+// disordered[s]: 1 when a non-empty row of more than one value is followed
+// by another non-empty row (the values' output positions go back).
+extern "C" __global__ void ragged_segment_lengths(const i64 *splits,
+                                                  const i64 *seg_splits,
+                                                  i64 n_segments, i64 *out_lengths,
+                                                  i64 *disordered) {
+    SG_GRID_LOOP(s, n_segments) {
+        i64 longest = 0, back = 0;
+        int previous_long = 0;
+        for (i64 r = seg_splits[s]; r < seg_splits[s + 1]; ++r) {
+            i64 length = splits[r + 1] - splits[r];
+            if (length > 0) {
+                back |= previous_long;
+                previous_long = length > 1;
+            }
+            longest = length > longest ? length : longest;
+        }
+        out_lengths[s] = longest;
+        disordered[s] = back;
+    }
+}
+
+// out[q, j] of output row s = out_rowids[q], position p = q - out_splits[s]:
+// fill, then the value at position p of each row of segment s that has one,
+// in the rows' order (the host's ragged_segment_rows, value by value).
+template <typename T>
+__device__ void ragged_segment_rows(const T *data, i64 width, const i64 *splits,
+                                    const i64 *seg_splits, const i64 *out_splits,
+                                    const i64 *out_rowids, i64 n_out, int op, T fill,
+                                    T *out) {
+    SG_GRID_LOOP(e, n_out * width) {
+        i64 q, j;
+        sg_split(e, width, &q, &j);
+        const i64 s = out_rowids[q];
+        const i64 p = q - out_splits[s];
+        T acc = fill;
+        for (i64 r = seg_splits[s]; r < seg_splits[s + 1]; ++r) {
+            const i64 lo = splits[r];
+            if (splits[r + 1] - lo > p) acc = sg_seg_apply(op, acc, data[(lo + p) * width + j]);
+        }
+        out[e] = acc;
+    }
+}
+
 // -- the extern "C" entry points, one per value type ----------------------------
 
 #define SG_SEGMENT_KERNELS(T, SUF)                                                   \
@@ -356,6 +404,13 @@ __device__ void sparse_segment_reduce_grad(const T *grad, i64 width, const i64 *
         const i64 *segment_of, const T *coef, int scaled, i64 n_unique, T *out) {   \
         sparse_segment_reduce_grad<T>(grad, width, order, starts, segment_of, coef,  \
                                       scaled, n_unique, out);                        \
+    }                                                                                \
+    extern "C" __global__ void ragged_segment_rows_##SUF(                           \
+        const T *data, i64 width, const i64 *splits, const i64 *seg_splits,         \
+        const i64 *out_splits, const i64 *out_rowids, i64 n_out, int op, T fill,    \
+        T *out) {                                                                    \
+        ragged_segment_rows<T>(data, width, splits, seg_splits, out_splits,          \
+                               out_rowids, n_out, op, fill, out);                    \
     }
 
 SG_SEGMENT_KERNELS(float, f32)

@@ -25,6 +25,7 @@ __all__ = [
     "sparse_segment_reduce", "sparse_segment_reduce_grad",
     "summarize", "read_summaries", "splits_of_sorted", "reduce_sorted",
     "sort_ids", "reduce_ordered", "segment_of_splits",
+    "ragged_segment_lengths", "ragged_segment_rows",
 ]
 
 # Reduction codes, the numbers of sparsegrad._kernels.segment.
@@ -255,3 +256,40 @@ def sparse_segment_reduce_grad(grad, order, starts, segment_of, coef, out, n_thr
            blocks_for(n_unique * width),
            (grad, np.int64(width), _i64(order), _i64(starts), _i64(segment_of), coef,
             np.int32(scaled), np.int64(n_unique), out))
+
+
+# -- segments of ragged rows ------------------------------------------------------
+
+
+def ragged_segment_lengths(splits, seg_splits, out_lengths, n_threads):
+    """Mirrors ``_kernels.segment.ragged_segment_lengths``: the longest row
+    of each segment (one thread per segment), and whether the values' output
+    positions are sorted (one flag per segment, reduced and read back)."""
+    del n_threads
+    cp = cupy()
+    n_segments = out_lengths.shape[0]
+    if not n_segments:
+        return True
+    disordered = cp.empty(n_segments, dtype=np.int64)
+    launch(_FAMILY, "ragged_segment_lengths", blocks_for(n_segments),
+           (_i64(splits), _i64(seg_splits), np.int64(n_segments), out_lengths,
+            disordered))
+    return not bool(disordered.any())
+
+
+def ragged_segment_rows(data, splits, seg_splits, out_splits, op, fill, out,
+                        n_threads):
+    """Mirrors ``_kernels.segment.ragged_segment_rows``: one thread per
+    output value, which starts at `fill` and combines the value at its
+    position of each row of its segment, in the rows' order (the host's
+    bits)."""
+    del n_threads
+    n_out, width = out.shape
+    if n_out * width == 0:
+        return
+    out_splits = _i64(out_splits)
+    out_rowids = segment_of_splits(out_splits, n_out)
+    launch(_FAMILY, "ragged_segment_rows_" + suffix(data.dtype),
+           blocks_for(n_out * width),
+           (data, np.int64(width), _i64(splits), _i64(seg_splits), out_splits,
+            out_rowids, np.int64(n_out), np.int32(op), _scalar(data.dtype, fill), out))

@@ -99,6 +99,18 @@ cdef extern from "sg_segment_rows.h":
     Py_ssize_t ROW_READ "SG_SEG_ROW_READ"(Py_ssize_t n) noexcept nogil
     float sg_seg_sum_rows_f32(const float *x, int64_t n) noexcept nogil
     double sg_seg_sum_rows_f64(const double *x, int64_t n) noexcept nogil
+    # o[0..n) += x[0..n), masked blocks for short rows under AVX2.
+    void sg_seg_add_row_f32(float *o, const float *x, int64_t n) noexcept nogil
+    void sg_seg_add_row_f64(double *o, const double *x, int64_t n) noexcept nogil
+    # The ragged segment sums of 1-D values for segments [lo, hi).
+    void sg_seg_ragged_sum_f32(const float *x, const void *splits, int wide,
+                               const int64_t *seg, const int64_t *out_splits,
+                               int64_t lo, int64_t hi, float fill,
+                               float *out) noexcept nogil
+    void sg_seg_ragged_sum_f64(const double *x, const void *splits, int wide,
+                               const int64_t *seg, const int64_t *out_splits,
+                               int64_t lo, int64_t hi, double fill,
+                               double *out) noexcept nogil
 
 SUM = OP_SUM
 MEAN = OP_MEAN
@@ -531,3 +543,111 @@ def prod_others(
     o = &out[0, 0]
     for g in prange(n_groups, nogil=True, schedule="static", num_threads=threads):
         _others(x, o, width, &order[0], starts[g], starts[g + 1])
+
+
+# -- segments of ragged rows ----------------------------------------------------
+
+
+def ragged_segment_lengths(
+    const index_t[::1] splits,          # IN  (n_rows + 1,) the rows' splits
+    const int64_t[::1] seg_splits,      # IN  (n_segments + 1,) rows of each segment
+    int64_t[::1] out_lengths,           # OUT (n_segments,)
+    int n_threads,
+):
+    """``out_lengths[s]``: the longest row of segment s (rows
+    ``seg_splits[s]:seg_splits[s + 1]``, checked by the caller), 0 for a
+    segment without rows.  Returns whether the values' output positions
+    are sorted: in every segment, each non-empty row but the last has one
+    value."""
+    cdef Py_ssize_t n_segments = out_lengths.shape[0]
+    cdef Py_ssize_t s, r
+    cdef int64_t longest, length
+    cdef int previous_long, disordered = 0
+    cdef int threads = threads_for(<Py_ssize_t>seg_splits[n_segments], n_threads)
+    for s in prange(n_segments, nogil=True, schedule="static", num_threads=threads):
+        longest = 0
+        previous_long = 0
+        for r in range(seg_splits[s], seg_splits[s + 1]):
+            length = splits[r + 1] - splits[r]
+            if length > 0:
+                if previous_long:
+                    disordered += 1
+                previous_long = length > 1
+            if length > longest:
+                longest = length
+        out_lengths[s] = longest
+    return disordered == 0
+
+
+cdef inline void _combine_row(int op, floating *o, const floating *x,
+                              Py_ssize_t m) noexcept nogil:
+    """``o[k] = op(o[k], x[k])`` for k in [0, m)."""
+    cdef Py_ssize_t k
+    if op == OP_SUM or op == OP_MEAN:
+        if floating is float:
+            sg_seg_add_row_f32(o, x, m)
+        else:
+            sg_seg_add_row_f64(o, x, m)
+    elif op == OP_MAX:
+        for k in range(m):
+            o[k] = _max(o[k], x[k])
+    elif op == OP_MIN:
+        for k in range(m):
+            o[k] = _min(o[k], x[k])
+    else:
+        for k in range(m):
+            o[k] = _prod(o[k], x[k])
+
+
+def ragged_segment_rows(
+    const floating[:, ::1] data,        # IN  (n_values, width) the flat values
+    const index_t[::1] splits,          # IN  (n_rows + 1,) the rows' splits
+    const int64_t[::1] seg_splits,      # IN  (n_segments + 1,) rows of each segment
+    const int64_t[::1] out_splits,      # IN  (n_segments + 1,) the result's splits
+    int op,                             # IN  SUM, MAX, MIN or PROD
+    double fill,                        # IN  the unsorted ops' start value
+    floating[:, ::1] out,               # OUT (out_splits[-1], width)
+    int n_threads,
+):
+    """The rows of each segment merged position by position (the ragged
+    segment ops): output row s (values ``out_splits[s]:out_splits[s + 1]``)
+    starts at `fill`, and each row of ``seg_splits[s]:seg_splits[s + 1]``,
+    in order, combines its value at position p into the output's value p.
+
+    The bits of the unsorted reduction of the values by their output
+    positions (``scatter_reduce``: fill, then the values in order); each
+    output row is written by one thread, so they do not depend on the thread
+    count.  The caller checks the splits (``out_splits`` from
+    :func:`ragged_segment_lengths`)."""
+    cdef Py_ssize_t n_segments = out_splits.shape[0] - 1, width = data.shape[1]
+    cdef Py_ssize_t b, n_blocks, s, s_stop, r
+    cdef Py_ssize_t block = SPLIT_SEGMENTS
+    cdef int threads
+    cdef const floating *x
+    cdef floating *o
+    if n_segments <= 0 or width == 0 or out.shape[0] == 0:
+        return
+    x = &data[0, 0]
+    o = &out[0, 0]
+    threads = threads_for(out.shape[0] * width, n_threads)
+    n_blocks = (n_segments + block - 1) // block
+    # Blocks of segments, handed out dynamically (segments differ in size).
+    for b in prange(n_blocks, nogil=True, schedule="dynamic", chunksize=1,
+                    num_threads=threads):
+        s_stop = min(n_segments, (b + 1) * block)
+        if width == 1 and op == OP_SUM:
+            if floating is float:
+                sg_seg_ragged_sum_f32(x, &splits[0], index_t is int64_t,
+                                      &seg_splits[0], &out_splits[0], b * block,
+                                      s_stop, <float>fill, o)
+            else:
+                sg_seg_ragged_sum_f64(x, &splits[0], index_t is int64_t,
+                                      &seg_splits[0], &out_splits[0], b * block,
+                                      s_stop, <double>fill, o)
+            continue
+        for s in range(b * block, s_stop):
+            _fill(o + out_splits[s] * width,
+                  (out_splits[s + 1] - out_splits[s]) * width, <floating>fill)
+            for r in range(seg_splits[s], seg_splits[s + 1]):
+                _combine_row(op, o + out_splits[s] * width, x + splits[r] * width,
+                             (splits[r + 1] - splits[r]) * width)

@@ -16,6 +16,11 @@
   of a ragged-rank-2 RaggedTensor of 10 million float32 values (500,000
   inner rows of random lengths, in 100,000 outer rows), against
   ``tf.reduce_sum(rt, axis=2)`` on the same data.
+* ``segment/ragged_segment_sum``: ``sg.math.unsorted_segment_sum(rt, ids,
+  100000)`` of a RaggedTensor of 10 million float32 values (500,000 rows of
+  random lengths, mean 20; int64 row splits) by sorted int64 row ids into
+  100,000 segments, against ``tf.math.unsorted_segment_sum`` on the same
+  RaggedTensor.
 * ``segment/embedding_bag_forward``: ``sg.nn.embedding_lookup_sparse(combiner
   ="sum")`` of 16,384 bags of 20 Zipf(1.1) ids (a CSR matrix) on a 1,000,000
   x 64 float32 table, against ``torch.nn.EmbeddingBag(mode="sum")``,
@@ -48,7 +53,8 @@ shows how their blocks of 10 compare.
 Floors: segment sums read the values and the ids and write the output;
 ``ragged.range`` reads its three inputs and writes the splits and values; the
 ragged reduction reads the values and the inner splits and writes one sum per
-inner row; the
+inner row; the ragged segment sum reads the values, the splits and the ids
+and writes the merged rows; the
 bag forward reads every looked-up row and writes the output, and the step
 adds reading the upstream gradient and reading and writing the table and
 accumulator rows of every distinct id (random rows are bound by latency more
@@ -60,7 +66,7 @@ and the accumulators stay float32).
 
 from . import inputs
 from .case import Case
-from .sizes import BAGS, RAGGED_ROWS, RAGGED_VALUES, SEGMENT
+from .sizes import BAGS, RAGGED_ROWS, RAGGED_SEGMENT, RAGGED_VALUES, SEGMENT
 
 # ---------------------------------------------------------------------------
 # Segment sums.
@@ -216,6 +222,51 @@ def _rank2_tensorflow(quick):
     rt = tf.RaggedTensor.from_nested_row_splits(
         tf.constant(values), [tf.constant(outer), tf.constant(inner)])
     return lambda: tf.reduce_sum(rt, axis=2)
+
+
+# ---------------------------------------------------------------------------
+# The segment sum of a RaggedTensor's rows.
+
+
+def _rsegment_inputs(quick):
+    """flat values (float32), row splits (int64; rows cut at random points,
+    mean length 20) and sorted row ids (int64, uniform over the segments)."""
+    import numpy as np
+
+    n_values, n_segments = RAGGED_SEGMENT.pick(quick)
+    n_rows = n_values // 20
+    rng = np.random.default_rng(12)
+    values = rng.standard_normal(n_values).astype(np.float32)
+    splits = np.concatenate(
+        [[0], np.sort(rng.integers(0, n_values + 1, n_rows - 1)), [n_values]])
+    ids = np.sort(rng.integers(0, n_segments, n_rows))
+    return values, splits.astype(np.int64), ids, n_segments
+
+
+def _rsegment_bytes(quick):
+    import numpy as np
+
+    values, splits, ids, n_segments = _rsegment_inputs(quick)
+    longest = np.zeros(n_segments, np.int64)
+    np.maximum.at(longest, ids, np.diff(splits))
+    return values.nbytes + splits.nbytes + ids.nbytes + 4 * int(longest.sum())
+
+
+def _rsegment_sparsegrad(quick):
+    import sparsegrad as sg
+
+    values, splits, ids, n_segments = _rsegment_inputs(quick)
+    rt = sg.RaggedTensor.from_row_splits(values, splits)
+    return lambda: sg.math.unsorted_segment_sum(rt, ids, n_segments)
+
+
+def _rsegment_tensorflow(quick):
+    import tensorflow as tf
+
+    values, splits, ids, n_segments = _rsegment_inputs(quick)
+    rt = tf.RaggedTensor.from_row_splits(tf.constant(values), tf.constant(splits))
+    tids = tf.constant(ids)
+    return lambda: tf.math.unsorted_segment_sum(rt, tids, n_segments)
 
 
 # ---------------------------------------------------------------------------
@@ -555,6 +606,13 @@ CASES = [
         "RaggedTensor of 10,000,000 float32 values in 500,000 inner rows",
         {"sparsegrad": _rank2_sparsegrad, "tensorflow": _rank2_tensorflow},
         _rank2_bytes,
+    ),
+    Case(
+        "segment/ragged_segment_sum",
+        "unsorted_segment_sum of a RaggedTensor of 10,000,000 float32 values "
+        "(500,000 rows) into 100,000 sorted segments",
+        {"sparsegrad": _rsegment_sparsegrad, "tensorflow": _rsegment_tensorflow},
+        _rsegment_bytes,
     ),
 ] + [
     Case(

@@ -63,6 +63,9 @@ SEGMENT = Size((10_000_000, 200_000), (10_000, 200),
 RAGGED_ROWS = Size(200_000, 2_000, "ragged.range {0} rows")
 #: Flat values of ``segment/ragged_reduce_sum_rank2`` (float32).
 RAGGED_VALUES = Size(10_000_000, 20_000, "ragged reduce {0} float32 values")
+#: Flat values and segments of ``segment/ragged_segment_sum`` (float32).
+RAGGED_SEGMENT = Size((10_000_000, 100_000), (20_000, 200),
+                      "ragged segment_sum {0} float32 values into {1} segments")
 #: Bags of the embedding bag (20 ids each, on the embedding table).
 BAGS = Size(16_384, 128, "embedding bag {0} bags")
 #: The end-to-end CTR step: (batch, table rows).

@@ -28,7 +28,7 @@ import numpy as np
 from ..ops import segment_ops
 from .row_partition import rowids_from_splits
 
-__all__ = ["merge_axis", "reduce_innermost"]
+__all__ = ["merge_axis", "merge_segments", "reduce_innermost"]
 
 
 def reduce_innermost(splits, be):
@@ -58,7 +58,6 @@ def merge_axis(splits, axis, keepdims, be):
     """
     xp = be.xp
     splits = [s.astype(np.int64, copy=False) for s in splits]
-    r = len(splits)
     if axis == 0:
         n_parents = 1
         node_map = xp.zeros(splits[0].shape[0] - 1, np.int64)
@@ -68,8 +67,57 @@ def merge_axis(splits, axis, keepdims, be):
     new = list(splits[:max(axis - 1, 0)])
     if keepdims and axis > 0:
         new.append(xp.arange(n_parents + 1, dtype=np.int64))
-    n_out = n_parents
-    for level in range(axis, r):
+    node_map, n_out, merged = _merge_levels(splits, axis, node_map, n_parents, be)
+    new += merged
+    if axis == 0 and not keepdims:
+        new = new[1:]       # the root's single merged node is the new outer axis
+    return node_map, n_out, new
+
+
+def merge_segments(splits, segment_ids, n_segments, be):
+    """Merging the outer rows by segment (the ragged segment ops): the rows
+    with segment id ``s`` merge, position by position, into output row
+    ``s``, as siblings merge under a parent in :func:`merge_axis`.
+
+    Parameters
+    ----------
+    splits : list of ndarray
+        The nested row splits, outermost first (int32 or int64, valid).
+    segment_ids : ndarray
+        One id in ``[0, n_segments)`` per outer row (checked by the caller).
+    n_segments : int
+        The number of output rows.
+    be : Backend
+        The splits' backend.
+
+    Returns
+    -------
+    (ndarray, int, list of ndarray)
+        The output position of every flat value (int64), the number of
+        output values, and the result's nested splits (int64, as many
+        levels as `splits`).
+
+    Examples
+    --------
+    >>> from sparsegrad.framework.backend import CPU
+    >>> index, n, new = merge_segments([np.array([0, 2, 3, 6])],
+    ...                                np.array([1, 0, 1]), 2, CPU)
+    >>> index.tolist(), n, new[0].tolist()
+    ([1, 2, 0, 1, 2, 3], 4, [0, 1, 4])
+    """
+    splits = [s.astype(np.int64, copy=False) for s in splits]
+    node_map = segment_ids.astype(np.int64, copy=False)
+    return _merge_levels(splits, 0, node_map, n_segments, be)
+
+
+def _merge_levels(splits, first, node_map, n_out, be):
+    """Merge the nodes of level `first` into `n_out` groups by `node_map`,
+    then their children level by level down to the values: (each value's
+    merged position, the number of merged values, the merged splits of the
+    levels ``first ..``)."""
+    xp = be.xp
+    new = []
+    for level in range(first, len(splits)):
         # each merged node's length: the longest of the nodes merged into it
         lengths = xp.diff(splits[level])
         if lengths.size:    # (an empty merged node: the lowest int64, then 0)
@@ -85,7 +133,4 @@ def merge_axis(splits, axis, keepdims, be):
         position = xp.arange(parent.shape[0], dtype=np.int64) - splits[level][parent]
         node_map = out_splits[node_map[parent]] + position
         n_out = int(out_splits[-1])
-    if axis == 0 and not keepdims:
-        new = new[1:]       # the root's single merged node is the new outer axis
     return node_map, n_out, new
-

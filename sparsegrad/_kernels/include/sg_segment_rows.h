@@ -212,4 +212,133 @@ static inline double sg_seg_sum_rows_f64(const double *x, int64_t n) {
 }
 
 #endif
+/* o[k] = o[k] + x[k] for k in [0, n): one row of a ragged segment sum added
+ * into its output row.  With AVX2 a row shorter than SG_SEG_ROW_MAX takes
+ * five masked blocks of eight (no branch on its length: random lengths
+ * would mispredict the loop's exit); only lanes below n are read or
+ * written, so nothing past either row is touched.  The same additions,
+ * value by value, as the loop. */
+static inline void sg_seg_add_row_f32(float *o, const float *x, int64_t n) {
+    int64_t k;
+#if defined(__AVX2__)
+    if (n < SG_SEG_ROW_MAX) {
+        const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        int b;
+        for (b = 0; b < SG_SEG_ROW_MAX / 8; ++b) {
+            __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n - 8 * b), lane);
+            __m256 sum = _mm256_add_ps(_mm256_maskload_ps(o + 8 * b, keep),
+                                       _mm256_maskload_ps(x + 8 * b, keep));
+            _mm256_maskstore_ps(o + 8 * b, keep, sum);
+        }
+        return;
+    }
+#endif
+    for (k = 0; k < n; ++k) o[k] = o[k] + x[k];
+}
+
+/* The float64 twin: rows shorter than 20 take five masked blocks of four. */
+static inline void sg_seg_add_row_f64(double *o, const double *x, int64_t n) {
+    int64_t k;
+#if defined(__AVX2__)
+    if (n < SG_SEG_ROW_MAX / 2) {
+        const __m256i lane = _mm256_setr_epi64x(0, 1, 2, 3);
+        int b;
+        for (b = 0; b < SG_SEG_ROW_MAX / 8; ++b) {
+            __m256i keep = _mm256_cmpgt_epi64(_mm256_set1_epi64x(n - 4 * b), lane);
+            __m256d sum = _mm256_add_pd(_mm256_maskload_pd(o + 4 * b, keep),
+                                        _mm256_maskload_pd(x + 4 * b, keep));
+            _mm256_maskstore_pd(o + 4 * b, keep, sum);
+        }
+        return;
+    }
+#endif
+    for (k = 0; k < n; ++k) o[k] = o[k] + x[k];
+}
+
+/* Row r's split, of int64 (wide) or int32 splits. */
+static inline int64_t sg_rows_split(const void *splits, int wide, int64_t r) {
+    return wide ? ((const int64_t *)splits)[r] : (int64_t)((const int32_t *)splits)[r];
+}
+
+/* The ragged segment sums of 1-D values for the segments [lo, hi): output
+ * row s (out[out_splits[s] ..  out_splits[s + 1])) is fill plus, value by
+ * value in the rows' order, the rows seg[s] .. seg[s + 1] - 1 (row r:
+ * x[splits[r] ..  splits[r + 1])).  With AVX2 an output row shorter than
+ * SG_SEG_ROW_MAX is summed in registers, five (float32) or ten (float64)
+ * blocks, each row's block masked to its length and the lanes past it
+ * adding -0.0, the exact identity: no branch on a row's length and no
+ * output value read back from memory.  The same additions in the same order
+ * as the loop below, so the same bits. */
+static inline void sg_seg_ragged_sum_f32(const float *x, const void *splits, int wide,
+                                         const int64_t *seg, const int64_t *out_splits,
+                                         int64_t lo, int64_t hi, float fill, float *out) {
+    int64_t s, r, k, start, n;
+    for (s = lo; s < hi; ++s) {
+        float *o = out + out_splits[s];
+        const int64_t m = out_splits[s + 1] - out_splits[s];
+#if defined(__AVX2__)
+        if (m < SG_SEG_ROW_MAX) {
+            const __m256i l0 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+            const __m256i l1 = _mm256_add_epi32(l0, _mm256_set1_epi32(8));
+            const __m256i l2 = _mm256_add_epi32(l0, _mm256_set1_epi32(16));
+            const __m256i l3 = _mm256_add_epi32(l0, _mm256_set1_epi32(24));
+            const __m256i l4 = _mm256_add_epi32(l0, _mm256_set1_epi32(32));
+            const __m256 nz = _mm256_set1_ps(-0.0f);
+            __m256 a0 = _mm256_set1_ps(fill), a1 = a0, a2 = a0, a3 = a0, a4 = a0;
+            __m256i nv, k0, k1, k2, k3, k4;
+            const float *xr;
+            for (r = seg[s]; r < seg[s + 1]; ++r) {
+                start = sg_rows_split(splits, wide, r);
+                nv = _mm256_set1_epi32((int)(sg_rows_split(splits, wide, r + 1) - start));
+                xr = x + start;
+                k0 = _mm256_cmpgt_epi32(nv, l0);
+                k1 = _mm256_cmpgt_epi32(nv, l1);
+                k2 = _mm256_cmpgt_epi32(nv, l2);
+                k3 = _mm256_cmpgt_epi32(nv, l3);
+                k4 = _mm256_cmpgt_epi32(nv, l4);
+#define SG_ROWS_ADD8(a, kk, b)                                                  \
+    a = _mm256_add_ps(a, _mm256_blendv_ps(nz, _mm256_maskload_ps(xr + 8 * b, kk), \
+                                          _mm256_castsi256_ps(kk)))
+                SG_ROWS_ADD8(a0, k0, 0);
+                SG_ROWS_ADD8(a1, k1, 1);
+                SG_ROWS_ADD8(a2, k2, 2);
+                SG_ROWS_ADD8(a3, k3, 3);
+                SG_ROWS_ADD8(a4, k4, 4);
+#undef SG_ROWS_ADD8
+            }
+            nv = _mm256_set1_epi32((int)m);
+            _mm256_maskstore_ps(o, _mm256_cmpgt_epi32(nv, l0), a0);
+            _mm256_maskstore_ps(o + 8, _mm256_cmpgt_epi32(nv, l1), a1);
+            _mm256_maskstore_ps(o + 16, _mm256_cmpgt_epi32(nv, l2), a2);
+            _mm256_maskstore_ps(o + 24, _mm256_cmpgt_epi32(nv, l3), a3);
+            _mm256_maskstore_ps(o + 32, _mm256_cmpgt_epi32(nv, l4), a4);
+            continue;
+        }
+#endif
+        for (k = 0; k < m; ++k) o[k] = fill;
+        for (r = seg[s]; r < seg[s + 1]; ++r) {
+            start = sg_rows_split(splits, wide, r);
+            n = sg_rows_split(splits, wide, r + 1) - start;
+            sg_seg_add_row_f32(o, x + start, n);
+        }
+    }
+}
+
+/* The float64 twin (rows of the loop: sg_seg_add_row_f64). */
+static inline void sg_seg_ragged_sum_f64(const double *x, const void *splits, int wide,
+                                         const int64_t *seg, const int64_t *out_splits,
+                                         int64_t lo, int64_t hi, double fill, double *out) {
+    int64_t s, r, k, start, n;
+    for (s = lo; s < hi; ++s) {
+        double *o = out + out_splits[s];
+        const int64_t m = out_splits[s + 1] - out_splits[s];
+        for (k = 0; k < m; ++k) o[k] = fill;
+        for (r = seg[s]; r < seg[s + 1]; ++r) {
+            start = sg_rows_split(splits, wide, r);
+            n = sg_rows_split(splits, wide, r + 1) - start;
+            sg_seg_add_row_f64(o, x + start, n);
+        }
+    }
+}
+
 #endif /* SG_SEGMENT_ROWS_H */

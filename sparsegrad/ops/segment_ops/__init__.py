@@ -27,6 +27,10 @@ treated as a constant.
 * :mod:`.sorted_reductions`: ``segment_*``.
 * :mod:`.unsorted_reductions`: ``unsorted_segment_*``.
 * :mod:`.gradients`: the gradients of both kinds.
+
+Every public op here is a :func:`~sparsegrad.framework.dispatch.api`: a
+RaggedTensor `data` or `segment_ids` runs the handler of
+:mod:`sparsegrad.ragged.segment_ops` (rows merged position by position).
 """
 
 from . import common, gradients, sorted_reductions, unsorted_reductions  # noqa: F401
@@ -35,6 +39,7 @@ from .sorted_reductions import (
     segment_mean,
     segment_min,
     segment_prod,
+    segment_sqrt_n,
     segment_sum,
 )
 from .unsorted_reductions import (
@@ -52,6 +57,7 @@ __all__ = [
     "segment_max",
     "segment_min",
     "segment_prod",
+    "segment_sqrt_n",
     "unsorted_segment_sum",
     "unsorted_segment_mean",
     "unsorted_segment_max",

@@ -4,12 +4,14 @@
 import numpy as np
 
 from ...errors import InvalidArgumentError
-from ...framework import buffers, sparse_rows
+from ...framework import buffers, dispatch, sparse_rows
 from ...framework.buffers import check_allocation
 from ...framework.dtypes import is_kernel_float
+from ...framework.tensor import wrap
 from ...framework.threads import get_num_threads
 from .._device import sorted_segment_reduce
 from .._helpers import backend_of_arguments
+from ..math_ops.arithmetic import real_divide
 from ..segment_shared import with_sections
 from .common import (
     MAX,
@@ -23,11 +25,12 @@ from .common import (
     ids_array,
     record_reduction,
     rows_2d,
+    segment_counts,
 )
 
 __all__ = [
     "segment_sum", "segment_mean", "segment_max", "segment_min", "segment_prod",
-    "SORTED_TYPES",
+    "segment_sqrt_n", "SORTED_TYPES",
 ]
 
 SORTED_TYPES = {
@@ -129,6 +132,7 @@ def _reduce_splits(x, splits, op, fill):
     return out
 
 
+@dispatch.api
 @with_sections(sections=_SECTIONS)
 def segment_sum(data, segment_ids, name=None):
     """Sum the rows of `data` that share a segment id.
@@ -158,6 +162,7 @@ def segment_sum(data, segment_ids, name=None):
     return _sorted_reduce(data, segment_ids, SUM, "segment_sum")
 
 
+@dispatch.api
 @with_sections(sections=_SECTIONS)
 def segment_mean(data, segment_ids, name=None):
     """Average the rows of `data` that share a segment id.
@@ -186,6 +191,7 @@ def segment_mean(data, segment_ids, name=None):
     return _sorted_reduce(data, segment_ids, MEAN, "segment_mean")
 
 
+@dispatch.api
 @with_sections(sections=_SECTIONS)
 def segment_max(data, segment_ids, name=None):
     """The elementwise maximum of the rows of `data` that share a segment id.
@@ -214,6 +220,7 @@ def segment_max(data, segment_ids, name=None):
     return _sorted_reduce(data, segment_ids, MAX, "segment_max")
 
 
+@dispatch.api
 @with_sections(sections=_SECTIONS)
 def segment_min(data, segment_ids, name=None):
     """The elementwise minimum of the rows of `data` that share a segment id.
@@ -234,6 +241,7 @@ def segment_min(data, segment_ids, name=None):
     return _sorted_reduce(data, segment_ids, MIN, "segment_min")
 
 
+@dispatch.api
 @with_sections(sections=_SECTIONS)
 def segment_prod(data, segment_ids, name=None):
     """The elementwise product of the rows of `data` that share a segment id.
@@ -260,3 +268,41 @@ def segment_prod(data, segment_ids, name=None):
     """
     del name
     return _sorted_reduce(data, segment_ids, PROD, "segment_prod")
+
+
+@dispatch.api
+@with_sections(sections=_SECTIONS)
+def segment_sqrt_n(data, segment_ids, name=None):
+    """Sum the rows of `data` that share a segment id, divided by the square
+    root of their count.
+
+    :func:`segment_sum` divided by ``sqrt(max(count, 1))`` in the dtype of
+    `data` (the sorted twin of :func:`unsorted_segment_sqrt_n`; TensorFlow
+    has no dense ``segment_sqrt_n``): segments without rows give 0.
+    Floating data only (an integer dtype raises InvalidArgumentError).
+
+    {sections}
+
+    Notes
+    -----
+    Differentiable w.r.t. `data` (the recorded sum and division).
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> sg.math.segment_sqrt_n([1.0, 3.0, 4.0], [0, 0, 2]).numpy()
+    array([2.82842712, 0.        , 4.        ])
+    """
+    del name
+    what = "segment_sqrt_n"
+    be = backend_of_arguments(data, segment_ids)
+    d = data_tensor(data, what, be)
+    if d.dtype.kind != "f":
+        raise InvalidArgumentError(
+            f"{what}: data of dtype {d.dtype} is not supported (the square root "
+            "of the counts needs a floating dtype)"
+        )
+    total = _sorted_reduce(d, segment_ids, SUM, what)
+    ids = ids_array(segment_ids, what, be)
+    counts = segment_counts(be, ids, total.shape[0], total.ndim - 1, d.dtype)
+    return real_divide(total, wrap(be.xp.sqrt(counts)), be)

@@ -5,7 +5,7 @@
 import numpy as np
 
 from ...errors import InvalidArgumentError
-from ...framework import buffers
+from ...framework import buffers, dispatch
 from ...framework.buffers import check_allocation
 from ...framework.dtypes import is_kernel_float
 from ...framework.tensor import wrap
@@ -222,6 +222,7 @@ def unsorted_forward(be, data, ids, n_segments, op, shaped_ids=None):
     return out
 
 
+@dispatch.api
 @with_sections(parameters=_PARAMETERS, result=_RESULT)
 def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     """Sum the entries of `data` that share a segment id, ids in any order.
@@ -255,6 +256,7 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
                             "unsorted_segment_sum")
 
 
+@dispatch.api
 @with_sections(parameters=_PARAMETERS, result=_RESULT)
 def unsorted_segment_max(data, segment_ids, num_segments, name=None):
     """The elementwise maximum of the entries of `data` that share a segment id.
@@ -284,6 +286,7 @@ def unsorted_segment_max(data, segment_ids, num_segments, name=None):
                             "unsorted_segment_max")
 
 
+@dispatch.api
 @with_sections(parameters=_PARAMETERS, result=_RESULT)
 def unsorted_segment_min(data, segment_ids, num_segments, name=None):
     """The elementwise minimum of the entries of `data` that share a segment id.
@@ -308,6 +311,7 @@ def unsorted_segment_min(data, segment_ids, num_segments, name=None):
                             "unsorted_segment_min")
 
 
+@dispatch.api
 @with_sections(parameters=_PARAMETERS, result=_RESULT)
 def unsorted_segment_prod(data, segment_ids, num_segments, name=None):
     """The elementwise product of the entries of `data` that share a segment id.
@@ -357,6 +361,7 @@ def _unsorted_normalized(data, segment_ids, num_segments, what, root):
     return real_divide(total, wrap(counts), be)
 
 
+@dispatch.api
 @with_sections(parameters=_PARAMETERS)
 def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
     """Average the entries of `data` that share a segment id.
@@ -387,6 +392,7 @@ def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
                                 "unsorted_segment_mean", root=False)
 
 
+@dispatch.api
 @with_sections(parameters=_PARAMETERS)
 def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
     """Sum the entries of `data` that share a segment id, divided by the

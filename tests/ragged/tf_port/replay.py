@@ -21,6 +21,7 @@ def _namespace(**names):
     return types.SimpleNamespace(**names)
 
 
+_SEGMENTS = ("sum", "prod", "min", "max", "mean", "sqrt_n")
 _REDUCTIONS = ("sum", "prod", "min", "max", "mean", "variance", "std", "all", "any")
 
 
@@ -45,7 +46,9 @@ def shim():
         ),
         **{f"reduce_{k}": getattr(sg, f"reduce_{k}") for k in _REDUCTIONS},
         math=_namespace(
-            **{f"reduce_{k}": getattr(sg.math, f"reduce_{k}") for k in _REDUCTIONS}),
+            **{f"reduce_{k}": getattr(sg.math, f"reduce_{k}") for k in _REDUCTIONS},
+            **{f"{u}segment_{k}": getattr(sg.math, f"{u}segment_{k}")
+               for u in ("", "unsorted_") for k in _SEGMENTS}),
     )
 
 
