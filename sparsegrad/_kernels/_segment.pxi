@@ -103,11 +103,13 @@ cdef extern from "sg_segment_rows.h":
     void sg_seg_add_row_f32(float *o, const float *x, int64_t n) noexcept nogil
     void sg_seg_add_row_f64(double *o, const double *x, int64_t n) noexcept nogil
     # The ragged segment sums of 1-D values for segments [lo, hi).
-    void sg_seg_ragged_sum_f32(const float *x, const void *splits, int wide,
+    void sg_seg_ragged_sum_f32(const float *x, int64_t nx, const void *splits,
+                               int wide,
                                const int64_t *seg, const int64_t *out_splits,
                                int64_t lo, int64_t hi, float fill,
                                float *out) noexcept nogil
-    void sg_seg_ragged_sum_f64(const double *x, const void *splits, int wide,
+    void sg_seg_ragged_sum_f64(const double *x, int64_t nx, const void *splits,
+                               int wide,
                                const int64_t *seg, const int64_t *out_splits,
                                int64_t lo, int64_t hi, double fill,
                                double *out) noexcept nogil
@@ -637,13 +639,15 @@ def ragged_segment_rows(
         s_stop = min(n_segments, (b + 1) * block)
         if width == 1 and op == OP_SUM:
             if floating is float:
-                sg_seg_ragged_sum_f32(x, &splits[0], index_t is int64_t,
-                                      &seg_splits[0], &out_splits[0], b * block,
-                                      s_stop, <float>fill, o)
+                sg_seg_ragged_sum_f32(x, data.shape[0], &splits[0],
+                                      index_t is int64_t, &seg_splits[0],
+                                      &out_splits[0], b * block, s_stop,
+                                      <float>fill, o)
             else:
-                sg_seg_ragged_sum_f64(x, &splits[0], index_t is int64_t,
-                                      &seg_splits[0], &out_splits[0], b * block,
-                                      s_stop, <double>fill, o)
+                sg_seg_ragged_sum_f64(x, data.shape[0], &splits[0],
+                                      index_t is int64_t, &seg_splits[0],
+                                      &out_splits[0], b * block, s_stop,
+                                      <double>fill, o)
             continue
         for s in range(b * block, s_stop):
             _fill(o + out_splits[s] * width,

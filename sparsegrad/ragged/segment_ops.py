@@ -246,10 +246,16 @@ def _fast_plan(kind, rt, values, ids, n_segments, be):
             or 0 in values.shape[1:]):
         return None
     xp = be.xp
-    if ids.shape[0] > 1 and not bool(xp.all(ids[1:] >= ids[:-1])):
-        return None
-    seg_splits = sparse_rows.sorted_segment_splits(xp.ascontiguousarray(ids),
-                                                   n_segments, be=be)
+    ids = xp.ascontiguousarray(ids)
+    if be.on_gpu:
+        if ids.shape[0] > 1 and not bool(xp.all(ids[1:] >= ids[:-1])):
+            return None
+        seg_splits = sparse_rows.sorted_segment_splits(ids, n_segments, be=be)
+    else:   # (ids checked in [0, n_segments): one pass sorts them out or splits)
+        seg_splits = np.empty(n_segments + 1, np.int64)
+        if be.kernels("segment").sorted_splits(ids, seg_splits,
+                                               get_num_threads()) >= 0:
+            return None
     lengths = xp.empty(n_segments, np.int64)
     positions_sorted = be.kernels("segment").ragged_segment_lengths(
         rt.row_splits, seg_splits, lengths, get_num_threads())

@@ -263,13 +263,17 @@ static inline int64_t sg_rows_split(const void *splits, int wide, int64_t r) {
 /* The ragged segment sums of 1-D values for the segments [lo, hi): output
  * row s (out[out_splits[s] ..  out_splits[s + 1])) is fill plus, value by
  * value in the rows' order, the rows seg[s] .. seg[s + 1] - 1 (row r:
- * x[splits[r] ..  splits[r + 1])).  With AVX2 an output row shorter than
- * SG_SEG_ROW_MAX is summed in registers, five (float32) or ten (float64)
- * blocks, each row's block masked to its length and the lanes past it
- * adding -0.0, the exact identity: no branch on a row's length and no
- * output value read back from memory.  The same additions in the same order
- * as the loop below, so the same bits. */
-static inline void sg_seg_ragged_sum_f32(const float *x, const void *splits, int wide,
+ * x[splits[r] ..  splits[r + 1])).  With AVX2 the output row is summed in
+ * registers, SG_SEG_ROW_MAX columns at a time (five blocks of eight floats,
+ * or of four doubles for half as many columns): for each chunk of columns
+ * every row of the segment adds its values in that chunk, its blocks masked
+ * to its length and the lanes past it adding -0.0, the exact identity.  No
+ * branch on a row's length (random lengths would mispredict a loop's exit)
+ * and no output value read back from memory.  A chunk that lies inside x
+ * (nx values) is read with plain loads, its lanes past the row blended out;
+ * near x's end masked loads read only the row.  The same additions in the same order as
+ * the loop below, so the same bits. */
+static inline void sg_seg_ragged_sum_f32(const float *x, int64_t nx, const void *splits, int wide,
                                          const int64_t *seg, const int64_t *out_splits,
                                          int64_t lo, int64_t hi, float fill, float *out) {
     int64_t s, r, k, start, n;
@@ -277,43 +281,51 @@ static inline void sg_seg_ragged_sum_f32(const float *x, const void *splits, int
         float *o = out + out_splits[s];
         const int64_t m = out_splits[s + 1] - out_splits[s];
 #if defined(__AVX2__)
-        if (m < SG_SEG_ROW_MAX) {
-            const __m256i l0 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-            const __m256i l1 = _mm256_add_epi32(l0, _mm256_set1_epi32(8));
-            const __m256i l2 = _mm256_add_epi32(l0, _mm256_set1_epi32(16));
-            const __m256i l3 = _mm256_add_epi32(l0, _mm256_set1_epi32(24));
-            const __m256i l4 = _mm256_add_epi32(l0, _mm256_set1_epi32(32));
-            const __m256 nz = _mm256_set1_ps(-0.0f);
+        const __m256i l0 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        const __m256i l1 = _mm256_add_epi32(l0, _mm256_set1_epi32(8));
+        const __m256i l2 = _mm256_add_epi32(l0, _mm256_set1_epi32(16));
+        const __m256i l3 = _mm256_add_epi32(l0, _mm256_set1_epi32(24));
+        const __m256i l4 = _mm256_add_epi32(l0, _mm256_set1_epi32(32));
+        const __m256 nz = _mm256_set1_ps(-0.0f);
+        int64_t c;
+        for (c = 0; c < m; c += SG_SEG_ROW_MAX) {
             __m256 a0 = _mm256_set1_ps(fill), a1 = a0, a2 = a0, a3 = a0, a4 = a0;
-            __m256i nv, k0, k1, k2, k3, k4;
+            __m256i nv;
+            int plain;
             const float *xr;
             for (r = seg[s]; r < seg[s + 1]; ++r) {
                 start = sg_rows_split(splits, wide, r);
-                nv = _mm256_set1_epi32((int)(sg_rows_split(splits, wide, r + 1) - start));
-                xr = x + start;
-                k0 = _mm256_cmpgt_epi32(nv, l0);
-                k1 = _mm256_cmpgt_epi32(nv, l1);
-                k2 = _mm256_cmpgt_epi32(nv, l2);
-                k3 = _mm256_cmpgt_epi32(nv, l3);
-                k4 = _mm256_cmpgt_epi32(nv, l4);
-#define SG_ROWS_ADD8(a, kk, b)                                                  \
-    a = _mm256_add_ps(a, _mm256_blendv_ps(nz, _mm256_maskload_ps(xr + 8 * b, kk), \
-                                          _mm256_castsi256_ps(kk)))
-                SG_ROWS_ADD8(a0, k0, 0);
-                SG_ROWS_ADD8(a1, k1, 1);
-                SG_ROWS_ADD8(a2, k2, 2);
-                SG_ROWS_ADD8(a3, k3, 3);
-                SG_ROWS_ADD8(a4, k4, 4);
+                /* the row's values in this chunk, 0 to SG_SEG_ROW_MAX */
+                n = sg_rows_split(splits, wide, r + 1) - start - c;
+                n = n < 0 ? 0 : n;
+                n = n > SG_SEG_ROW_MAX ? SG_SEG_ROW_MAX : n;
+                nv = _mm256_set1_epi32((int)n);
+                xr = x + start + c;
+                /* a whole chunk inside x: plain loads (masked ones are slow
+                 * on some CPUs), the lanes past the row then blended out */
+                plain = start + c + SG_SEG_ROW_MAX <= nx;
+#define SG_ROWS_ADD8(a, l, b)                                                   \
+    do {                                                                        \
+        __m256i kk = _mm256_cmpgt_epi32(nv, l);                                 \
+        __m256 v = plain ? _mm256_loadu_ps(xr + 8 * b) : _mm256_maskload_ps(xr + 8 * b, kk); \
+        a = _mm256_add_ps(a, _mm256_blendv_ps(nz, v, _mm256_castsi256_ps(kk)));  \
+    } while (0)
+                SG_ROWS_ADD8(a0, l0, 0);
+                SG_ROWS_ADD8(a1, l1, 1);
+                SG_ROWS_ADD8(a2, l2, 2);
+                SG_ROWS_ADD8(a3, l3, 3);
+                SG_ROWS_ADD8(a4, l4, 4);
 #undef SG_ROWS_ADD8
             }
-            nv = _mm256_set1_epi32((int)m);
-            _mm256_maskstore_ps(o, _mm256_cmpgt_epi32(nv, l0), a0);
-            _mm256_maskstore_ps(o + 8, _mm256_cmpgt_epi32(nv, l1), a1);
-            _mm256_maskstore_ps(o + 16, _mm256_cmpgt_epi32(nv, l2), a2);
-            _mm256_maskstore_ps(o + 24, _mm256_cmpgt_epi32(nv, l3), a3);
-            _mm256_maskstore_ps(o + 32, _mm256_cmpgt_epi32(nv, l4), a4);
-            continue;
+            n = m - c < SG_SEG_ROW_MAX ? m - c : SG_SEG_ROW_MAX;
+            nv = _mm256_set1_epi32((int)n);
+            _mm256_maskstore_ps(o + c, _mm256_cmpgt_epi32(nv, l0), a0);
+            _mm256_maskstore_ps(o + c + 8, _mm256_cmpgt_epi32(nv, l1), a1);
+            _mm256_maskstore_ps(o + c + 16, _mm256_cmpgt_epi32(nv, l2), a2);
+            _mm256_maskstore_ps(o + c + 24, _mm256_cmpgt_epi32(nv, l3), a3);
+            _mm256_maskstore_ps(o + c + 32, _mm256_cmpgt_epi32(nv, l4), a4);
         }
+        continue;
 #endif
         for (k = 0; k < m; ++k) o[k] = fill;
         for (r = seg[s]; r < seg[s + 1]; ++r) {
@@ -324,14 +336,59 @@ static inline void sg_seg_ragged_sum_f32(const float *x, const void *splits, int
     }
 }
 
-/* The float64 twin (rows of the loop: sg_seg_add_row_f64). */
-static inline void sg_seg_ragged_sum_f64(const double *x, const void *splits, int wide,
+/* The float64 twin (chunks of SG_SEG_ROW_MAX / 2 columns). */
+static inline void sg_seg_ragged_sum_f64(const double *x, int64_t nx, const void *splits, int wide,
                                          const int64_t *seg, const int64_t *out_splits,
                                          int64_t lo, int64_t hi, double fill, double *out) {
     int64_t s, r, k, start, n;
     for (s = lo; s < hi; ++s) {
         double *o = out + out_splits[s];
         const int64_t m = out_splits[s + 1] - out_splits[s];
+#if defined(__AVX2__)
+        const int64_t width = SG_SEG_ROW_MAX / 2;
+        const __m256i l0 = _mm256_setr_epi64x(0, 1, 2, 3);
+        const __m256i l1 = _mm256_add_epi64(l0, _mm256_set1_epi64x(4));
+        const __m256i l2 = _mm256_add_epi64(l0, _mm256_set1_epi64x(8));
+        const __m256i l3 = _mm256_add_epi64(l0, _mm256_set1_epi64x(12));
+        const __m256i l4 = _mm256_add_epi64(l0, _mm256_set1_epi64x(16));
+        const __m256d nz = _mm256_set1_pd(-0.0);
+        int64_t c;
+        for (c = 0; c < m; c += width) {
+            __m256d a0 = _mm256_set1_pd(fill), a1 = a0, a2 = a0, a3 = a0, a4 = a0;
+            __m256i nv;
+            int plain;
+            const double *xr;
+            for (r = seg[s]; r < seg[s + 1]; ++r) {
+                start = sg_rows_split(splits, wide, r);
+                n = sg_rows_split(splits, wide, r + 1) - start - c;
+                n = n < 0 ? 0 : n;
+                n = n > width ? width : n;
+                nv = _mm256_set1_epi64x(n);
+                xr = x + start + c;
+                plain = start + c + width <= nx;
+#define SG_ROWS_ADD4(a, l, b)                                                   \
+    do {                                                                        \
+        __m256i kk = _mm256_cmpgt_epi64(nv, l);                                 \
+        __m256d v = plain ? _mm256_loadu_pd(xr + 4 * b) : _mm256_maskload_pd(xr + 4 * b, kk); \
+        a = _mm256_add_pd(a, _mm256_blendv_pd(nz, v, _mm256_castsi256_pd(kk)));  \
+    } while (0)
+                SG_ROWS_ADD4(a0, l0, 0);
+                SG_ROWS_ADD4(a1, l1, 1);
+                SG_ROWS_ADD4(a2, l2, 2);
+                SG_ROWS_ADD4(a3, l3, 3);
+                SG_ROWS_ADD4(a4, l4, 4);
+#undef SG_ROWS_ADD4
+            }
+            n = m - c < width ? m - c : width;
+            nv = _mm256_set1_epi64x(n);
+            _mm256_maskstore_pd(o + c, _mm256_cmpgt_epi64(nv, l0), a0);
+            _mm256_maskstore_pd(o + c + 4, _mm256_cmpgt_epi64(nv, l1), a1);
+            _mm256_maskstore_pd(o + c + 8, _mm256_cmpgt_epi64(nv, l2), a2);
+            _mm256_maskstore_pd(o + c + 12, _mm256_cmpgt_epi64(nv, l3), a3);
+            _mm256_maskstore_pd(o + c + 16, _mm256_cmpgt_epi64(nv, l4), a4);
+        }
+        continue;
+#endif
         for (k = 0; k < m; ++k) o[k] = fill;
         for (r = seg[s]; r < seg[s + 1]; ++r) {
             start = sg_rows_split(splits, wide, r);
