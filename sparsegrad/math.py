@@ -1,9 +1,10 @@
 """Elementwise math under its ``tf.math`` names (``sg.math.add``,
-``sg.math.floordiv``, ``sg.math.logical_and``...: the functions of the
-package's top level), segment and unsorted-segment reductions
-(``tf.math.segment_*`` and ``tf.math.unsorted_segment_*``), and the reductions over axes under their
-``tf.math`` names (``reduce_sum``, ``reduce_prod``, ``reduce_variance``...,
-the functions of the package's top level).
+``sg.math.floordiv``, ``sg.math.logical_and``...), segment and
+unsorted-segment reductions (``tf.math.segment_*`` and
+``tf.math.unsorted_segment_*``), and the reductions over axes under their
+``tf.math`` names (``reduce_sum``, ``reduce_prod``, ``reduce_variance``...).
+The elementwise ops and the reductions over axes are the functions of the
+package's top level.
 
 Sorted reductions take non-decreasing ids and give ``segment_ids[-1] + 1``
 rows; unsorted ones take ids in any order (negative ids dropped) and
