@@ -149,7 +149,7 @@ def broadcast_flat_values(operands):
     >>> rt = sg.ragged.constant([[1, 2], [3]])
     >>> values, build = broadcast_flat_values([rt, sg.constant([[10], [20]])])
     >>> [v.numpy().tolist() for v in values]
-    [[1, 2, 3], [[10], [10], [20]]]
+    [[1, 2, 3], [10, 10, 20]]
     """
     splits_dtype = _check_splits_dtypes(operands)
     rank = max(len(o.shape) for o in operands)
