@@ -1,30 +1,47 @@
 """Elementwise functions of one operand, each with its gradient below it.
 
-negative, square, sqrt, rsqrt, exp, log, log1p, abs, sign, tanh and sigmoid,
-made by :func:`~sparsegrad.ops.math_ops.unary.unary_op`.  The ops whose
-gradient is written in terms of their output (sqrt, rsqrt, tanh, sigmoid)
-record that gradient as an op of its own (``SqrtGrad``, ...), so that it can
-be differentiated again (:func:`~sparsegrad.ops.math_ops.unary.output_gradient`).
+negative, square, sqrt, rsqrt, exp, expm1, log, log1p, abs, sign, tanh,
+sigmoid, reciprocal, and the roundings floor, ceil, rint and round, made by
+:func:`~sparsegrad.ops.math_ops.unary.unary_op`; is_nan, is_inf and
+is_finite (bool, not recorded).  The ops whose gradient is written in terms
+of their output (sqrt, rsqrt, tanh, sigmoid) record that gradient as an op
+of its own (``SqrtGrad``, ...), so that it can be differentiated again
+(:func:`~sparsegrad.ops.math_ops.unary.output_gradient`).
 
-The transcendental functions of floats (exp, log, log1p, tanh, sigmoid) come
-from :mod:`sparsegrad.framework.elementwise` (the same bits on every CPU), not
-from NumPy's ufuncs, whose SIMD paths give different bits on different CPUs.
+The transcendental functions of floats (exp, expm1, log, log1p, tanh,
+sigmoid) come from :mod:`sparsegrad.framework.elementwise` (the same bits on
+every CPU), not from NumPy's ufuncs, whose SIMD paths give different bits on
+different CPUs.  Every op here dispatches
+(:func:`sparsegrad.framework.dispatch.api`).
 """
 
 import numpy as np
 
-from ..autodiff.registry import register_gradient
+from ..autodiff.registry import no_gradient, register_gradient
+from ..framework import dispatch
 from ..framework import elementwise as _elementwise
+from ..framework.backend import backend_of
+from ..framework.tensor import wrap
 from . import array_ops, math_ops
+from ._helpers import check_float, unary_operand
 from .math_ops.arithmetic import log, negative
 from .math_ops.unary import output_gradient, unary_doc, unary_op
 
 __all__ = [
     "abs",
+    "ceil",
     "exp",
+    "expm1",
+    "floor",
+    "is_finite",
+    "is_inf",
+    "is_nan",
     "log",
     "log1p",
     "negative",
+    "reciprocal",
+    "rint",
+    "round",
     "rsqrt",
     "sigmoid",
     "sign",
@@ -179,3 +196,76 @@ _sigmoid_grad_op = output_gradient(
     "Sigmoid", "SigmoidGrad", lambda y, g: g * (y * (1 - y)),
     lambda y, g, z, grad: _multiply(
         _multiply(grad, g), math_ops.subtract(1, _multiply(y, 2))))
+
+
+# -- expm1, reciprocal ---------------------------------------------------------------
+
+expm1 = unary_op(lambda v, be: _elementwise.expm1(v), "Expm1", "expm1", unary_doc(
+    "expm1", "Elementwise ``exp(x) - 1``, accurate for small `x`.\n\n"
+    + _SAME_BITS.format("expm1"), "[0.0]", "array([0.])", floating=True),
+    floating=True)
+
+
+@register_gradient("Expm1")
+def _expm1_grad(op, grad):
+    return _multiply(array_ops.densify(grad), math_ops.add(op.outputs[0], 1))
+
+
+def _reciprocal(v, be):
+    with np.errstate(divide="ignore"):
+        return be.xp.reciprocal(v)
+
+
+reciprocal = unary_op(_reciprocal, "Reciprocal", "reciprocal", unary_doc(
+    "reciprocal", "Elementwise ``1 / x`` (``inf`` at 0).", "[2.0, -4.0]",
+    "array([ 0.5 , -0.25])", floating=True), floating=True)
+
+
+@register_gradient("Reciprocal")
+def _reciprocal_grad(op, grad):
+    y = op.outputs[0]
+    return _multiply(array_ops.densify(grad), negative(square(y)))
+
+
+# -- roundings (no gradient, as in TensorFlow) ---------------------------------------
+
+floor = unary_op(lambda v, be: be.xp.floor(v), "Floor", "floor", unary_doc(
+    "floor", "Elementwise largest integer not above `x`.  No gradient.",
+    "[1.5, -1.5]", "array([ 1., -2.])", floating=True), floating=True)
+ceil = unary_op(lambda v, be: be.xp.ceil(v), "Ceil", "ceil", unary_doc(
+    "ceil", "Elementwise smallest integer not below `x`.  No gradient.",
+    "[1.5, -1.5]", "array([ 2., -1.])", floating=True), floating=True)
+rint = unary_op(lambda v, be: be.xp.rint(v), "Rint", "rint", unary_doc(
+    "rint", "Elementwise nearest integer, halves to even.  No gradient.",
+    "[0.5, 1.5, -2.5]", "array([ 0.,  2., -2.])", floating=True), floating=True)
+round = unary_op(lambda v, be: be.xp.round(v), "Round", "round", unary_doc(
+    "round", "Elementwise nearest integer, halves to even (banker's "
+    "rounding); integers are\nreturned unchanged.  No gradient.",
+    "[0.5, 1.5, 2.7]", "array([0., 2., 3.])"))
+for _op_type in ("Floor", "Ceil", "Rint", "Round"):
+    no_gradient(_op_type)
+
+
+# -- is_nan, is_inf, is_finite (bool results, not recorded) -------------------------
+
+
+def _float_test(test, op_name, summary, args, result):
+    def op(x, name=None):
+        x = unary_operand(x, op_name)
+        check_float(x, op_name)
+        return wrap(getattr(backend_of(x._value).xp, test)(x._value))
+
+    op.__name__ = op.__qualname__ = op_name
+    op.__doc__ = unary_doc(op_name, summary + "  Not differentiable.", args, result,
+                           floating=True, returns="Tensor\n    bool, of the "
+                           "shape of `x`.")
+    return dispatch.api(op)
+
+
+is_nan = _float_test("isnan", "is_nan", "Elementwise: whether `x` is NaN.",
+                     "[1.0, float('nan')]", "array([False,  True])")
+is_inf = _float_test("isinf", "is_inf", "Elementwise: whether `x` is infinite.",
+                     "[1.0, float('inf')]", "array([False,  True])")
+is_finite = _float_test(
+    "isfinite", "is_finite", "Elementwise: whether `x` is neither infinite nor "
+    "NaN.", "[1.0, float('inf')]", "array([ True, False])")

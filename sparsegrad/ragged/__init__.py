@@ -8,7 +8,7 @@
 """
 
 from ..framework.public import publish
-from . import reductions, segment_ops  # noqa: F401 (registers its handlers)
+from . import elementwise, reductions, segment_ops  # noqa: F401 (registers handlers)
 from .ragged_factory_ops import constant, is_ragged, map_flat_values
 from .ragged_math_ops import range
 from .ragged_range import ragged_range

@@ -81,10 +81,15 @@ def _partition(values, x, argument, be):
 
 
 def _binary_operator(fn, op_name, reverse=False):
-    """A RaggedTensor operator applying the op `fn` to the values."""
+    """A RaggedTensor operator calling the public op `fn`, whose RaggedTensor
+    handler (:mod:`sparsegrad.ragged.elementwise`) does the work."""
 
-    def operator(self, other):
-        return self._binary(fn, other, op_name, reverse)
+    if reverse:
+        def operator(self, other):
+            return fn(other, self)
+    else:
+        def operator(self, other):
+            return fn(self, other)
 
     operator.__name__ = f"__{'r' if reverse else ''}{op_name}__"
     return operator
@@ -643,29 +648,7 @@ class RaggedTensor(RaggedIndexing, RaggedPartitions, RaggedNested, RaggedConvers
     def __str__(self):
         return f"<RaggedTensor {self.to_list()!r}>"
 
-    # -- arithmetic on the values --------------------------------------------
-
-    def _operand(self, other, op_name):
-        """The values-level operand of `other` for a binary op."""
-        if isinstance(other, RaggedTensor):
-            if not self._same_rows(other):
-                raise InvalidArgumentError(
-                    f"{op_name}: the RaggedTensors have different row splits "
-                    f"(shapes {self.shape} and {other.shape}, row lengths "
-                    f"{self.row_lengths().tolist()[:8]} and "
-                    f"{other.row_lengths().tolist()[:8]}...); only ragged "
-                    "operands with identical rows combine"
-                )
-            return other._used_values()
-        # the rank of an array (host or GPU) or a Tensor is its ndim; Python
-        # values are looked at through NumPy
-        if np.ndim(other) != 0:
-            raise InvalidArgumentError(
-                f"{op_name}: a RaggedTensor combines with scalars and with "
-                f"RaggedTensors of the same rows, got a dense operand of shape "
-                f"{tuple(np.shape(other))}; use sparsegrad.ragged.map_flat_values"
-            )
-        return other
+    # -- operators: the public ops, served by sparsegrad.ragged.elementwise ----
 
     def _same_rows(self, other):
         """True when the RaggedTensor `other` has the same row splits."""
@@ -676,43 +659,44 @@ class RaggedTensor(RaggedIndexing, RaggedPartitions, RaggedNested, RaggedConvers
             and bool((other._row_splits == self._row_splits).all())
         )
 
-    def _binary(self, fn, other, op_name, reverse=False):
-        y = self._operand(other, op_name)
-        x = self._used_values()
-        if isinstance(x, RaggedTensor):   # the next level checks its rows
-            return self.with_values(x._binary(fn, y, op_name, reverse))
-        v = fn(y, x) if reverse else fn(x, y)
-        return self.with_values(v)
-
-    def _unary(self, fn):
-        x = self._used_values()
-        if isinstance(x, RaggedTensor):
-            return self.with_values(x._unary(fn))
-        return self.with_values(fn(x))
-
     __add__ = _binary_operator(math_ops.add, "add")
     __radd__ = _binary_operator(math_ops.add, "add", reverse=True)
-    __sub__ = _binary_operator(math_ops.subtract, "subtract")
-    __rsub__ = _binary_operator(math_ops.subtract, "subtract", reverse=True)
-    __mul__ = _binary_operator(math_ops.multiply, "multiply")
-    __rmul__ = _binary_operator(math_ops.multiply, "multiply", reverse=True)
-    __truediv__ = _binary_operator(math_ops.divide, "divide")
-    __rtruediv__ = _binary_operator(math_ops.divide, "divide", reverse=True)
+    __sub__ = _binary_operator(math_ops.subtract, "sub")
+    __rsub__ = _binary_operator(math_ops.subtract, "sub", reverse=True)
+    __mul__ = _binary_operator(math_ops.multiply, "mul")
+    __rmul__ = _binary_operator(math_ops.multiply, "mul", reverse=True)
+    __truediv__ = _binary_operator(math_ops.divide, "truediv")
+    __rtruediv__ = _binary_operator(math_ops.divide, "truediv", reverse=True)
+    __floordiv__ = _binary_operator(math_ops.floordiv, "floordiv")
+    __rfloordiv__ = _binary_operator(math_ops.floordiv, "floordiv", reverse=True)
+    __mod__ = _binary_operator(math_ops.floormod, "mod")
+    __rmod__ = _binary_operator(math_ops.floormod, "mod", reverse=True)
     __pow__ = _binary_operator(math_ops.pow, "pow")
     __rpow__ = _binary_operator(math_ops.pow, "pow", reverse=True)
-    # Comparisons give a bool RaggedTensor with the same rows; == and != keep
-    # identity semantics, as for Tensor (use sparsegrad.ragged.map_flat_values
-    # with sparsegrad.equal).
-    __lt__ = _binary_operator(math_ops.less, "less")
-    __le__ = _binary_operator(math_ops.less_equal, "less_equal")
-    __gt__ = _binary_operator(math_ops.greater, "greater")
-    __ge__ = _binary_operator(math_ops.greater_equal, "greater_equal")
+    __and__ = _binary_operator(math_ops.logical_and, "and")
+    __rand__ = _binary_operator(math_ops.logical_and, "and", reverse=True)
+    __or__ = _binary_operator(math_ops.logical_or, "or")
+    __ror__ = _binary_operator(math_ops.logical_or, "or", reverse=True)
+    __xor__ = _binary_operator(math_ops.logical_xor, "xor")
+    __rxor__ = _binary_operator(math_ops.logical_xor, "xor", reverse=True)
+    # Comparisons give a bool RaggedTensor; == and != keep identity semantics,
+    # as for Tensor (use sparsegrad.equal / sparsegrad.not_equal).
+    __lt__ = _binary_operator(math_ops.less, "lt")
+    __le__ = _binary_operator(math_ops.less_equal, "le")
+    __gt__ = _binary_operator(math_ops.greater, "gt")
+    __ge__ = _binary_operator(math_ops.greater_equal, "ge")
 
     def __neg__(self):
-        return self._unary(unary_ops.negative)
+        return unary_ops.negative(self)
 
     def __abs__(self):
-        return self._unary(unary_ops.abs)
+        return unary_ops.abs(self)
+
+    def __invert__(self):
+        return math_ops.logical_not(self)
+
+    def __bool__(self):
+        raise TypeError("RaggedTensor may not be used as a boolean.")
 
     def __array__(self, dtype=None, copy=None):
         raise TypeError(

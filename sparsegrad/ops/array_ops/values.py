@@ -6,6 +6,7 @@ import numpy as np
 from ...autodiff.recording import record_operation
 from ...autodiff.registry import no_gradient, register_gradient
 from ...errors import InvalidArgumentError
+from ...framework import dispatch
 from ...framework.buffers import check_allocation
 from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import wrap
@@ -21,6 +22,7 @@ __all__ = [
 ]
 
 
+@dispatch.api
 def cast(x, dtype, name=None):
     """Convert `x` to `dtype` (float to int truncates toward zero).
 
@@ -93,7 +95,7 @@ Examples
 
 def _view_op(op_name, op_type, summary, example):
     """The public op `op_name`: a new Tensor viewing the value of its input,
-    recorded as `op_type`."""
+    recorded as `op_type` (dispatching: :mod:`sparsegrad.framework.dispatch`)."""
 
     def view_op(input, name=None):
         x = as_tensor(input, name="input")
@@ -103,7 +105,7 @@ def _view_op(op_name, op_type, summary, example):
 
     view_op.__name__ = view_op.__qualname__ = op_name
     view_op.__doc__ = _VIEW_DOC.format(summary=summary, example=example)
-    return view_op
+    return dispatch.api(view_op)
 
 
 identity = _view_op(
@@ -171,7 +173,7 @@ def _filled_like(op_name, what, args, result):
     filled_like.__name__ = filled_like.__qualname__ = op_name
     filled_like.__doc__ = _FILLED_DOC.format(what=what, name=op_name, args=args,
                                              result=result)
-    return filled_like
+    return dispatch.api(filled_like)
 
 
 zeros_like = _filled_like("zeros_like", "Zeros", "[1.0, 2.0]", "array([0., 0.])")

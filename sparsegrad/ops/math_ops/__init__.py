@@ -17,11 +17,28 @@ written with sparsegrad ops, so they are differentiable again.
 * :mod:`.arithmetic`: ``add``, ``subtract``, ``add_n``, ``multiply``,
   ``divide``, ``pow``, and ``negative`` and ``log``, which their gradients
   use (public in :mod:`sparsegrad.ops.unary_ops`);
+* :mod:`.division`: ``floordiv``, ``floormod``, ``truncatediv``,
+  ``truncatemod``, ``divide_no_nan``, ``squared_difference``, ``truediv``;
+* :mod:`.logical`: ``logical_and``, ``logical_or``, ``logical_xor``,
+  ``logical_not`` (bool Tensors);
 * :mod:`.matmul`: ``matmul``.
+
+Every public op here dispatches (:func:`sparsegrad.framework.dispatch.api`):
+``sparsegrad.ragged`` serves RaggedTensor operands.
 """
 
 from .arithmetic import add, add_n, divide, multiply, pow, subtract
 from .compare import equal, greater, greater_equal, less, less_equal, not_equal
+from .division import (
+    divide_no_nan,
+    floordiv,
+    floormod,
+    squared_difference,
+    truediv,
+    truncatediv,
+    truncatemod,
+)
+from .logical import logical_and, logical_not, logical_or, logical_xor
 from .matmul import matmul
 from .select import maximum, minimum, where
 
@@ -29,6 +46,17 @@ __all__ = [
     "add",
     "add_n",
     "divide",
+    "divide_no_nan",
+    "floordiv",
+    "floormod",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "squared_difference",
+    "truediv",
+    "truncatediv",
+    "truncatemod",
     "equal",
     "greater",
     "greater_equal",

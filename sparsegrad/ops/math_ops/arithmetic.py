@@ -12,7 +12,7 @@ import numpy as np
 from ...autodiff.recording import record_operation
 from ...autodiff.registry import register_gradient
 from ...errors import InvalidArgumentError
-from ...framework import elementwise
+from ...framework import dispatch, elementwise
 from ...framework.backend import backend_of
 from ...framework.dtypes import true_division_dtype
 from ...framework.tensor import Tensor, wrap
@@ -61,6 +61,7 @@ def _sub_grad(op, grad):
     return unbroadcast_pair(op, lambda: grad, lambda: negative(grad))
 
 
+@dispatch.api
 def add_n(inputs, name=None):
     """Sum a list of tensors of one shape and dtype.
 
@@ -116,6 +117,7 @@ def _mul_grad(op, grad):
     return unbroadcast_pair(op, lambda: multiply(grad, y), lambda: multiply(grad, x))
 
 
+@dispatch.api
 def divide(x, y, name=None):
     x, y = binary_operands(x, y, "divide")
     if x._value.dtype.kind != "f":
@@ -155,6 +157,7 @@ def _real_div_grad(op, grad):
         lambda: multiply(grad, divide(divide(negative(x), y), y)))
 
 
+@dispatch.api
 def pow(x, y, name=None):
     x, y = binary_operands(x, y, "pow")
     if x._value.dtype.kind in "iu" and bool((y._value < 0).any()):

@@ -6,7 +6,7 @@ import numpy as np
 
 from ...autodiff.recording import record_operation
 from ...errors import InvalidArgumentError
-from ...framework import buffers
+from ...framework import buffers, dispatch
 from ...framework.backend import backend_of
 from ...framework.buffers import UNCHECKED_BYTES, check_allocation
 from ...framework.tensor import wrap
@@ -149,7 +149,8 @@ def binary_op(ufunc, op_type, op_name, doc):
     """The public binary op `op_name`: ``ufunc(x, y)`` of the converted
     operands (:func:`~sparsegrad.ops._helpers.binary_operands`), recorded as
     `op_type` (not recorded when it is None: a comparison), with docstring
-    `doc`."""
+    `doc`; dispatching (:func:`~sparsegrad.framework.dispatch.api`), so a
+    RaggedTensor operand goes to its handler."""
 
     def op(x, y, name=None):
         x, y = binary_operands(x, y, op_name)
@@ -160,4 +161,4 @@ def binary_op(ufunc, op_type, op_name, doc):
 
     op.__name__ = op.__qualname__ = op_name
     op.__doc__ = doc
-    return op
+    return dispatch.api(op)

@@ -6,6 +6,7 @@ import numpy as np
 from ...autodiff.recording import record_operation
 from ...autodiff.registry import register_gradient
 from ...errors import InvalidArgumentError
+from ...framework import dispatch
 from ...framework.backend import backend_of
 from ...framework.buffers import check_allocation, copy_of
 from ...framework.tensor import wrap
@@ -51,6 +52,7 @@ def _minimum_grad(op, grad):
     return _pick_grad(op, grad, less_equal(x, y), 0)
 
 
+@dispatch.api
 def where(condition, x=None, y=None, name=None):
     """Pick from `x` where `condition` is true and from `y` elsewhere.
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from ...autodiff.recording import record_operation
 from ...autodiff.registry import register_gradient
+from ...framework import dispatch
 from ...framework.backend import CPU, backend_of
 from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import wrap
@@ -62,7 +63,8 @@ def unary_op(compute, op_type, op_name, doc, floating=False, slices=False):
     converted operand's value (:func:`~sparsegrad.ops._helpers.unary_operand`;
     `be` its backend, chosen once here), recorded as `op_type`, with
     docstring `doc`.  `floating` ops reject other dtypes; a `slices` op maps
-    an IndexedSlices to an IndexedSlices of its values' results."""
+    an IndexedSlices to an IndexedSlices of its values' results.  The op
+    dispatches (:func:`~sparsegrad.framework.dispatch.api`)."""
 
     def op(x, name=None):
         if slices and type(x) is IndexedSlices:
@@ -77,7 +79,7 @@ def unary_op(compute, op_type, op_name, doc, floating=False, slices=False):
 
     op.__name__ = op.__qualname__ = op_name
     op.__doc__ = doc
-    return op
+    return dispatch.api(op)
 
 
 def output_gradient(forward_type, grad_type, compute, second):

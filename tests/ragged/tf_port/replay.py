@@ -22,6 +22,17 @@ def _namespace(**names):
 
 
 _SEGMENTS = ("sum", "prod", "min", "max", "mean", "sqrt_n")
+# elementwise ops at the top level and in tf.math (cases_elementwise.py)
+_ELEMENTWISE = (
+    "abs", "add", "add_n", "cast", "ceil", "divide", "divide_no_nan", "equal",
+    "exp", "expm1", "floor", "floordiv", "floormod", "greater", "greater_equal",
+    "identity", "is_finite", "is_inf", "is_nan", "less", "less_equal", "log",
+    "log1p", "logical_and", "logical_not", "logical_or", "logical_xor",
+    "maximum", "minimum", "multiply", "negative", "not_equal", "ones_like",
+    "pow", "reciprocal", "rint", "round", "rsqrt", "sigmoid", "sign", "sqrt",
+    "square", "squared_difference", "subtract", "tanh", "truediv",
+    "truncatediv", "truncatemod", "where", "zeros_like",
+)
 _REDUCTIONS = ("sum", "prod", "min", "max", "mean", "variance", "std", "all", "any")
 
 
@@ -45,7 +56,9 @@ def shim():
             constant=sg.ragged.constant, range=sg.ragged.range,
         ),
         **{f"reduce_{k}": getattr(sg, f"reduce_{k}") for k in _REDUCTIONS},
+        **{k: getattr(sg, k) for k in _ELEMENTWISE},
         math=_namespace(
+            **{k: getattr(sg, k) for k in _ELEMENTWISE},
             **{f"reduce_{k}": getattr(sg.math, f"reduce_{k}") for k in _REDUCTIONS},
             **{f"{u}segment_{k}": getattr(sg.math, f"{u}segment_{k}")
                for u in ("", "unsorted_") for k in _SEGMENTS}),
