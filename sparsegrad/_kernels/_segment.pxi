@@ -550,6 +550,46 @@ def prod_others(
 # -- segments of ragged rows ----------------------------------------------------
 
 
+def ragged_segment_plan(
+    const index_t[::1] splits,          # IN  (n_rows + 1,) the rows' splits
+    const int64_t[::1] ids,             # IN  (n_rows,) in [0, n_segments)
+    int64_t[::1] counts,                # OUT (n_segments,) zeros: rows per segment
+    int64_t[::1] longest,               # OUT (n_segments,) zeros: its longest row
+):
+    """The plan of a ragged segment op on the host, in one pass over the
+    rows: the rows of each segment and its longest row, written into
+    `counts` and `longest` (zeros on entry).  Returns ``(first, sorted)``:
+    the first row whose id is below the previous one (-1 when the ids never
+    decrease: then ``cumsum(counts)`` are the segments' row splits), and
+    whether the values' output positions are sorted (as
+    :func:`ragged_segment_lengths` reports it).  Ids are checked by the
+    caller; the loop selects instead of branching (random row lengths)."""
+    cdef Py_ssize_t n = ids.shape[0], r
+    cdef Py_ssize_t first = -1
+    cdef int64_t s, prev = -1, length, count = 0, most = 0
+    cdef int same, long_before = 0, disordered = 0
+    with nogil:
+        for r in range(n):
+            s = ids[r]
+            length = splits[r + 1] - splits[r]
+            if s < prev and first < 0:
+                first = r
+            # the current segment's count and longest row held in registers
+            # and stored every row (sorted ids: the last store of a segment
+            # is its total; unsorted ones are reported and the plan unused)
+            same = s == prev
+            count = count + 1 if same else 1
+            most = (length if length > most else most) if same else length
+            counts[s] = count
+            longest[s] = most
+            # within a segment: a non-empty row after one of several values
+            long_before = long_before if same else 0
+            disordered |= long_before & (length > 0)
+            long_before = (length > 1) if length > 0 else long_before
+            prev = s
+    return first, disordered == 0
+
+
 def ragged_segment_lengths(
     const index_t[::1] splits,          # IN  (n_rows + 1,) the rows' splits
     const int64_t[::1] seg_splits,      # IN  (n_segments + 1,) rows of each segment

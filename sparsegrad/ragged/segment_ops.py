@@ -251,14 +251,18 @@ def _fast_plan(kind, rt, values, ids, n_segments, be):
         if ids.shape[0] > 1 and not bool(xp.all(ids[1:] >= ids[:-1])):
             return None
         seg_splits = sparse_rows.sorted_segment_splits(ids, n_segments, be=be)
-    else:   # (ids checked in [0, n_segments): one pass sorts them out or splits)
-        seg_splits = np.empty(n_segments + 1, np.int64)
-        if be.kernels("segment").sorted_splits(ids, seg_splits,
-                                               get_num_threads()) >= 0:
+        lengths = xp.empty(n_segments, np.int64)
+        positions_sorted = be.kernels("segment").ragged_segment_lengths(
+            rt.row_splits, seg_splits, lengths, get_num_threads())
+    else:   # one pass over the rows (their ids checked in [0, n_segments))
+        counts = np.zeros(n_segments, np.int64)
+        lengths = np.zeros(n_segments, np.int64)
+        first, positions_sorted = be.kernels("segment").ragged_segment_plan(
+            rt.row_splits, ids.astype(np.int64, copy=False), counts, lengths)
+        if first >= 0:
             return None
-    lengths = xp.empty(n_segments, np.int64)
-    positions_sorted = be.kernels("segment").ragged_segment_lengths(
-        rt.row_splits, seg_splits, lengths, get_num_threads())
+        seg_splits = np.zeros(n_segments + 1, np.int64)
+        np.cumsum(counts, out=seg_splits[1:])
     if kind == "sum" and values.ndim == 1 and positions_sorted:
         return None
     out_splits = xp.zeros(n_segments + 1, np.int64)
