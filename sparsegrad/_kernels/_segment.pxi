@@ -577,15 +577,18 @@ def ragged_segment_plan(
             # the current segment's count and longest row held in registers
             # and stored every row (sorted ids: the last store of a segment
             # is its total; unsorted ones are reported and the plan unused)
+            # (integer arithmetic, no selects the compiler could branch on:
+            # lengths are never negative, so most & -same is most or 0)
             same = s == prev
-            count = count + 1 if same else 1
-            most = (length if length > most else most) if same else length
+            count = count * same + 1
+            most = most & -(<int64_t>same)
+            most = length if length > most else most
             counts[s] = count
             longest[s] = most
             # within a segment: a non-empty row after one of several values
-            long_before = long_before if same else 0
+            long_before = long_before & same
             disordered |= long_before & (length > 0)
-            long_before = (length > 1) if length > 0 else long_before
+            long_before = (length > 1) | (long_before & (length == 0))
             prev = s
     return first, disordered == 0
 
