@@ -213,6 +213,10 @@ def _check_rows(rt, ids, n_segments, be):
 def _ragged_rows(kind, rt, ids, n_segments, what, counts, be):
     """The merge of the rows of `rt` by 1-D `ids` (checked here)."""
     _check_rows(rt, ids, n_segments, be)
+    # the per-segment bookkeeping (row counts, longest rows, both splits)
+    # is sized by num_segments: refused before any of it is allocated
+    sized = f"{what}: num_segments"
+    check_allocation(*[((n_segments + 1,), np.int64, sized)] * 4)
     dtype = rt.row_splits.dtype
     splits = list(rt.nested_row_splits)
     values = rt.flat_values

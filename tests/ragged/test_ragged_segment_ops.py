@@ -300,3 +300,15 @@ def test_dense_segment_sqrt_n():
         sg.math.segment_sqrt_n([1, 2], [0, 0])
     check_gradients(lambda v: sg.math.segment_sqrt_n(v, [0, 0, 2]),
                     [np.array([1.0, 2.0, 3.0])])
+
+
+def test_huge_num_segments_is_refused_before_allocating():
+    # the per-segment bookkeeping is sized by num_segments: a corrupt value
+    # gets InvalidArgumentError naming it, and the inputs stay as they were
+    rt = sg.ragged.constant([[1.0, 2.0], [], [3.0]])
+    ids = np.array([0, 1, 2])
+    before = rt.flat_values.numpy().copy()
+    with pytest.raises(InvalidArgumentError, match="num_segments asks for"):
+        sg.math.unsorted_segment_sum(rt, ids, 2**60)
+    assert rt.flat_values.numpy().tobytes() == before.tobytes()
+    np.testing.assert_array_equal(ids, [0, 1, 2])
