@@ -83,3 +83,33 @@ def run_limited():
         return done.stdout
 
     return run
+
+
+def _contiguous_sum(x):
+    """sg_seg_sum_contiguous in NumPy scalars of x's dtype: eight partial
+    sums over the whole blocks, combined pairwise, then the tail in order;
+    fewer than eight values are one chain; no value: -0.0."""
+    x = np.asarray(x)
+    if x.size == 0:
+        return x.dtype.type(-0.0)
+    if x.size < 8:
+        acc = x[0]
+        for v in x[1:]:
+            acc = acc + v
+        return acc
+    a, k = list(x[:8]), 8
+    while k + 8 <= x.size:
+        a = [a[p] + x[k + p] for p in range(8)]
+        k += 8
+    acc = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
+    for v in x[k:]:
+        acc = acc + v
+    return acc
+
+
+@pytest.fixture
+def contiguous_sum():
+    """The model of the kernels' contiguous sum (``sg_seg_sum_contiguous``),
+    value type arithmetic, that the header and the row-sum tests compare
+    with bit for bit."""
+    return _contiguous_sum

@@ -28,7 +28,7 @@ from ..ops._helpers import as_tensor
 from .ragged_range import row_ranges, splits_dtype
 from .row_partition import as_values, check_fits, freeze, python_values_dtype
 
-__all__ = ["RaggedNested", "positive_axis"]
+__all__ = ["RaggedNested", "nrows_of", "positive_axis"]
 
 
 @contextmanager
@@ -96,6 +96,18 @@ def _uniform(cls, values, nrows, width, dtype, be):
     rt = cls(values, _uniform_splits(nrows, width, dtype, be), internal=True)
     rt._uniform_row_length = width
     return rt
+
+
+def nrows_of(values):
+    """The number of rows of a values argument (a Tensor or a RaggedTensor).
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> nrows_of(sg.ragged.constant([[1], [], [2]])), nrows_of(sg.constant([1, 2]))
+    (3, 2)
+    """
+    return values.nrows() if isinstance(values, RaggedNested) else values.shape[0]
 
 
 class RaggedNested:

@@ -18,7 +18,7 @@ from ..errors import InvalidArgumentError
 from ..framework.backend import backend_of
 from ..framework.buffers import check_allocation
 from ..framework.tensor import Tensor, wrap
-from .nested import RaggedNested, positive_axis
+from .nested import RaggedNested, nrows_of, positive_axis
 from .ragged_range import splits_dtype
 from .row_partition import PARTITION_DTYPES, as_partition, check_fits, freeze
 
@@ -91,7 +91,7 @@ class RaggedPartitions:
         del name, validate
         v = cls._values_argument(values)
         starts = as_partition(row_starts, "row_starts", backend_of(row_starts))
-        nvals = v.nrows() if isinstance(v, RaggedNested) else v.shape[0]
+        nvals = nrows_of(v)
         splits = np.append(starts, nvals).astype(starts.dtype)
         if isinstance(row_starts, (list, tuple)):
             splits = splits.tolist()   # a Python list: the values' dtype hint
@@ -189,7 +189,7 @@ class RaggedPartitions:
             raise ValueError(
                 f"uniform_row_length must be non-negative, got {length}"
             )
-        nvals = v.nrows() if isinstance(v, RaggedNested) else v.shape[0]
+        nvals = nrows_of(v)
         if nrows is None:
             n = 0 if length == 0 else nvals // length
         else:

@@ -21,7 +21,7 @@ from ..framework.tensor import DEFERRING_TYPES
 from ..ops import array_ops, math_ops, unary_ops
 from .conversions import RaggedConversions
 from .getitem import RaggedIndexing
-from .nested import RaggedNested
+from .nested import RaggedNested, nrows_of
 from .partitions import RaggedPartitions
 from .ragged_range import splits_dtype
 from .row_partition import (
@@ -50,11 +50,6 @@ def _values_tensor(values):
     if isinstance(values, RaggedTensor):
         return values
     return as_values(values)
-
-
-def _nrows_of(values):
-    """The number of rows of a values argument (Tensor or RaggedTensor)."""
-    return values.nrows() if isinstance(values, RaggedTensor) else values.shape[0]
 
 
 def _dense_part(values):
@@ -248,7 +243,7 @@ class RaggedTensor(RaggedIndexing, RaggedPartitions, RaggedNested, RaggedConvers
         v = _values_tensor(values)
         be = partition_backend(_dense_part(v), row_splits)   # one device for both
         splits = _partition(v, row_splits, argument, be)
-        check_row_splits(splits, _nrows_of(v), factory, check_last=validate)
+        check_row_splits(splits, nrows_of(v), factory, check_last=validate)
         return cls(v, splits, internal=True)
 
     _values_argument = staticmethod(_values_tensor)
@@ -293,7 +288,7 @@ class RaggedTensor(RaggedIndexing, RaggedPartitions, RaggedNested, RaggedConvers
         v = _values_tensor(values)
         be = partition_backend(_dense_part(v), row_lengths)   # one device for both
         lengths = _partition(v, row_lengths, "row_lengths", be)
-        return cls(v, splits_from_row_lengths(lengths, _nrows_of(v), be),
+        return cls(v, splits_from_row_lengths(lengths, nrows_of(v), be),
                    internal=True)
 
     @classmethod
@@ -348,7 +343,7 @@ class RaggedTensor(RaggedIndexing, RaggedPartitions, RaggedNested, RaggedConvers
         v = _values_tensor(values)
         be = partition_backend(_dense_part(v), value_rowids)   # one device for both
         ids = _partition(v, value_rowids, "value_rowids", be)
-        splits = splits_from_value_rowids(ids, nrows, _nrows_of(v), be)
+        splits = splits_from_value_rowids(ids, nrows, nrows_of(v), be)
         rt = cls(v, splits, internal=True)
         rt._value_rowids = ids
         return rt
@@ -536,7 +531,7 @@ class RaggedTensor(RaggedIndexing, RaggedPartitions, RaggedNested, RaggedConvers
         """
         v = _values_tensor(new_values)
         n = int(self._row_splits[-1])
-        if _nrows_of(v) != n:
+        if nrows_of(v) != n:
             raise InvalidArgumentError(
                 f"with_values: new_values must have {n} rows (the last row "
                 f"split), got shape {tuple(v.shape)}"

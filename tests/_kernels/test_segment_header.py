@@ -159,26 +159,8 @@ def test_with_fill(lib, dtype):
     assert not np.signbit(out[0])
 
 
-def _sum8(x):
-    """The eight interleaved partial sums, in Python, in the value type."""
-    x = list(x)
-    if len(x) < 8:
-        acc = x[0]
-        for v in x[1:]:
-            acc = acc + v
-        return acc
-    a, k = x[:8], 8
-    while k + 8 <= len(x):
-        a = [a[i] + x[k + i] for i in range(8)]
-        k += 8
-    acc = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
-    for v in x[k:]:
-        acc = acc + v
-    return acc
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_sum_mean_and_bag_denominators(lib, rng, dtype):
+def test_sum_mean_and_bag_denominators(lib, rng, dtype, contiguous_sum):
     f_sum = _scalar_fn(lib, "sum", dtype, [ctypes.c_void_p, ctypes.c_long])
     f_mean = _scalar_fn(lib, "mean", dtype, [None, ctypes.c_long])
     f_denom = _scalar_fn(lib, "denom", dtype,
@@ -186,7 +168,7 @@ def test_sum_mean_and_bag_denominators(lib, rng, dtype):
     f_add = _scalar_fn(lib, "bag_add", dtype, [None, None, None])
     for n in (1, 5, 7, 8, 9, 16, 23, 100):
         x = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n)).astype(dtype)
-        assert dtype(f_sum(_ptr(x), n)) == _sum8(x)
+        assert dtype(f_sum(_ptr(x), n)) == contiguous_sum(x)
     for total, count in ((dtype(7.0), 3), (dtype(-1.0), 2**24 + 1), (dtype(0), 5)):
         assert dtype(f_mean(total, count)) == total / dtype(count)
     # unweighted: the count, or its square root taken in double

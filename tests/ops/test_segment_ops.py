@@ -609,31 +609,10 @@ def test_reduce_rows_from_splits_has_the_bits_of_the_ids(dtype, kind, width,
     assert got.numpy().tobytes() == want.numpy().tobytes()
 
 
-def _contiguous_sum_model(x):
-    """sg_seg_sum_contiguous in NumPy scalars of x's dtype: eight partial
-    sums over the whole blocks, combined pairwise, then the tail in order;
-    fewer than eight values are one chain; no value: -0.0."""
-    if x.size == 0:
-        return x.dtype.type(-0.0)
-    if x.size < 8:
-        acc = x[0]
-        for v in x[1:]:
-            acc = acc + v
-        return acc
-    a = list(x[:8])
-    k = 8
-    while k + 8 <= x.size:
-        a = [a[p] + x[k + p] for p in range(8)]
-        k += 8
-    acc = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
-    for v in x[k:]:
-        acc = acc + v
-    return acc
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("build", ["segment", "segment_avx2"])
-def test_row_sums_from_splits_follow_the_contiguous_sum(dtype, build):
+def test_row_sums_from_splits_follow_the_contiguous_sum(dtype, build,
+                                                        contiguous_sum):
     # segment_reduce_splits' sums of 1-D rows (sg_segment_rows.h: masked
     # blocks and tails, a loop past 40 values, the loops for the last rows)
     # against a model of sg_seg_sum_contiguous, value by value: every length
@@ -657,7 +636,7 @@ def test_row_sums_from_splits_follow_the_contiguous_sum(dtype, build):
     x[splits[95] + 5] = -np.inf
     rows = [x[a:b] for a, b in zip(splits[:-1], splits[1:])]
     with np.errstate(invalid="ignore"):     # inf + -inf in row 95
-        want = np.array([_contiguous_sum_model(r) for r in rows], dtype=dtype)
+        want = np.array([contiguous_sum(r) for r in rows], dtype=dtype)
     empty = lengths == 0
     for n_threads in (1, 2, 3):
         for from_fill in (False, True):
