@@ -514,6 +514,16 @@ template <typename T> struct sg_hp_of;
 #include "sg_f64.h"
 #include "sg_training.h"
 #include "sg_type_end.h"
+#ifdef __cplusplus
+/* The half storage types, every operation rounded (sg_half.h): TensorFlow's
+ * half kernels. */
+#include "sg_half.h"
+#include "sg_f16.h"
+#include "sg_training.h"
+#include "sg_bf16.h"
+#include "sg_training.h"
+#include "sg_type_end.h"
+#endif
 
 #endif /* SG_TRAINING_H */
 #endif /* SG_S */

@@ -1,0 +1,212 @@
+/* The half-precision storage types of sparsegrad: float16 (IEEE binary16)
+ * and bfloat16 (the top half of a float32), held as their 16 bits.
+ *
+ * Conversions (C and C++, host and device)
+ * -----------------------------------------
+ *   sg_f16_to_f32(h), sg_bf16_to_f32(h)   exact: every half value is a float
+ *   sg_f32_to_f16(x), sg_f32_to_bf16(x)   round to nearest, ties to even
+ *   sg_f64_to_f16(d), sg_f64_to_bf16(d)   one rounding from double (round to
+ *                                         odd into float first, so that the
+ *                                         second rounding is the only one)
+ * Denormals are kept both ways (nothing is flushed to zero), an overflow
+ * gives an infinity, and a NaN stays a NaN of the same sign:
+ *   float16   the quiet bit set and the top 9 bits of the float's payload
+ *             kept; float16 to float32 sets the quiet bit and shifts the
+ *             payload back (what F16C's VCVTPS2PH and VCVTPH2PS do);
+ *   bfloat16  always 0x7fc0 with the sign (Eigen's and ml_dtypes' rule).
+ * The portable code below gives exactly the bits of F16C; where the
+ * compiler targets F16C (the AVX2 builds: -mf16c) the host uses the
+ * instructions, elsewhere this code.  bfloat16 never uses AVX-512 BF16's
+ * VCVTNEPS2BF16, which flushes denormals to zero: its rounding here is three
+ * integer operations, which the compiler vectorises.
+ *
+ * Rounding arithmetic (C++ only: the training kernels' half instantiation)
+ * -------------------------------------------------------------------------
+ * TensorFlow's half kernels do every elementary operation in float32 and
+ * round the result back to the storage type straight away
+ * (reference/training_ops.md section 1.5).  sg_mf16 and sg_mbf16 are that
+ * arithmetic: a value of the storage type held as a float; +, -, *, / and
+ * the elementary functions compute in float and round once to the storage
+ * type.  (Double rounding through float is harmless: float's 24 bits are at
+ * least twice the storage type's 11 or 8, plus two.)  rsqrt rounds once,
+ * after 1 / sqrt in float, as TensorFlow's half rsqrt does.  Comparisons are
+ * the float ones.  sg_sf16 and sg_sbf16 are the storage (16 bits), which
+ * converts to its math type exactly and is assigned from it.
+ */
+#ifndef SG_HALF_H
+#define SG_HALF_H
+#include "sg_base.h"
+
+#if defined(__F16C__) && !defined(__CUDACC__)
+#include <immintrin.h>
+#define SG_HAVE_F16C 1
+#endif
+
+typedef unsigned short sg_u16;
+
+/* A float's bits and back. */
+#if defined(__CUDACC__)
+SG_FN sg_u32 sg_f32_bits(float x) { return __float_as_uint(x); }
+SG_FN float sg_f32_of_bits(sg_u32 u) { return __uint_as_float(u); }
+SG_FN sg_u64 sg_f64_bits(double x) { return (sg_u64)__double_as_longlong(x); }
+SG_FN double sg_f64_of_bits(sg_u64 u) { return __longlong_as_double((long long)u); }
+#else
+#include <string.h>
+SG_FN sg_u32 sg_f32_bits(float x) {
+    sg_u32 u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+SG_FN float sg_f32_of_bits(sg_u32 u) {
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+SG_FN sg_u64 sg_f64_bits(double x) {
+    sg_u64 u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+SG_FN double sg_f64_of_bits(sg_u64 u) {
+    double x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+#endif
+
+/* ---- bfloat16 ---------------------------------------------------------- */
+
+SG_FN float sg_bf16_to_f32(sg_u16 h) { return sg_f32_of_bits((sg_u32)h << 16); }
+
+SG_FN sg_u16 sg_f32_to_bf16(float x) {
+    sg_u32 u = sg_f32_bits(x);
+    sg_u32 nan = (u & 0x7fffffffu) > 0x7f800000u;
+    /* ties to even: add 0x7fff plus the bit that becomes the last one */
+    sg_u32 r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    return (sg_u16)(nan ? ((u >> 16) & 0x8000u) | 0x7fc0u : r);
+}
+
+/* ---- float16 ----------------------------------------------------------- */
+
+SG_FN float sg_f16_to_f32_portable(sg_u16 h) {
+    sg_u32 sign = (sg_u32)(h & 0x8000u) << 16;
+    sg_u32 e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    if (e == 0x1fu)                     /* inf, or a NaN made quiet */
+        return sg_f32_of_bits(sign | 0x7f800000u | (m << 13) | (m ? 0x400000u : 0u));
+    if (e == 0) {                       /* zero or denormal: m * 2**-24, exact */
+        float mag = (float)m * 5.9604644775390625e-8f;
+        return sign ? -mag : mag;
+    }
+    return sg_f32_of_bits(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+SG_FN sg_u16 sg_f32_to_f16_portable(float x) {
+    sg_u32 u = sg_f32_bits(x);
+    sg_u32 sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+    if (a > 0x7f800000u)                /* NaN: quiet, top of the payload */
+        return (sg_u16)(sign | 0x7e00u | ((a & 0x7fffffu) >> 13));
+    if (a >= 0x477ff000u)               /* at least 65520: rounds to inf */
+        return (sg_u16)(sign | 0x7c00u);
+    if (a < 0x38800000u) {              /* below 2**-14: a denormal or zero */
+        /* |x| + 0.5 rounds |x| to a multiple of 2**-24 (float's spacing
+         * there), ties to even; what lies above 0.5 is the denormal's
+         * mantissa (0x400, the least normal, when it rounds up to it). */
+        float y = sg_f32_of_bits(a) + 0.5f;
+        return (sg_u16)(sign | (sg_f32_bits(y) - 0x3f000000u));
+    }
+    /* normal: rebias the exponent, round the 13 dropped bits to even */
+    a = a - ((sg_u32)(127 - 15) << 23) + 0xfffu + ((a >> 13) & 1u);
+    return (sg_u16)(sign | (a >> 13));
+}
+
+#ifdef SG_HAVE_F16C
+SG_FN float sg_f16_to_f32(sg_u16 h) { return _cvtsh_ss(h); }
+SG_FN sg_u16 sg_f32_to_f16(float x) { return (sg_u16)_cvtss_sh(x, 0); }
+#else
+SG_FN float sg_f16_to_f32(sg_u16 h) { return sg_f16_to_f32_portable(h); }
+SG_FN sg_u16 sg_f32_to_f16(float x) { return sg_f32_to_f16_portable(x); }
+#endif
+
+/* ---- from double, one rounding ----------------------------------------- */
+
+/* d in float rounded to odd: toward zero, then the last bit set when
+ * anything was dropped.  Rounding that to a type of at most 22 bits of
+ * precision is the correct rounding of d itself. */
+SG_FN float sg_f64_to_f32_odd(double d) {
+    float f = (float)d;
+    if ((double)f != d && f == f) {
+        sg_u32 u = sg_f32_bits(f);
+        double af = f < 0 ? -(double)f : (double)f, ad = d < 0 ? -d : d;
+        if (af > ad) u = u - 1u;        /* rounded away from zero: step back */
+        return sg_f32_of_bits(u | 1u);
+    }
+    return f;
+}
+
+SG_FN sg_u16 sg_f64_to_f16(double d) { return sg_f32_to_f16(sg_f64_to_f32_odd(d)); }
+SG_FN sg_u16 sg_f64_to_bf16(double d) { return sg_f32_to_bf16(sg_f64_to_f32_odd(d)); }
+
+#ifdef __cplusplus
+/* ---- the rounding arithmetic ------------------------------------------- */
+
+#if defined(__CUDACC__)
+#define SG_MEMBER __device__ __forceinline__
+#else
+#define SG_MEMBER inline
+#endif
+
+/* SG_HALF_TYPES(M, S, TO, FROM, FROM64): math type M, storage type S, with
+ * the conversions float -> bits TO, bits -> float FROM and double -> bits
+ * FROM64.  The operators are free functions of M (not templates), so that an
+ * int, a double or a storage value converts to M on either side. */
+#define SG_HALF_TYPES(M, S, TO, FROM, FROM64)                                  \
+    struct M {                                                                 \
+        float f; /* a value of the storage type */                            \
+        SG_MEMBER M() {}                                                       \
+        SG_MEMBER M(float x) : f(FROM(TO(x))) {}                               \
+        SG_MEMBER M(double x) : f(FROM(FROM64(x))) {}                          \
+        SG_MEMBER M(int x) : f(FROM(FROM64((double)x))) {}                     \
+        SG_MEMBER M(bool x) : f(x ? 1.0f : 0.0f) {}                            \
+        static SG_MEMBER M exact(float x) {                                    \
+            M r;                                                               \
+            r.f = x;                                                           \
+            return r;                                                          \
+        }                                                                      \
+        SG_MEMBER explicit operator float() const { return f; }                \
+        SG_MEMBER explicit operator double() const { return (double)f; }       \
+    };                                                                         \
+    struct S {                                                                 \
+        sg_u16 bits;                                                           \
+        SG_MEMBER operator M() const { return M::exact(FROM(bits)); }          \
+        SG_MEMBER explicit operator float() const { return FROM(bits); }       \
+        SG_MEMBER explicit operator double() const { return (double)FROM(bits); } \
+        SG_MEMBER S& operator=(M x) {                                          \
+            bits = TO(x.f); /* exact: x holds a value of this type */         \
+            return *this;                                                      \
+        }                                                                      \
+    };                                                                         \
+    SG_FN M operator+(M a, M b) { return M(a.f + b.f); }                       \
+    SG_FN M operator-(M a, M b) { return M(a.f - b.f); }                       \
+    SG_FN M operator*(M a, M b) { return M(a.f * b.f); }                       \
+    SG_FN M operator/(M a, M b) { return M(a.f / b.f); }                       \
+    SG_FN M operator-(M a) { return M::exact(-a.f); }                          \
+    SG_FN bool operator<(M a, M b) { return a.f < b.f; }                       \
+    SG_FN bool operator>(M a, M b) { return a.f > b.f; }                       \
+    SG_FN bool operator<=(M a, M b) { return a.f <= b.f; }                     \
+    SG_FN bool operator>=(M a, M b) { return a.f >= b.f; }                     \
+    SG_FN bool operator==(M a, M b) { return a.f == b.f; }                     \
+    SG_FN bool operator!=(M a, M b) { return a.f != b.f; }                     \
+    SG_FN M sg_sqrt(M x) { return M(sqrtf(x.f)); }                             \
+    SG_FN M sg_rsqrt(M x) { return M(1.0f / sqrtf(x.f)); }                     \
+    SG_FN M sg_abs(M x) { return M::exact(fabsf(x.f)); }                       \
+    SG_FN M sg_sign(S x) { return sg_sign((M)x); }                             \
+    SG_FN_OUTLINE M sg_pow(M x, M y) { return M(powf(x.f, y.f)); }             \
+    SG_FN_OUTLINE M sg_exp(M x) { return M(expf(x.f)); }                       \
+    SG_FN_OUTLINE M sg_log(M x) { return M(logf(x.f)); }
+
+SG_HALF_TYPES(sg_mf16, sg_sf16, sg_f32_to_f16, sg_f16_to_f32, sg_f64_to_f16)
+SG_HALF_TYPES(sg_mbf16, sg_sbf16, sg_f32_to_bf16, sg_bf16_to_f32, sg_f64_to_bf16)
+#undef SG_HALF_TYPES
+
+#endif /* __cplusplus */
+#endif /* SG_HALF_H */
