@@ -1,9 +1,13 @@
 """dtype rules shared by every layer.
 
-sparsegrad uses NumPy dtypes directly (``np.float32`` and friends).  Kernels are
-compiled for float32 and float64 values and int32 and int64 indices.
+sparsegrad uses NumPy dtypes directly (``np.float32`` and friends), and
+``ml_dtypes.bfloat16`` (NumPy's extension type that JAX and TensorFlow use)
+for bfloat16.  Kernels are compiled for float32 and float64 values and int32
+and int64 indices; the training kernels also for the half storage types,
+float16 and bfloat16.
 """
 
+import ml_dtypes
 import numpy as np
 
 from ..errors import InvalidArgumentError
@@ -12,8 +16,25 @@ from ..errors import InvalidArgumentError
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 #: Index dtypes with compiled kernels.
 INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+#: bfloat16 (``ml_dtypes.bfloat16``): NumPy knows it as kind ``"V"``.
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+FLOAT16 = np.dtype(np.float16)
+#: The half-precision storage types.
+HALF_DTYPES = (FLOAT16, BFLOAT16)
 #: dtypes a tape differentiates (TensorFlow's trainable real dtypes).
-TRAINABLE_DTYPES = (np.dtype(np.float16),) + FLOAT_DTYPES
+TRAINABLE_DTYPES = HALF_DTYPES + FLOAT_DTYPES
+
+
+def is_half(dtype):
+    """True for the half-precision storage types, float16 and bfloat16."""
+    return np.dtype(dtype) in HALF_DTYPES
+
+
+def is_floating(dtype):
+    """True for every floating dtype, bfloat16 included (which NumPy's
+    ``kind`` calls ``"V"``)."""
+    dtype = np.dtype(dtype)
+    return dtype.kind == "f" or dtype == BFLOAT16
 
 
 def is_trainable(dtype):
@@ -47,7 +68,7 @@ def true_division_dtype(dtype):
     (dtype('float32'), dtype('float64'))
     """
     dtype = np.dtype(dtype)
-    if dtype.kind == "f":
+    if is_floating(dtype):
         return dtype
     return _FLOAT32 if dtype.itemsize <= 2 else _FLOAT64
 
@@ -62,7 +83,7 @@ def check_numeric(dtype, name):
     complex dtypes are rejected as DESIGN.md decides.
     """
     dtype = np.dtype(dtype)
-    if dtype.kind in "biuf":
+    if dtype.kind in "biuf" or dtype == BFLOAT16:
         return dtype
     if dtype.kind == "c":
         raise InvalidArgumentError(
@@ -71,5 +92,5 @@ def check_numeric(dtype, name):
         )
     raise InvalidArgumentError(
         f"{name}: dtype {dtype} is not numeric; expected a bool, integer or "
-        "floating dtype"
+        "floating dtype (bfloat16 is ml_dtypes.bfloat16)"
     )
