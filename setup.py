@@ -71,7 +71,8 @@ KERNEL_CACHE_KEEP = 3  # builds kept per module
 # with FMA); -fno-math-errno (sqrt need not set errno) and -fno-trapping-math
 # (a select may compute both of its values) change no result and let loops
 # vectorise.  The AVX2 build of a module (``<name>_avx2``) gets its flags.
-STRICT_FP_MODULES = ("training", "elementwise", "segment", "clip", "ragged", "slices")
+STRICT_FP_MODULES = ("training", "training_half", "elementwise", "segment", "clip",
+                     "ragged", "slices")
 STRICT_FP_FLAGS = ["-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math"]
 
 
@@ -100,7 +101,7 @@ def compile_args(name, compiler_type, openmp_args):
     -------
     list of str
         -O3, OpenMP, the strict floating-point flags of the modules that need
-        them, and -mavx2 for the AVX2 builds (``*_avx2``) on x86.
+        them, and -mavx2 -mf16c for the AVX2 builds (``*_avx2``) on x86.
     """
     msvc = compiler_type == "msvc"
     base = name[: -len("_avx2")] if name.endswith("_avx2") else name
@@ -109,7 +110,9 @@ def compile_args(name, compiler_type, openmp_args):
     if base in STRICT_FP_MODULES and not msvc:
         args += STRICT_FP_FLAGS
     if name.endswith("_avx2") and _is_x86():
-        args += ["/arch:AVX2"] if msvc else ["-mavx2"]
+        # F16C (half <-> float conversions) came with AVX2 on every CPU; the
+        # half kernels use its instructions, the others no half values.
+        args += ["/arch:AVX2"] if msvc else ["-mavx2", "-mf16c"]
     return args
 
 
@@ -159,8 +162,11 @@ def check_openmp_support(compiler):
 
 def template_table(template):
     """The table module a template ``_<family>.pxi.tp`` is rendered from,
-    ``<family>_table.py`` beside it, or None."""
+    ``<family>_table.py`` beside it, or None.  A family's half-precision
+    kernels (``_<family>_half.pxi.tp``) share its table."""
     family = os.path.basename(template).split(".")[0].lstrip("_")
+    if family.endswith("_half"):
+        family = family[: -len("_half")]
     path = os.path.join(os.path.dirname(template), f"{family}_table.py")
     return path if os.path.exists(path) else None
 
@@ -235,9 +241,9 @@ def cythonize_kernels(extensions, force, jobs, directives):
         if os.path.exists(stamp):
             with open(stamp) as f:
                 previous = f.read()
-        c_file = os.path.splitext(ext.sources[0])[0] + ".c"
-        if previous != wanted and os.path.exists(c_file):
-            os.remove(c_file)  # generated with other directives
+        for c_file in (os.path.splitext(ext.sources[0])[0] + x for x in (".c", ".cpp")):
+            if previous != wanted and os.path.exists(c_file):
+                os.remove(c_file)  # generated with other directives
         stamps.append(stamp)
     extensions = cythonize(
         extensions, compiler_directives=directives, nthreads=jobs, force=force

@@ -22,7 +22,8 @@ cdef extern from *:
     #if (defined(__GNUC__) || defined(__clang__)) && \\
         (defined(__x86_64__) || defined(__i386__))
         __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") != 0;
+        return __builtin_cpu_supports("avx2") != 0 &&
+               __builtin_cpu_supports("f16c") != 0;
     #else
         return 0;
     #endif
@@ -32,7 +33,8 @@ cdef extern from *:
 
 
 def cpu_has_avx2():
-    """True when this CPU (and its OS) can run the AVX2 builds of the kernels."""
+    """True when this CPU (and its OS) can run the AVX2 builds of the kernels
+    (AVX2 and F16C, which every AVX2 CPU has)."""
     return sparsegrad_cpu_has_avx2() != 0
 
 

@@ -70,9 +70,10 @@ class Backend:
         Parameters
         ----------
         family : str
-            ``"training"``, ``"segment"``, ``"bags"`` (the segment kernels the
-            embedding bags use: the AVX2 build on the host where the CPU has
-            it), ``"slices"``, ``"clip"``, ``"ragged"``, ``"elementwise"``
+            ``"training"``, ``"training_half"`` (the float16 and bfloat16
+            training kernels, host only), ``"segment"``, ``"bags"`` (the
+            segment kernels the embedding bags use: the AVX2 build on the host
+            where the CPU has it), ``"slices"``, ``"clip"``, ``"ragged"``, ``"elementwise"``
             (host only) or ``"sort"`` (GPU only).
 
         Returns
@@ -148,6 +149,7 @@ def _host_kernels(baseline, avx2_name):
 #: The host backend: NumPy and the Cython kernels.
 CPU = Backend("cpu", np, {
     "training": _host_kernels("training", "training_avx2"),
+    "training_half": _host_kernels("training_half", "training_half_avx2"),
     "segment": _host_kernels("segment", "segment_avx2"),
     "bags": _host_kernels("segment", "segment_avx2"),
     "slices": _kernel_module("_kernels.slices"),

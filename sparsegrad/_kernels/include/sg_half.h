@@ -5,9 +5,13 @@
  * -----------------------------------------
  *   sg_f16_to_f32(h), sg_bf16_to_f32(h)   exact: every half value is a float
  *   sg_f32_to_f16(x), sg_f32_to_bf16(x)   round to nearest, ties to even
- *   sg_f64_to_f16(d), sg_f64_to_bf16(d)   one rounding from double (round to
+ *   sg_f64_to_f16(d)                      one rounding from double (round to
  *                                         odd into float first, so that the
- *                                         second rounding is the only one)
+ *                                         second rounding is the only one),
+ *                                         as NumPy's float16 casts round
+ *   sg_f64_to_bf16(d)                     through float, rounded twice, as
+ *                                         ml_dtypes' and TensorFlow's (Eigen)
+ *                                         casts to bfloat16 round
  * Denormals are kept both ways (nothing is flushed to zero), an overflow
  * gives an infinity, and a NaN stays a NaN of the same sign:
  *   float16   the quiet bit set and the top 9 bits of the float's payload
@@ -131,7 +135,7 @@ SG_FN sg_u16 sg_f32_to_f16(float x) { return sg_f32_to_f16_portable(x); }
 
 /* d in float rounded to odd: toward zero, then the last bit set when
  * anything was dropped.  Rounding that to a type of at most 22 bits of
- * precision is the correct rounding of d itself. */
+ * precision is the correct rounding of d itself (float16's 11 here). */
 SG_FN float sg_f64_to_f32_odd(double d) {
     float f = (float)d;
     if ((double)f != d && f == f) {
@@ -144,7 +148,7 @@ SG_FN float sg_f64_to_f32_odd(double d) {
 }
 
 SG_FN sg_u16 sg_f64_to_f16(double d) { return sg_f32_to_f16(sg_f64_to_f32_odd(d)); }
-SG_FN sg_u16 sg_f64_to_bf16(double d) { return sg_f32_to_bf16(sg_f64_to_f32_odd(d)); }
+SG_FN sg_u16 sg_f64_to_bf16(double d) { return sg_f32_to_bf16((float)d); }
 
 #ifdef __cplusplus
 /* ---- the rounding arithmetic ------------------------------------------- */

@@ -11,6 +11,7 @@ import numpy as np
 from ..._kernels import training as baseline_kernels
 from ...framework import sparse_rows
 from ...framework.backend import CPU
+from ...framework.dtypes import BFLOAT16, is_half
 from ...framework.threads import get_num_threads
 from . import arrays
 from .locks import Held
@@ -233,6 +234,9 @@ class Prepared:
         one kernel (see :meth:`_sparse`).
         """
         spec, var = self.spec, self.var
+        if is_half(var.dtype):
+            self._run_half(use_locking, coalesce)
+            return
         k = self.be.kernels("training")
         driver = getattr(k, spec.driver)
         n_threads = get_num_threads()
@@ -262,6 +266,57 @@ class Prepared:
                 rows += [s.reshape(n_rows, -1) for s in self.slots]
                 rows += [rows[0]] * (4 - len(rows))
             self._sparse(k, driver, rows, coalesce, use_locking, n_threads)
+        for variable in self.variables:
+            variable._bump()
+
+    def _run_half(self, use_locking, coalesce):
+        """:meth:`run` on float16 or bfloat16 arrays: the kernels of
+        ``training_half`` (TensorFlow's half semantics, every operation
+        rounded), on the arrays' ``uint16`` views.  A scaled gradient is
+        multiplied first (each product rounded once: the bits the float
+        kernels get when they scale as they read) and duplicates are summed
+        first when coalescing (in the storage type, in their original order,
+        from zero), so the kernels only ever apply rows."""
+        spec, var, hp = self.spec, self.var, self.hp
+        k = self.be.kernels("training_half")
+        bf16 = var.dtype == BFLOAT16
+        n_threads = get_num_threads()
+        grad = self.grad
+        if self.grad_scale != 1.0:
+            grad = grad * var.dtype.type(self.grad_scale)
+        if not spec.sparse:
+            if not var.size:
+                pass
+            elif spec.rowwise:
+                n_rows = var.shape[0]
+                self._call(use_locking, k.dense_rowwise_adagrad,
+                           _bits(var.reshape(n_rows, -1)),
+                           _bits(self.slots[0].reshape(n_rows, 1)),
+                           _bits(grad.reshape(n_rows, -1)), hp, bf16, n_threads)
+            else:
+                flat = [_bits(a.reshape(-1)) for a in (var, *self.slots)]
+                flat += [flat[0]] * (4 - len(flat))
+                args = [*flat, _bits(grad.reshape(-1)), hp, bf16, n_threads]
+                if spec.kernel == "lamb":
+                    args.append(np.empty(k.lamb_sums_size(var.size)))
+                self._call(use_locking, getattr(k, spec.driver), *args)
+        elif self.indices.shape[0] and var.size:
+            n_rows, indices = var.shape[0], self.indices
+            rows = [var.reshape(n_rows, -1)]
+            if spec.rowwise:
+                rows += [self.slots[0].reshape(n_rows, 1)] * 3
+            else:
+                rows += [s.reshape(n_rows, -1) for s in self.slots]
+                rows += [rows[0]] * (4 - len(rows))
+            grad = grad.reshape(indices.shape[0], -1)
+            if coalesce:
+                unique, where = np.unique(indices, return_inverse=True)
+                sums = np.zeros((unique.shape[0], grad.shape[1]), var.dtype)
+                np.add.at(sums, where.reshape(-1), grad)
+                indices, grad = unique, sums
+            self._call(use_locking, getattr(k, spec.driver),
+                       *[_bits(r) for r in rows], _bits(grad), indices, hp, bf16,
+                       n_threads)
         for variable in self.variables:
             variable._bump()
 
@@ -324,6 +379,14 @@ class Prepared:
 
 
 _INT64 = np.dtype(np.int64)
+_UINT16 = np.dtype(np.uint16)
+
+
+def _bits(array):
+    """A half array's bits, as the half kernels take them."""
+    return array.view(_UINT16)
+
+
 # The by-row kernels link occurrences with int32 offsets.
 _BY_ROW_MAX_N = baseline_kernels.BY_ROW_MAX_N
 # Rows narrower than this take the by-row sparse kernel on several threads.

@@ -17,7 +17,7 @@ import numpy as np
 from ...errors import InvalidArgumentError
 from ...framework import sparse_rows
 from ...framework.backend import backend_of
-from ...framework.dtypes import FLOAT_DTYPES, INDEX_DTYPES
+from ...framework.dtypes import FLOAT_DTYPES, HALF_DTYPES, INDEX_DTYPES, is_floating
 from ...framework.variable import Variable
 from . import arrays
 
@@ -70,6 +70,13 @@ def non_positive(x):
 
 
 _FLOAT64 = np.dtype(np.float64)
+_FLOAT32 = np.dtype(np.float32)
+# What var and the slots may hold.
+_STATE_DTYPES = FLOAT_DTYPES + HALF_DTYPES
+
+
+def _is_real(dtype):
+    return dtype.kind in "biuf" or is_floating(dtype)
 
 
 def _inner_dim(var):
@@ -84,10 +91,10 @@ def _state_array(array, name, be):
             f"{name} must be a numpy array or a Variable to update in place, "
             f"got {type(array).__name__}"
         )
-    if array.dtype not in FLOAT_DTYPES:
+    if array.dtype not in _STATE_DTYPES:
         raise InvalidArgumentError(
-            f"{name} has dtype {array.dtype}; training ops update float32 or "
-            "float64 arrays"
+            f"{name} has dtype {array.dtype}; training ops update float16, "
+            "bfloat16, float32 or float64 arrays"
         )
     # (cupy arrays are always writeable and have no such flag)
     if not getattr(array.flags, "writeable", True):
@@ -124,7 +131,7 @@ def _check_disjoint(array, name, named, be):
 
 def _scalar_array(value, name):
     array = np.asarray(value)
-    if array.dtype.kind not in "biuf":
+    if not _is_real(array.dtype):
         got = repr(value) if array.dtype.kind == "O" else f"dtype {array.dtype}"
         raise InvalidArgumentError(f"{name} must be a real number, got {got}")
     return array
@@ -142,13 +149,14 @@ def round_to(value, dtype):
     """The Python float `value` rounded to float `dtype`, as a Python float."""
     if dtype is _FLOAT64:
         return value
+    if dtype != _FLOAT32:               # the half types: not cached
+        return float(dtype.type(value))
     rounded = _FLOAT32_ROUNDED.get(value)
     if rounded is None:
         rounded = float(dtype.type(value))
-        if dtype == np.float32:
-            if len(_FLOAT32_ROUNDED) >= _FLOAT32_ROUNDED_SIZE:
-                _FLOAT32_ROUNDED.clear()
-            _FLOAT32_ROUNDED[value] = rounded
+        if len(_FLOAT32_ROUNDED) >= _FLOAT32_ROUNDED_SIZE:
+            _FLOAT32_ROUNDED.clear()
+        _FLOAT32_ROUNDED[value] = rounded
     return rounded
 
 
@@ -273,12 +281,12 @@ def _grad_step(name):
         value = call.args[name]
         typed = isinstance(value, np.ndarray) or hasattr(value, "dtype")
         array = arrays.as_array(value, call.be)
-        if array.dtype.kind not in "biuf":
+        if not _is_real(array.dtype):
             raise InvalidArgumentError(
                 f"{name} must be real, got dtype {array.dtype}"
             )
         if array.dtype != call.dtype:
-            if typed and array.dtype.kind == "f":
+            if typed and is_floating(array.dtype):
                 raise InvalidArgumentError(
                     f"{name} dtype {array.dtype} does not match var dtype "
                     f"{call.dtype}"
