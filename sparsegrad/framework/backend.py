@@ -73,8 +73,8 @@ class Backend:
             ``"training"``, ``"training_half"`` (the float16 and bfloat16
             training kernels, host only), ``"segment"``, ``"bags"`` (the
             segment kernels the embedding bags use: the AVX2 build on the host
-            where the CPU has it), ``"slices"``, ``"clip"``, ``"ragged"``, ``"elementwise"``
-            (host only) or ``"sort"`` (GPU only).
+            where the CPU has it), ``"slices"``, ``"clip"``, ``"ragged"``,
+            ``"elementwise"`` (host only) or ``"sort"`` (GPU only).
 
         Returns
         -------
