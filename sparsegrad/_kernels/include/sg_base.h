@@ -71,6 +71,14 @@ SG_FN SG_M SG_F(sg_clamp)(SG_M x, SG_M lo, SG_M hi) {
 #if defined(__CUDACC__)
 #define SG_FN static __device__ __forceinline__
 #define SG_FN_OUTLINE static __device__ __noinline__
+#elif defined(__cplusplus) && (defined(__GNUC__) || defined(__clang__))
+/* C++ on the host (the half training kernels): every function inlined into
+ * the loop that calls it, whose flags, literal there, then leave it
+ * branch-free, so that it vectorises (their rounding code makes the element
+ * functions too large for GCC to inline them of its own accord). */
+#include <math.h>
+#define SG_FN static inline __attribute__((always_inline))
+#define SG_FN_OUTLINE static inline
 #else
 #include <math.h>
 #define SG_FN static inline

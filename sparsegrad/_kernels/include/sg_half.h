@@ -18,11 +18,14 @@
  *             kept; float16 to float32 sets the quiet bit and shifts the
  *             payload back (what F16C's VCVTPS2PH and VCVTPH2PS do);
  *   bfloat16  always 0x7fc0 with the sign (Eigen's and ml_dtypes' rule).
- * The portable code below gives exactly the bits of F16C; where the
- * compiler targets F16C (the AVX2 builds: -mf16c) the host uses the
- * instructions, elsewhere this code.  bfloat16 never uses AVX-512 BF16's
- * VCVTNEPS2BF16, which flushes denormals to zero: its rounding here is three
- * integer operations, which the compiler vectorises.
+ * This code gives exactly the bits of F16C's instructions (the AVX2 builds,
+ * compiled with -mf16c, also have sg_*_f16c, F16C's own conversions, which
+ * the tests compare with it over every float16 and many floats) and it is
+ * what the kernels use on every CPU: integer and float operations that the
+ * compiler vectorises (with AVX2's integer instructions in the AVX2 builds),
+ * where F16C's scalar conversions keep a loop scalar (twice as slow,
+ * measured).  bfloat16 never uses AVX-512 BF16's VCVTNEPS2BF16, which
+ * flushes denormals to zero: its rounding here is three integer operations.
  *
  * Rounding arithmetic (C++ only: the training kernels' half instantiation)
  * -------------------------------------------------------------------------
@@ -92,7 +95,7 @@ SG_FN sg_u16 sg_f32_to_bf16(float x) {
 
 /* ---- float16 ----------------------------------------------------------- */
 
-SG_FN float sg_f16_to_f32_portable(sg_u16 h) {
+SG_FN float sg_f16_to_f32(sg_u16 h) {
     sg_u32 sign = (sg_u32)(h & 0x8000u) << 16;
     sg_u32 e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
     if (e == 0x1fu)                     /* inf, or a NaN made quiet */
@@ -104,7 +107,7 @@ SG_FN float sg_f16_to_f32_portable(sg_u16 h) {
     return sg_f32_of_bits(sign | ((e + 112u) << 23) | (m << 13));
 }
 
-SG_FN sg_u16 sg_f32_to_f16_portable(float x) {
+SG_FN sg_u16 sg_f32_to_f16(float x) {
     sg_u32 u = sg_f32_bits(x);
     sg_u32 sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
     if (a > 0x7f800000u)                /* NaN: quiet, top of the payload */
@@ -123,12 +126,31 @@ SG_FN sg_u16 sg_f32_to_f16_portable(float x) {
     return (sg_u16)(sign | (a >> 13));
 }
 
+/* x rounded to float16 (to nearest, ties to even), as a float: the bits of
+ * sg_f16_to_f32(sg_f32_to_f16(x)), in float arithmetic that vectorises.
+ * Adding c = 2**(e + 13), e the exponent of |x| (at least 2**-1: float16's
+ * denormals lie on the grid 2**-24), leaves 11 significant bits, rounded by
+ * the addition itself; subtracting c is exact.  Beyond 65504 (65520 and up
+ * round past it) the result is an infinity; a NaN keeps the top ten bits of
+ * its payload and becomes quiet. */
+SG_FN float sg_round_f16(float x) {
+    sg_u32 u = sg_f32_bits(x), a = u & 0x7fffffffu;
+    sg_u32 e = (a & 0x7f800000u) + (13u << 23);
+    float c = sg_f32_of_bits(e > 0x3f000000u ? e : 0x3f000000u);
+    float r = (sg_f32_of_bits(a) + c) - c;
+    sg_u32 rb = r > 65504.0f ? 0x7f800000u : sg_f32_bits(r);
+    sg_u32 nan = (u & 0xffffe000u) | 0x00400000u;
+    return sg_f32_of_bits(a > 0x7f800000u ? nan : (rb | (u & 0x80000000u)));
+}
+
+SG_FN float sg_round_bf16(float x) { return sg_bf16_to_f32(sg_f32_to_bf16(x)); }
+
 #ifdef SG_HAVE_F16C
-SG_FN float sg_f16_to_f32(sg_u16 h) { return _cvtsh_ss(h); }
-SG_FN sg_u16 sg_f32_to_f16(float x) { return (sg_u16)_cvtss_sh(x, 0); }
-#else
-SG_FN float sg_f16_to_f32(sg_u16 h) { return sg_f16_to_f32_portable(h); }
-SG_FN sg_u16 sg_f32_to_f16(float x) { return sg_f32_to_f16_portable(x); }
+/* F16C's instructions, for the tests that hold the code above to them (the
+ * kernels use the code above: its loops vectorise, F16C's scalar
+ * conversions keep a loop scalar, which measured twice as slow). */
+SG_FN float sg_f16_to_f32_f16c(sg_u16 h) { return _cvtsh_ss(h); }
+SG_FN sg_u16 sg_f32_to_f16_f16c(float x) { return (sg_u16)_cvtss_sh(x, 0); }
 #endif
 
 /* ---- from double, one rounding ----------------------------------------- */
@@ -155,6 +177,8 @@ SG_FN sg_u16 sg_f64_to_bf16(double d) { return sg_f32_to_bf16((float)d); }
 
 #if defined(__CUDACC__)
 #define SG_MEMBER __device__ __forceinline__
+#elif defined(__GNUC__) || defined(__clang__)
+#define SG_MEMBER inline __attribute__((always_inline))
 #else
 #define SG_MEMBER inline
 #endif
@@ -163,11 +187,11 @@ SG_FN sg_u16 sg_f64_to_bf16(double d) { return sg_f32_to_bf16((float)d); }
  * the conversions float -> bits TO, bits -> float FROM and double -> bits
  * FROM64.  The operators are free functions of M (not templates), so that an
  * int, a double or a storage value converts to M on either side. */
-#define SG_HALF_TYPES(M, S, TO, FROM, FROM64)                                  \
+#define SG_HALF_TYPES(M, S, ROUND, TO, FROM, FROM64)                           \
     struct M {                                                                 \
         float f; /* a value of the storage type */                            \
-        SG_MEMBER M() {}                                                       \
-        SG_MEMBER M(float x) : f(FROM(TO(x))) {}                               \
+        M() = default;                                                         \
+        SG_MEMBER M(float x) : f(ROUND(x)) {}                                  \
         SG_MEMBER M(double x) : f(FROM(FROM64(x))) {}                          \
         SG_MEMBER M(int x) : f(FROM(FROM64((double)x))) {}                     \
         SG_MEMBER M(bool x) : f(x ? 1.0f : 0.0f) {}                            \
@@ -208,8 +232,10 @@ SG_FN sg_u16 sg_f64_to_bf16(double d) { return sg_f32_to_bf16((float)d); }
     SG_FN_OUTLINE M sg_exp(M x) { return M(expf(x.f)); }                       \
     SG_FN_OUTLINE M sg_log(M x) { return M(logf(x.f)); }
 
-SG_HALF_TYPES(sg_mf16, sg_sf16, sg_f32_to_f16, sg_f16_to_f32, sg_f64_to_f16)
-SG_HALF_TYPES(sg_mbf16, sg_sbf16, sg_f32_to_bf16, sg_bf16_to_f32, sg_f64_to_bf16)
+SG_HALF_TYPES(sg_mf16, sg_sf16, sg_round_f16, sg_f32_to_f16, sg_f16_to_f32,
+              sg_f64_to_f16)
+SG_HALF_TYPES(sg_mbf16, sg_sbf16, sg_round_bf16, sg_f32_to_bf16, sg_bf16_to_f32,
+              sg_f64_to_bf16)
 #undef SG_HALF_TYPES
 
 #endif /* __cplusplus */
