@@ -5,10 +5,15 @@
 // sg_ragged.h, shared with the Cython kernels; this file keeps the threads,
 // blocks, tiles and chunks, and the loads and stores.
 //
-// Kernel names carry the value type (i32/i64/f32/f64) and, where splits are
-// an argument, the splits type after it (range_fill_f32_i64).  Every output
-// element is computed from its own row's inputs, in the CPU kernel's
+// Kernel names carry the value type (i32/i64/f32/f64/bf16) and, where splits
+// are an argument, the splits type after it (range_fill_f32_i64).  Every
+// output element is computed from its own row's inputs, in the CPU kernel's
 // arithmetic, so the bits do not depend on the launch shape.
+//
+// bfloat16 values come as their bits (sg_u16 arrays, as the Cython kernels
+// take them); the kernels hand them to the templates as sg_half.h's storage
+// type sg_sbf16, for which sg_ragged.h overloads sg_range_size and
+// sg_range_next (Eigen's bfloat16 arithmetic, as on the CPU).
 #include "common.cuh"
 #include "sg_ragged.h"
 
@@ -28,17 +33,21 @@ __device__ __forceinline__ void range_sizes_body(
     }
 }
 
-#define SG_RANGE_SIZES(SUF, T)                                                  \
+// P: the arrays' element type in the signature; T: the templates' (they
+// differ for bfloat16 only: bits in, sg_sbf16 inside).
+#define SG_RANGE_SIZES(SUF, P, T)                                               \
     extern "C" __global__ void range_sizes_##SUF(                               \
-        const T *starts, const T *limits, const T *deltas, i64 ss, i64 ls,      \
+        const P *starts, const P *limits, const P *deltas, i64 ss, i64 ls,      \
         i64 ds, i64 *sizes_out, i64 n_rows, i64 max_size) {                     \
-        range_sizes_body<T>(starts, limits, deltas, ss, ls, ds, sizes_out,      \
-                            n_rows, max_size);                                  \
+        range_sizes_body<T>((const T *)starts, (const T *)limits,               \
+                            (const T *)deltas, ss, ls, ds, sizes_out, n_rows,   \
+                            max_size);                                          \
     }
-SG_RANGE_SIZES(i32, int)
-SG_RANGE_SIZES(i64, i64)
-SG_RANGE_SIZES(f32, float)
-SG_RANGE_SIZES(f64, double)
+SG_RANGE_SIZES(i32, int, int)
+SG_RANGE_SIZES(i64, i64, i64)
+SG_RANGE_SIZES(f32, float, float)
+SG_RANGE_SIZES(f64, double, double)
+SG_RANGE_SIZES(bf16, sg_u16, sg_sbf16)
 
 // -- range_splits ------------------------------------------------------------
 // The CPU scans row by row and stops at the first row that has a negative
@@ -310,8 +319,8 @@ __device__ __forceinline__ void range_fill_int_body(
                                       values_out, total, items);
 }
 
-// Floats: the CPU's values are a chain of roundings (v = v + delta), which
-// only the same chain reproduces: one thread per row.
+// Floats (bfloat16 too): the CPU's values are a chain of roundings
+// (v = v + delta), which only the same chain reproduces: one thread per row.
 template <typename T, typename S>
 __device__ __forceinline__ void range_fill_float_body(
     const T *starts, const T *deltas, i64 ss, i64 ds, const S *splits,
@@ -342,21 +351,23 @@ SG_CHUNK_ROWS(i64, i64)
         range_fill_int_body<T, U, S>(starts, deltas, ss, ds, splits, first_row, \
                                      values_out, total, items);                 \
     }
-#define SG_RANGE_FILL_FLOAT(SUF, SSUF, T, S)                                    \
+#define SG_RANGE_FILL_FLOAT(SUF, SSUF, P, T, S)                                 \
     extern "C" __global__ void range_fill_##SUF##_##SSUF(                       \
-        const T *starts, const T *deltas, i64 ss, i64 ds, const S *splits,      \
-        T *values_out, i64 n_rows) {                                            \
-        range_fill_float_body<T, S>(starts, deltas, ss, ds, splits,             \
-                                    values_out, n_rows);                        \
+        const P *starts, const P *deltas, i64 ss, i64 ds, const S *splits,      \
+        P *values_out, i64 n_rows) {                                            \
+        range_fill_float_body<T, S>((const T *)starts, (const T *)deltas, ss,   \
+                                    ds, splits, (T *)values_out, n_rows);       \
     }
 SG_RANGE_FILL_INT(i32, i32, int, u32, int)
 SG_RANGE_FILL_INT(i32, i64, int, u32, i64)
 SG_RANGE_FILL_INT(i64, i32, i64, u64, int)
 SG_RANGE_FILL_INT(i64, i64, i64, u64, i64)
-SG_RANGE_FILL_FLOAT(f32, i32, float, int)
-SG_RANGE_FILL_FLOAT(f32, i64, float, i64)
-SG_RANGE_FILL_FLOAT(f64, i32, double, int)
-SG_RANGE_FILL_FLOAT(f64, i64, double, i64)
+SG_RANGE_FILL_FLOAT(f32, i32, float, float, int)
+SG_RANGE_FILL_FLOAT(f32, i64, float, float, i64)
+SG_RANGE_FILL_FLOAT(f64, i32, double, double, int)
+SG_RANGE_FILL_FLOAT(f64, i64, double, double, i64)
+SG_RANGE_FILL_FLOAT(bf16, i32, sg_u16, sg_sbf16, int)
+SG_RANGE_FILL_FLOAT(bf16, i64, sg_u16, sg_sbf16, i64)
 
 // -- row_splits_to_rowids ----------------------------------------------------
 

@@ -1,9 +1,9 @@
 """Launchers of ``ragged.cu``: the GPU twins of ``sparsegrad._kernels.ragged``
 (same names, same Python-side signatures, ``n_threads`` ignored).
 
-Arrays are C-contiguous cupy arrays of the dtypes the Cython kernels take;
-the Python layer (``sparsegrad.ragged``) validates and allocates as for the
-CPU.
+Arrays are C-contiguous cupy arrays of the dtypes the Cython kernels take
+(bfloat16 values as their ``uint16`` bits); the Python layer
+(``sparsegrad.ragged``) validates and allocates as for the CPU.
 """
 
 import numpy as np
@@ -17,7 +17,8 @@ __all__ = ["SIZE_ZERO_DELTA", "SIZE_TOO_LARGE", "range_sizes", "range_splits",
 SIZE_ZERO_DELTA = -1
 SIZE_TOO_LARGE = -2
 
-_SUFFIX = {"int32": "i32", "int64": "i64", "float32": "f32", "float64": "f64"}
+_SUFFIX = {"int32": "i32", "int64": "i64", "float32": "f32", "float64": "f64",
+           "uint16": "bf16"}   # bfloat16 values come as their bits
 _MAX_TOTAL = {"int32": 2147483647, "int64": 9223372036854775807}
 # Rows per thread of a range_splits tile, and values per thread of a chunk of
 # the integer fill and of the row ids (module globals: tests shrink them to

@@ -15,7 +15,8 @@ values are allocated:
    ``ceil(|limit - start| / |delta|)`` in unsigned 64-bit arithmetic (no
    overflow, even for ``delta = -2**63``); float sizes are
    ``ceil(|(limit - start) / delta|)`` in the values' precision (float32
-   math in float32), as TensorFlow computes them.
+   math in float32; bfloat16 math in float32 rounded to bfloat16 after each
+   operation, as Eigen's bfloat16 does), as TensorFlow computes them.
 2. ``range_splits`` (sequential; it is O(rows) and cheap next to the fill)
    scans the sizes in row order, stops at the first row whose code is
    negative or whose size overflows the running total, and otherwise writes
@@ -23,7 +24,8 @@ values are allocated:
    come in TensorFlow's order (row by row).
 3. ``range_fill`` (parallel over rows; one thread owns each row) emits
    ``v = start; v = v + delta`` by repeated addition in the values' dtype,
-   as TensorFlow does (float32 ``range(0, 1, 0.1)`` gives ``0.70000005``).
+   as TensorFlow does (float32 ``range(0, 1, 0.1)`` gives ``0.70000005``;
+   a bfloat16 sum is rounded to bfloat16 at each step).
    Integer additions run in unsigned arithmetic of the values' width, so the
    addition after the last emitted value wraps instead of overflowing.
 
@@ -34,12 +36,16 @@ The arithmetic (a row's size and its codes, the next value of a row, the
 splits' overflow test) lives in ``include/sg_ragged.h``, shared with the CUDA
 kernels (``sparsegrad/_cuda/ragged.cu``); these functions keep the threads,
 the chunks and the loads and stores.
+
+bfloat16 values come as their bits (``uint16_t``, the Python layer passes
+``a.view(np.uint16)``): that member of the fused type means bfloat16, never
+an integer range.
 Results are the same bits for any thread count: every output element is
 written by the one thread that owns its row, from that row's inputs only.
 """
 
 from cython.parallel cimport prange
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t
 
 from ._openmp cimport threads_for
 from ._typedefs cimport index_t
@@ -56,20 +62,25 @@ cdef extern from "sg_ragged.h" nogil:
                               uint64_t max_size) noexcept
     int64_t sg_range_size_f64(double start, double limit, double delta,
                               uint64_t max_size) noexcept
+    int64_t sg_range_size_bf16(uint16_t start, uint16_t limit, uint16_t delta,
+                               uint64_t max_size) noexcept
     uint32_t sg_range_at_i32(int32_t start, int32_t delta, int64_t j) noexcept
     uint64_t sg_range_at_i64(int64_t start, int64_t delta, int64_t j) noexcept
     uint32_t sg_range_next_i32(uint32_t v, uint32_t d) noexcept
     uint64_t sg_range_next_i64(uint64_t v, uint64_t d) noexcept
     float sg_range_next_f32(float v, float d) noexcept
     double sg_range_next_f64(double v, double d) noexcept
+    uint16_t sg_range_next_bf16(uint16_t v, uint16_t d) noexcept
     bint sg_range_total_overflows(int64_t total, int64_t size,
                                   int64_t max_total) noexcept
 
+# uint16_t: bfloat16 values as their bits (see the module docstring).
 ctypedef fused range_t:
     int32_t
     int64_t
     float
     double
+    uint16_t
 
 # Codes written by range_sizes in place of a size (sg_ragged.h's).
 SIZE_ZERO_DELTA = SG_RANGE_ZERO_DELTA
@@ -91,8 +102,10 @@ cdef inline int64_t _row_size(range_t start, range_t limit, range_t delta,
         return sg_range_size_i64(start, limit, delta, max_size)
     elif range_t is float:
         return sg_range_size_f32(start, limit, delta, max_size)
-    else:
+    elif range_t is double:
         return sg_range_size_f64(start, limit, delta, max_size)
+    else:
+        return sg_range_size_bf16(start, limit, delta, max_size)
 
 
 def range_sizes(
@@ -175,11 +188,11 @@ cdef inline void _fill_chunk(
     Py_ssize_t stop,
 ) noexcept nogil:
     # Rows first..stop-1.  An integer row is one loop the compiler
-    # vectorises.  A float row is a chain of dependent additions, bound by
-    # their latency (about four cycles a value), so four rows run side by
-    # side, each still summed in its own order: every round advances the
-    # four rows by the shortest one's remaining length, then the finished
-    # rows make room for the next ones.
+    # vectorises.  A float (or bfloat16) row is a chain of dependent
+    # additions, bound by their latency (about four cycles a value), so four
+    # rows run side by side, each still summed in its own order: every round
+    # advances the four rows by the shortest one's remaining length, then the
+    # finished rows make room for the next ones.
     cdef Py_ssize_t i
     if range_t is int32_t or range_t is int64_t:
         for i in range(first, stop):
@@ -248,15 +261,18 @@ cdef inline void _fill_rows_interleaved(
 
 
 cdef inline range_t _next(range_t v, range_t d) noexcept nogil:
-    # The value after v in a row of step d (sg_range_next; an integer wraps).
+    # The value after v in a row of step d (sg_range_next; an integer wraps;
+    # bfloat16 bits give the rounded sum's bits).
     if range_t is int32_t:
         return <int32_t> sg_range_next_i32(<uint32_t> v, <uint32_t> d)
     elif range_t is int64_t:
         return <int64_t> sg_range_next_i64(<uint64_t> v, <uint64_t> d)
     elif range_t is float:
         return sg_range_next_f32(v, d)
-    else:
+    elif range_t is double:
         return sg_range_next_f64(v, d)
+    else:
+        return sg_range_next_bf16(v, d)
 
 
 cdef inline void _fill_row(range_t *out, Py_ssize_t lo, Py_ssize_t hi,

@@ -3,6 +3,7 @@
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from ..framework.dtypes import BFLOAT16, is_floating
 from ..framework.tensor import Tensor, wrap
 from ..framework.variable import Variable
 from .ragged_range import (
@@ -16,9 +17,12 @@ from .ragged_tensor import RaggedTensor
 
 __all__ = ["range"]
 
-# The promotion order of tf.ragged.range when no dtype is given.
-_ORDER = (np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.float32),
+# The promotion order of tf.ragged.range when no dtype is given, bfloat16
+# put where TensorFlow's own promotion puts it: above the integers, below
+# float32 (TensorFlow's list lacks it and fails an assert).
+_ORDER = (np.dtype(np.int32), np.dtype(np.int64), BFLOAT16, np.dtype(np.float32),
           np.dtype(np.float64))
+_EXPECTED = "int32, int64, bfloat16, float32 or float64"
 _INT32 = np.iinfo(np.int32)
 
 
@@ -35,14 +39,14 @@ def _cast(array, dtype, name, xp):
     module of `array`."""
     if array.dtype == dtype:
         return array
-    if array.size and dtype.kind in "iu" and array.dtype.kind == "f":
+    if array.size and dtype.kind in "iu" and is_floating(array.dtype):
         bad = ~xp.isfinite(array) | (array != xp.trunc(array))
         if bool(bad.any()):
             raise InvalidArgumentError(
                 f"ragged.range: {name} = {_first_value(array, bad)!r} is not an "
                 f"integer; dtype {dtype} cannot hold it"
             )
-        half = 2.0 ** (8 * dtype.itemsize - 1)   # exact in float32 and float64
+        half = 2.0 ** (8 * dtype.itemsize - 1)   # exact in every float dtype
         out = (array < -half) | (array >= half)
         if bool(out.any()):
             raise InvalidArgumentError(
@@ -60,7 +64,7 @@ def _cast(array, dtype, name, xp):
             )
     with np.errstate(over="ignore", invalid="ignore"):   # checked below
         converted = array.astype(dtype)
-    if array.size and dtype.kind == "f" and array.dtype.kind == "f":
+    if array.size and is_floating(dtype) and is_floating(array.dtype):
         overflow = xp.isinf(converted) & xp.isfinite(array)
         if bool(overflow.any()):
             raise InvalidArgumentError(
@@ -82,7 +86,7 @@ def _python_array(x, dtype, name):
             raise TypeError(
                 f"ragged.range: cannot convert {name}={x!r:.60} to a number tensor"
             )
-        if dtype is not None and dtype.kind == "f":
+        if dtype is not None and is_floating(dtype):
             return np.asarray([float(v) for v in items]).reshape(array.shape)
         value = max(items, key=abs)
         raise InvalidArgumentError(
@@ -103,10 +107,9 @@ def _convert(x, dtype, name, be):
     xp = be.xp if on_gpu else np
     if isinstance(x, (np.ndarray, np.generic)) or on_gpu:
         array = x if on_gpu else np.asarray(x)
-        if array.dtype.kind not in "iuf" or array.dtype == np.bool_:
+        if not (array.dtype.kind in "iu" or is_floating(array.dtype)):
             raise TypeError(
-                f"ragged.range: {name} has dtype {array.dtype}; expected int32, "
-                "int64, float32 or float64"
+                f"ragged.range: {name} has dtype {array.dtype}; expected {_EXPECTED}"
             )
         return array if dtype is None else _cast(array, dtype, name, xp)
     array = _python_array(x, dtype, name)
@@ -116,7 +119,7 @@ def _convert(x, dtype, name, be):
             f"ragged.range: cannot convert {name}={x!r} to a number tensor"
         )
     if dtype is not None:
-        if kind == "f" and dtype.kind != "f":
+        if kind == "f" and not is_floating(dtype):
             raise TypeError(f"Cannot convert {x!r} to EagerTensor of dtype {dtype}")
         return _cast(array, dtype, name, xp)
     if kind == "f":
@@ -134,7 +137,9 @@ def range(starts, limits=None, deltas=1, dtype=None, name=None,
     style); scalars broadcast to every row; row ``i`` holds ``start,
     start + delta, ...`` up to (excluding) its limit, accumulated by repeated
     addition in the values' dtype (float32 ``range(0, 1, 0.1)`` ends with
-    ``0.70000005, 0.8000001, 0.9000001``).
+    ``0.70000005, 0.8000001, 0.9000001``).  bfloat16 (``ml_dtypes.bfloat16``,
+    which TensorFlow declares but has no kernel for) rounds every step of
+    the size and every sum to bfloat16 (see :func:`ragged_range`).
 
     Parameters
     ----------
@@ -145,12 +150,15 @@ def range(starts, limits=None, deltas=1, dtype=None, name=None,
     deltas : scalar, list, ndarray or Tensor, rank 0 or 1, default=1
         The step of each row; never 0.
     dtype : dtype, optional
-        The values' dtype (int32, int64, float32 or float64).  By default
-        Python ints are int32 (int64 when they do not fit), Python floats
-        float32, and the three are cast to the largest of their dtypes in
-        the order int32 < int64 < float32 < float64.  The arguments are
-        converted to it exactly: integer values must be whole numbers in its
-        range; float values round to the nearest float.
+        The values' dtype (int32, int64, bfloat16, float32 or float64).  By
+        default Python ints are int32 (int64 when they do not fit), Python
+        floats float32, and the three are cast to the largest of their dtypes
+        in the order int32 < int64 < bfloat16 < float32 < float64
+        (TensorFlow's order has no bfloat16 and raises AssertionError for
+        it).  The arguments are converted to it exactly: integer values must
+        be whole numbers in its range; float values round to the nearest
+        value of a float dtype (a float64 through float32 to bfloat16, as
+        ``ml_dtypes`` and TensorFlow's casts do).
     name : str, optional
         Ignored.
     row_splits_dtype : dtype, default=np.int64
@@ -165,16 +173,17 @@ def range(starts, limits=None, deltas=1, dtype=None, name=None,
     Raises
     ------
     TypeError
-        When `dtype` is None and an argument's dtype is outside the four
+        When `dtype` is None and an argument's dtype is outside the five
         (int16, float16...; TensorFlow raises AssertionError), for a Python
         float converted to an integer `dtype` (as TensorFlow), a bool
         `dtype` (as TensorFlow), or an argument that is not a number.
     InvalidArgumentError
-        For a `dtype` outside the four ("Value for attr 'T' of int8 is not
+        For a `dtype` outside the five ("Value for attr 'T' of int8 is not
         in the list of allowed values", as TensorFlow), a `row_splits_dtype`
         other than int32 and int64 (attr 'Tsplits'); for a start, limit or
         delta the values' dtype cannot hold (``2**40`` as int32, ``3.5`` or
-        NaN as an integer, ``1e300`` as float32, a Python int past int64),
+        NaN as an integer, ``1e300`` as float32, ``3.4e38`` as bfloat16, a
+        Python int past int64),
         naming the argument and the value, where TensorFlow would wrap it
         silently; with the messages of :func:`ragged_range` (rank, lengths,
         zero delta, sizes, total, memory).
@@ -188,6 +197,9 @@ def range(starts, limits=None, deltas=1, dtype=None, name=None,
     <RaggedTensor [[], [3, 2, 1], [5, 4, 3, 2, 1]]>
     >>> sg.ragged.range(1.0, 0.0, -0.3).values.numpy()
     array([1.        , 0.7       , 0.39999998, 0.09999996], dtype=float32)
+    >>> import ml_dtypes
+    >>> sg.ragged.range(1.0, 0.0, -0.3, dtype=ml_dtypes.bfloat16).values.numpy()
+    array([1, 0.699219, 0.398438, 0.0976562], dtype=bfloat16)
     """
     del name
     tsplits = splits_dtype(row_splits_dtype, "Tsplits")
@@ -206,8 +218,7 @@ def range(starts, limits=None, deltas=1, dtype=None, name=None,
         for a in args:
             if a.dtype not in _ORDER:
                 raise TypeError(
-                    f"ragged.range: unsupported dtype {a.dtype}; expected int32, "
-                    "int64, float32 or float64"
+                    f"ragged.range: unsupported dtype {a.dtype}; expected {_EXPECTED}"
                 )
         dtype = max((a.dtype for a in args), key=_ORDER.index)
         args = [a.astype(dtype, copy=False) for a in args]

@@ -13,13 +13,17 @@ from ..errors import InvalidArgumentError
 from ..framework import buffers
 from ..framework.backend import backend_of
 from ..framework.buffers import check_allocation
+from ..framework.dtypes import BFLOAT16, is_floating
 from ..framework.threads import get_num_threads
 
 __all__ = ["ragged_range", "range_dtype", "splits_dtype", "row_ranges",
            "is_host_scalar", "range_backend", "range_rows"]
 
-#: dtypes RaggedRange computes in (TensorFlow's CPU kernels; no bfloat16).
+#: dtypes RaggedRange computes in: the op's list (TensorFlow registers CPU
+#: kernels for the last four only; bfloat16 follows their algorithm, in
+#: bfloat16 arithmetic).
 RANGE_DTYPES = (
+    BFLOAT16,
     np.dtype(np.int32),
     np.dtype(np.int64),
     np.dtype(np.float32),
@@ -72,7 +76,8 @@ def splits_dtype(dtype, attr="Tsplits"):
 
 
 def range_dtype(dtype):
-    """`dtype` as a RaggedRange value dtype (int32, int64, float32 or float64).
+    """`dtype` as a RaggedRange value dtype (bfloat16, int32, int64, float32
+    or float64).
 
     Parameters
     ----------
@@ -97,7 +102,7 @@ def range_dtype(dtype):
     if d not in RANGE_DTYPES:
         raise InvalidArgumentError(
             f"Value for attr 'T' of {_tf_name(d)} is not in the list of allowed "
-            "values: float, double, int32, int64"
+            "values: bfloat16, float, double, int32, int64"
         )
     return d
 
@@ -134,7 +139,7 @@ def _operand(x, name, be):
     """One of starts/limits/deltas as a 0-d or 1-d array (a cupy array stays
     one); `be` is the call's backend (:func:`range_backend`)."""
     array = x if be.on_gpu and not is_host_scalar(x) else np.asarray(x)
-    if array.dtype.kind not in "iuf" or array.dtype == np.bool_:
+    if not (array.dtype.kind in "iu" or is_floating(array.dtype)):
         raise InvalidArgumentError(
             f"RaggedRange: {name} must be a number or a vector of numbers, got "
             f"dtype {array.dtype}"
@@ -142,6 +147,12 @@ def _operand(x, name, be):
     if array.ndim > 1:
         raise InvalidArgumentError(f"{name} must be a scalar or vector")
     return array
+
+
+def _bits(array):
+    """`array` as the kernels take it: a bfloat16 array as its uint16 bits
+    (a view), any other unchanged."""
+    return array.view(np.uint16) if array.dtype == BFLOAT16 else array
 
 
 def ragged_range(starts, limits, deltas, Tsplits=np.int64):
@@ -156,11 +167,20 @@ def ragged_range(starts, limits, deltas, Tsplits=np.int64):
     accumulated by repeated addition in the values' dtype as TensorFlow
     does (float32 ``0.1`` steps give ``0.70000005``, not ``0.7``).
 
+    bfloat16 (``ml_dtypes.bfloat16``; TensorFlow declares it but registers
+    no kernel) follows the float algorithm in Eigen's bfloat16 arithmetic:
+    ``limit - start``, ``/ delta`` and ``ceil`` are each computed in
+    float32 and rounded to bfloat16 straight away, and each value is the
+    previous one plus delta rounded to bfloat16, so the chain drifts sooner
+    than float32's (``range(0, 1, 0.1)`` ends with ``0.601562, 0.703125,
+    0.804688, 0.90625``).
+
     Parameters
     ----------
-    starts, limits, deltas : ndarray or scalar, int32, int64, float32 or float64
-        Rank 0 or 1, one dtype for the three (use :func:`sparsegrad.ragged.range`
-        for Python numbers and dtype promotion).
+    starts, limits, deltas : ndarray or scalar
+        Rank 0 or 1, one dtype for the three: int32, int64, bfloat16,
+        float32 or float64 (use :func:`sparsegrad.ragged.range` for Python
+        numbers and dtype promotion).
     Tsplits : dtype, default=np.int64
         int32 or int64, the dtype of the row splits.
 
@@ -239,7 +259,7 @@ def range_rows(starts, limits, deltas, tsplits, be):
     xp, kernels = be.xp, be.kernels("ragged")
     # recycled host memory: fresh buffers cost a page fault per 4 KiB
     empty = xp.empty if be.on_gpu else buffers.empty
-    s, lim, d = (xp.ascontiguousarray(xp.asarray(a).reshape(-1))
+    s, lim, d = (_bits(xp.ascontiguousarray(xp.asarray(a).reshape(-1)))
                  for a in operands)
     splits = empty((n_rows + 1,), tsplits)
     if any(a.shape[0] == 0 for a in (s, lim, d)):   # nrows 0
@@ -267,7 +287,7 @@ def range_rows(starts, limits, deltas, tsplits, be):
         )
     check_allocation(((total,), dtype, "RaggedRange: starts, limits and deltas"))
     values = empty((total,), dtype)
-    kernels.range_fill(s, d, splits, values, n_threads)
+    kernels.range_fill(s, d, splits, _bits(values), n_threads)
     return splits, values
 
 

@@ -4,6 +4,7 @@ errors, raised before anything is written."""
 
 import sys
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -79,6 +80,60 @@ def test_float_ranges_bit_exact(device, dtype, tsplits):
     assert (np.diff(cs) == 0).any()
     np.testing.assert_array_equal(ds, cs)
     assert dv.tobytes() == cv.tobytes()
+
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+@pytest.mark.parametrize("tsplits", [np.int32, np.int64])
+def test_bfloat16_ranges_bit_exact(device, tsplits):
+    # bfloat16 chains round every sum (and the sizes every operation) as on
+    # the CPU: steps that drift, negative steps, stalls, denormal steps
+    rng = np.random.default_rng(4)
+    n = 60
+    s = rng.uniform(-50, 50, n)
+    lim = rng.uniform(-50, 50, n)
+    d = rng.choice([-1, 1], n) * rng.choice([0.1, 0.3, 1 / 3, 0.7, 2.5], n)
+    tiny = 2.0 ** -133                    # the least bfloat16 denormal
+    s[:3] = [256.0, 0.0, -(2.0 ** -130)]
+    lim[:3] = [260.0, 2.0 ** -131, 2.0 ** -131]
+    d[:3] = [0.5, tiny, tiny]
+    s, lim, d = (a.astype(BF16) for a in (s, lim, d))
+    (cs, cv), (ds, dv) = _both(device, sg.ragged.ragged_range, s, lim, d,
+                               Tsplits=tsplits)
+    assert cv.dtype == BF16 and (np.diff(cs) == 0).any() and cs[-1] > 300
+    np.testing.assert_array_equal(ds, cs)
+    assert dv.view(np.uint16).tobytes() == cv.view(np.uint16).tobytes()
+    # a scalar start and delta on the host beside device limits
+    cpu = sg.ragged.range(np.asarray(0.5, BF16), lim[:10], np.asarray(0.3, BF16))
+    dev = sg.ragged.range(np.asarray(0.5, BF16), device.asarray(lim[:10]),
+                          np.asarray(0.3, BF16))
+    assert dev.values.dtype == BF16
+    assert device.asnumpy(dev.values._value).tobytes() == cpu.values.numpy().tobytes()
+
+
+def test_bfloat16_sizes_at_the_bounds_match_cpu(device):
+    # NaN, infinities, a zero delta, sizes at and beyond the splits' maximum,
+    # a span that rounds to inf in bfloat16 only (inf / inf: too large)
+    limits = np.array([2.0**31, 2.0**31 - 2.0**23, 2.0**63, np.inf, np.nan, 7, -7,
+                       3, 1.7e38, 3], BF16)
+    starts = np.zeros_like(limits)
+    starts[8] = -1.7e38
+    deltas = np.array([1, 1, 1, 1, 1, 0, 2, -1, np.inf, np.nan], BF16)
+    too_large, zero = cpu_ragged.SIZE_TOO_LARGE, cpu_ragged.SIZE_ZERO_DELTA
+    for max_size in (2**31 - 1, 2**63 - 1):
+        cpu = np.empty(limits.shape, np.int64)
+        cpu_ragged.range_sizes(starts.view(np.uint16), limits.view(np.uint16),
+                               deltas.view(np.uint16), cpu, max_size, 1)
+        dev = device.xp.empty(limits.shape, np.int64)
+        cuda_ragged.range_sizes(*(device.asarray(a.view(np.uint16))
+                                  for a in (starts, limits, deltas)),
+                                dev, max_size, 1)
+        np.testing.assert_array_equal(device.asnumpy(dev), cpu)
+        assert cpu[2:].tolist() == [too_large] * 3 + [zero, 0, 0, too_large,
+                                                      too_large]
+        assert cpu[0] == (2**31 if max_size > 2**31 else too_large)
+        assert cpu[1] == 2**31 - 2**23
 
 
 def test_broadcast_scalars_and_empty(device):
