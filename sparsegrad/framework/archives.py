@@ -9,11 +9,11 @@ caller that knows what it expects (shapes and dtypes, from its variables)
 checks the headers too, before the data: an :class:`NpzArchive` reads the
 headers on opening and the data on request.
 
-Half-precision arrays.  NumPy's ``.npy`` format has no name for bfloat16 (``ml_dtypes.bfloat16``):
-``np.savez`` writes it as anonymous 2-byte records (``|V2``) and the type is
-lost.  :func:`write_npz` therefore stores every half-precision array
-(float16 and bfloat16, :data:`~.dtypes.HALF_DTYPES`) as its bits, a
-``uint16`` entry of the same name and shape, and adds one entry,
+Half-precision arrays.  NumPy's ``.npy`` format has no name for bfloat16
+(``ml_dtypes.bfloat16``): ``np.savez`` writes it as anonymous 2-byte records
+(``|V2``) and the type is lost.  :func:`write_npz` therefore stores every
+half-precision array (float16 and bfloat16, :data:`~.dtypes.HALF_DTYPES`) as
+its bits, a ``uint16`` entry of the same name and shape, and adds one entry,
 ``__dtypes__`` (:data:`DTYPES_ENTRY`): a 0-d string array holding the JSON
 object ``{entry name: dtype name}`` of those entries (``{"slot/0/m":
 "bfloat16"}``).  An archive without half arrays has no ``__dtypes__`` and is
