@@ -180,14 +180,14 @@ class NpzArchive:
             target = _ENCODED.get(dtype_name)
             if target is None:
                 raise self.error(
-                    f"{where} gives entry {name!r} the dtype "
+                    f"{where} gives entry {_shorten(name)} the dtype "
                     f"{_shorten(dtype_name)}; the dtypes stored as bits are "
                     f"{', '.join(_ENCODED)}"
                 )
             header = self._headers.get(name)
             if header is None:
                 raise self.error(
-                    f"{where} names entry {name!r} ({dtype_name}), which the "
+                    f"{where} names entry {_shorten(name)} ({dtype_name}), which the "
                     "archive does not hold"
                 )
             stored = header[1]

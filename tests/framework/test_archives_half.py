@@ -179,6 +179,8 @@ BAD_ENCODINGS = [
     ("a name without bits", _with_dtypes('{"w": "bfloat16"}', b=BITS),
      "entry '__dtypes__' names entry 'w' (bfloat16), which the archive does not "
      "hold"),
+    ("a long name is cut", _with_dtypes(json.dumps({"w" * 5000: "bfloat16"}), b=BITS),
+     "entry '__dtypes__' names entry 'wwwwwwww"),
     ("bits stored as float32", _with_dtypes('{"b": "bfloat16"}',
                                             b=np.zeros(3, np.float32)),
      "entry 'b' is bfloat16 stored as dtype float32; its bits must be stored as "
