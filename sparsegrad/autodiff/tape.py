@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import FailedPreconditionError, InvalidArgumentError
 from ..framework import dispatch
+from ..framework.dtypes import is_floating
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, convert_to_tensor, wrap
 from ..framework.variable import Variable
@@ -97,12 +98,13 @@ _warned = {"int_watch": 0, "persistent": False}
 def _warn_int_watch(dtype):
     if _warned["int_watch"] < 5:
         _warned["int_watch"] += 1
-        warnings.warn(
-            f"The dtype of the watched tensor must be floating (e.g. float32), "
-            f"got {dtype}; it gets no gradient",
-            UserWarning,
-            stacklevel=3,
-        )
+        if is_floating(dtype):    # bfloat16
+            message = (f"Tapes do not differentiate {dtype} yet (cast it to "
+                       "float32); the watched tensor gets no gradient")
+        else:
+            message = (f"The dtype of the watched tensor must be floating (e.g. "
+                       f"float32), got {dtype}; it gets no gradient")
+        warnings.warn(message, UserWarning, stacklevel=3)
 
 
 class GradientTape:

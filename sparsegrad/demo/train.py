@@ -21,7 +21,8 @@ import time
 
 import numpy as np
 
-from sparsegrad.framework.archives import read_npz
+from sparsegrad.errors import InvalidArgumentError
+from sparsegrad.framework.archives import read_npz, write_npz
 
 from .metrics import log_loss, roc_auc
 from .models import Batch, train_step
@@ -223,7 +224,9 @@ def _replace_atomically(path, write):
 def save_checkpoint(directory, model, state):
     """Write `model`'s weights and optimizer state and the run's `state` to `directory`.
 
-    Files: ``<name>.weights.npz`` (the variables by name),
+    Files: ``<name>.weights.npz`` (the variables by name; float16 and
+    bfloat16 ones as their bits with their dtype's name,
+    :func:`~sparsegrad.framework.archives.write_npz`),
     ``<name>.optimizer.npz`` (:meth:`~sparsegrad.optimizers.Optimizer.save_state`)
     and ``checkpoint.json``, the `state` of the run: ``{"settings": {...},
     "models": {name: history}}`` (the data settings, and the history of every
@@ -233,7 +236,7 @@ def save_checkpoint(directory, model, state):
     os.makedirs(directory, exist_ok=True)
     weights = {v.name: v.numpy() for v in model.variables}
     _replace_atomically(os.path.join(directory, f"{model.name}.weights.npz"),
-                        lambda f: np.savez(f, **weights))
+                        lambda f: write_npz(f, weights))
     _replace_atomically(os.path.join(directory, f"{model.name}.optimizer.npz"),
                         model.optimizer.save_state)
     write_index(directory, state)
@@ -292,16 +295,22 @@ def load_checkpoint(directory, model):
         If a file is missing, cannot be read or is damaged (an
         :class:`~sparsegrad.errors.InvalidArgumentError` from
         :func:`~sparsegrad.framework.archives.read_npz`), the saved weights
-        do not fit the model (another data set or architecture) or the
-        optimizer state does not load.
+        do not fit the model (another data set or architecture: another
+        shape or dtype, an InvalidArgumentError naming the entry and both)
+        or the optimizer state does not load.
     """
     path = os.path.join(directory, f"{model.name}.weights.npz")
     weights = read_npz(path, f"cannot read the saved weights of the {model.name} "
                              "model from")
     for var in model.variables:
         value = weights.get(var.name)
-        if value is None or value.shape != var.shape or value.dtype != var.dtype:
-            raise ValueError(f"{path} does not hold {var.name} of shape {var.shape}")
+        wanted = f"{path} does not hold {var.name} of shape {var.shape}"
+        if value is None:
+            raise InvalidArgumentError(f"{wanted}: it has no entry {var.name!r}")
+        if value.shape != var.shape or value.dtype != var.dtype:
+            raise InvalidArgumentError(
+                f"{wanted} and dtype {var.dtype}: its entry {var.name!r} has "
+                f"shape {value.shape} and dtype {value.dtype}")
     # load_state checks the whole file before it changes anything; the
     # weights, already checked, go in after it
     model.optimizer.load_state(os.path.join(directory, f"{model.name}.optimizer.npz"),

@@ -14,6 +14,10 @@ A directory holds::
     rank-{r}-of-{p}.npz          rank r's variables, by position
     rank-{r}-of-{p}.optimizer.npz
                                  rank r's optimizer state (optimizer.save_state)
+
+float16 and bfloat16 values are stored as their bits with their dtype's name
+(:func:`~sparsegrad.framework.archives.write_npz`) and come back bit for bit;
+a saved dtype that is not the variable's is refused before anything changes.
 """
 
 import contextlib
@@ -24,7 +28,7 @@ import tempfile
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from ..framework.archives import NpzArchive
+from ..framework.archives import NpzArchive, write_npz
 from ..framework.variable import Variable
 from . import registry
 from .comm import checked_allgather, resolve
@@ -206,8 +210,7 @@ def save_checkpoint(directory, variables, optimizer=None, comm=None):
                                                 "size": size,
                                                 "variables": entries}))
         written.append(partial[0])
-        with open(partial[0], "wb") as f:
-            np.savez(f, **arrays)
+        write_npz(partial[0], arrays)
         if optimizer is not None:
             written.append(partial[1])
             optimizer.save_state(partial[1])
@@ -294,7 +297,7 @@ def _read_values(path, entries, rank, size, where):
                 meta = json.loads(str(archive.read("meta")[0]))
                 mine = (meta["format"], meta["rank"], meta["size"]) == (
                     FORMAT, rank, size)
-            except (KeyError, TypeError, ValueError):
+            except (KeyError, TypeError, ValueError, RecursionError):
                 pass
         if not mine:
             raise InvalidArgumentError(

@@ -8,8 +8,31 @@ all the members read together), is refused before any data is read.  A
 caller that knows what it expects (shapes and dtypes, from its variables)
 checks the headers too, before the data: an :class:`NpzArchive` reads the
 headers on opening and the data on request.
+
+Half-precision arrays.  NumPy's ``.npy`` format has no name for bfloat16
+(``ml_dtypes.bfloat16``): ``np.savez`` writes it as anonymous 2-byte records
+(``|V2``) and the type is lost.  :func:`write_npz` therefore stores every
+half-precision array (float16 and bfloat16, :data:`~.dtypes.HALF_DTYPES`) as
+its bits, a ``uint16`` entry of the same name and shape, and adds one entry,
+``__dtypes__`` (:data:`DTYPES_ENTRY`): a 0-d string array holding the JSON
+object ``{entry name: dtype name}`` of those entries (``{"slot/0/m":
+"bfloat16"}``).  An archive without half arrays has no ``__dtypes__`` and is
+the plain ``.npz`` it always was.
+
+:class:`NpzArchive` decodes on opening: the entries that ``__dtypes__``
+names report their half dtype (:meth:`NpzArchive.header`, `expect`) and read
+as it, bit for bit (NaN payloads, signed zeros, denormals); ``__dtypes__``
+itself is no entry of the archive.  Refused, with the entry and the dtypes
+named: a ``__dtypes__`` that is not a 0-d string of a JSON object of strings,
+a dtype name other than ``"float16"`` and ``"bfloat16"``, a name without its
+entry, bits whose stored dtype is not ``uint16``, and an entry of anonymous
+records (``|V2``: bfloat16 as ``np.savez`` writes it, without its name).  A
+stored dtype that is not the one a reader expects is refused by the reader
+(its `expect`, or its own check of :meth:`NpzArchive.header`) before any
+data is read.
 """
 
+import json
 import os
 import zipfile
 import zlib
@@ -18,8 +41,16 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from .buffers import check_allocation, nbytes
+from .dtypes import HALF_DTYPES
 
-__all__ = ["NpzArchive", "read_npz"]
+__all__ = ["NpzArchive", "read_npz", "write_npz", "DTYPES_ENTRY"]
+
+#: The entry of an archive that names the dtype of each array stored as its
+#: ``uint16`` bits (a 0-d string array of a JSON object).
+DTYPES_ENTRY = "__dtypes__"
+# the dtypes stored as bits, by name
+_ENCODED = {dtype.name: dtype for dtype in HALF_DTYPES}
+_BITS = np.dtype(np.uint16)
 
 # what the reads of an archive and of its members raise on a bad file
 # (an encrypted member: RuntimeError; an unknown compression:
@@ -73,6 +104,8 @@ class NpzArchive:
     def __init__(self, path, prefix):
         self.path, self.prefix = path, prefix
         self._headers = {}
+        # the entries stored as bits: name -> the dtype they decode to
+        self._decoded = {}
         self._own = isinstance(path, (str, bytes, os.PathLike))
         self._file = self._zip = None
         try:
@@ -117,6 +150,54 @@ class NpzArchive:
             if name in self._headers:
                 raise self.error(f"entry {name!r} appears twice")
             self._headers[name] = self._member_header(name, info, size)
+        if DTYPES_ENTRY in self._headers:
+            self._decoded = self._read_dtypes()
+
+    def _read_dtypes(self):
+        """The checked ``{name: half dtype}`` of the entries that
+        :data:`DTYPES_ENTRY` names (which is then no longer an entry)."""
+        shape, dtype = self._headers[DTYPES_ENTRY][:2]
+        where = f"entry {DTYPES_ENTRY!r}"
+        if shape != () or dtype.kind != "U":
+            raise self.error(
+                f"{where} must be a 0-d string array, got shape {shape} and "
+                f"dtype {dtype}"
+            )
+        (text,) = self.read(DTYPES_ENTRY)
+        del self._headers[DTYPES_ENTRY]
+        try:
+            names = json.loads(text.item())
+        except (ValueError, RecursionError) as exc:
+            raise self.error(f"{where} is not valid JSON: {exc}") from None
+        if not isinstance(names, dict) or not all(
+                isinstance(v, str) for v in names.values()):
+            raise self.error(
+                f"{where} must be a JSON object of dtype names, got "
+                f"{_shorten(names)}"
+            )
+        decoded = {}
+        for name, dtype_name in names.items():
+            target = _ENCODED.get(dtype_name)
+            if target is None:
+                raise self.error(
+                    f"{where} gives entry {_shorten(name)} the dtype "
+                    f"{_shorten(dtype_name)}; the dtypes stored as bits are "
+                    f"{', '.join(_ENCODED)}"
+                )
+            header = self._headers.get(name)
+            if header is None:
+                raise self.error(
+                    f"{where} names entry {_shorten(name)} ({dtype_name}), which the "
+                    "archive does not hold"
+                )
+            stored = header[1]
+            if stored.kind != "u" or stored.itemsize != _BITS.itemsize:
+                raise self.error(
+                    f"entry {name!r} is {dtype_name} stored as dtype {stored}; "
+                    f"its bits must be stored as {_BITS}"
+                )
+            decoded[name] = target
+        return decoded
 
     def _member_header(self, name, info, archive_size):
         """(shape, dtype, fortran_order, info, offset of the data) of a
@@ -151,6 +232,12 @@ class NpzArchive:
                 f"entry {name!r} holds Python objects (dtype {dtype}); pickled "
                 "arrays are not read"
             )
+        if dtype.kind == "V" and dtype.fields is None:
+            raise self.error(
+                f"entry {name!r} holds anonymous {dtype.itemsize}-byte records "
+                f"(dtype {dtype.str}), as np.savez writes bfloat16 and loses "
+                "its type; write_npz stores it as bits with its name"
+            )
         declared = nbytes(shape, dtype)
         if declared > info.file_size - offset:
             raise self.error(
@@ -167,9 +254,12 @@ class NpzArchive:
 
     def header(self, name):
         """``(shape, dtype)`` that entry `name` (a str) declares, or None if
-        the archive has no such entry."""
+        the archive has no such entry (the half dtype of an entry stored as
+        bits, see the module's notes)."""
         entry = self._headers.get(name)
-        return None if entry is None else entry[:2]
+        if entry is None:
+            return None
+        return entry[0], self._decoded.get(name, entry[1])
 
     def check(self, expect):
         """Check the headers of every entry with `expect`, reading no data.
@@ -186,8 +276,8 @@ class NpzArchive:
             ``"{prefix} {path!r}: entry {name!r} {why}"`` for the first entry
             `expect` refuses.
         """
-        for name, (shape, dtype, *_) in self._headers.items():
-            why = expect(name, shape, dtype)
+        for name in self._headers:
+            why = expect(name, *self.header(name))
             if why is not None:
                 raise self.error(f"entry {name!r} {why}")
 
@@ -221,9 +311,15 @@ class NpzArchive:
         arrays = []
         for name in names:
             try:
-                arrays.append(self._read_one(name))
+                array = self._read_one(name)
             except _UNREADABLE as exc:
                 raise self.error(f"entry {name!r}: {exc}") from None
+            target = self._decoded.get(name)
+            if target is not None:
+                if array.dtype != _BITS:   # the other byte order
+                    array = array.byteswap(inplace=True).view(_BITS)
+                array = array.view(target)
+            arrays.append(array)
         return arrays
 
     def _read_one(self, name):
@@ -325,3 +421,82 @@ def read_npz(path, prefix, expect=None):
         if expect is not None:
             archive.check(expect)
         return archive.read_all()
+
+
+def write_npz(file, arrays):
+    """Write `arrays` as an ``.npz`` archive that :func:`read_npz` reads back
+    bit for bit, half-precision arrays included.
+
+    float16 and bfloat16 arrays are stored as their ``uint16`` bits, with
+    their dtype names in the entry :data:`DTYPES_ENTRY` (see the module's
+    notes); every other array as ``np.savez`` stores it.
+
+    Parameters
+    ----------
+    file : str or os.PathLike or file-like
+        A path is written as given (no ``.npz`` is appended); a file object
+        from its current position, and left open.
+    arrays : dict
+        Entry name (str) -> array-like.  Objects (pickles) are not written.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    InvalidArgumentError
+        If an entry is named :data:`DTYPES_ENTRY` or holds Python objects;
+        nothing is written then.
+
+    Examples
+    --------
+    >>> import io
+    >>> import ml_dtypes
+    >>> import numpy as np
+    >>> from sparsegrad.framework.archives import read_npz, write_npz
+    >>> buf = io.BytesIO()
+    >>> write_npz(buf, {"w": np.array([1.5, -0.0], ml_dtypes.bfloat16)})
+    >>> _ = buf.seek(0)
+    >>> read_npz(buf, "cannot read")["w"]
+    array([1.5, -0], dtype=bfloat16)
+    """
+    stored, dtypes = {}, {}
+    for name, value in arrays.items():
+        if name == DTYPES_ENTRY:
+            raise InvalidArgumentError(
+                f"write_npz: the entry name {DTYPES_ENTRY!r} is reserved for the "
+                "dtypes of half-precision arrays"
+            )
+        array = np.asarray(value)
+        if array.dtype.hasobject:
+            raise InvalidArgumentError(
+                f"write_npz: entry {name!r} holds Python objects (dtype "
+                f"{array.dtype}); only arrays of numbers and strings are written"
+            )
+        if array.dtype in HALF_DTYPES:
+            dtypes[name] = array.dtype.name
+            array = array.view(_BITS)
+        stored[name] = array
+    if dtypes:
+        stored[DTYPES_ENTRY] = np.asarray(json.dumps(dtypes, sort_keys=True))
+    if isinstance(file, (str, bytes, os.PathLike)):
+        with open(file, "wb") as f:
+            _write_members(f, stored)
+    else:
+        _write_members(file, stored)
+
+
+def _write_members(file, arrays):
+    """np.savez's archive (uncompressed, zip64 members), without its keyword
+    names that an entry may not take (``file``, ``allow_pickle``)."""
+    with zipfile.ZipFile(file, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
+        for name, array in arrays.items():
+            with z.open(f"{name}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, array, allow_pickle=False)
+
+
+def _shorten(value, most=60):
+    """repr(value), cut to `most` characters (a message stays one line)."""
+    text = repr(value)
+    return text if len(text) <= most else text[:most - 3] + "..."

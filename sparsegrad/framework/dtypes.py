@@ -37,6 +37,57 @@ def is_floating(dtype):
     return dtype.kind == "f" or dtype == BFLOAT16
 
 
+def can_cast_same_kind(from_dtype, to_dtype):
+    """NumPy's ``np.can_cast(from_dtype, to_dtype, casting="same_kind")``
+    with bfloat16 counted a floating dtype: every floating dtype casts to
+    every other (rounding: float64 or float16 to bfloat16, bfloat16 to
+    float16), integers and bools to any float; a float never to an integer.
+
+    Parameters
+    ----------
+    from_dtype, to_dtype : dtype
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from sparsegrad.framework.dtypes import BFLOAT16, can_cast_same_kind
+    >>> can_cast_same_kind(BFLOAT16, np.float16), can_cast_same_kind(BFLOAT16, np.int32)
+    (True, False)
+    """
+    from_dtype, to_dtype = np.dtype(from_dtype), np.dtype(to_dtype)
+    if is_floating(from_dtype) and is_floating(to_dtype):
+        return True
+    return bool(np.can_cast(from_dtype, to_dtype, casting="same_kind"))
+
+
+def half_not_computed(op, arg, dtype):
+    """The InvalidArgumentError of an op that has no half-precision
+    computation yet, given `arg` of half `dtype`.
+
+    Parameters
+    ----------
+    op : str
+        The op's name.
+    arg : str
+        The argument's name.
+    dtype : dtype
+        float16 or bfloat16.
+
+    Returns
+    -------
+    InvalidArgumentError
+        ``"{op}: {arg} has dtype {dtype}, which {op} does not compute in;
+        cast it to float32 first (sg.cast)"``.
+    """
+    return InvalidArgumentError(
+        f"{op}: {arg} has dtype {np.dtype(dtype)}, which {op} does not compute "
+        "in; cast it to float32 first (sg.cast)"
+    )
+
+
 def is_trainable(dtype):
     """True for the floating dtypes a tape records and differentiates."""
     return np.dtype(dtype) in TRAINABLE_DTYPES

@@ -10,7 +10,7 @@ from . import scipy_input, sparse_rows
 from .backend import backend_of
 from .buffers import check_allocation
 from .densify_warning import warn_densify
-from .dtypes import check_numeric
+from .dtypes import can_cast_same_kind, check_numeric
 from .tensor import Tensor, convert_to_tensor, wrap
 
 __all__ = ["IndexedSlices", "concat"]
@@ -300,7 +300,7 @@ class IndexedSlices:
             return None
         what = f"IndexedSlices {op} {factor!r}"
         check_numeric(array.dtype, what)
-        if not np.can_cast(array.dtype, self.dtype, casting="same_kind"):
+        if not can_cast_same_kind(array.dtype, self.dtype):
             raise InvalidArgumentError(
                 f"{what}: a factor of dtype {array.dtype} cannot scale values of "
                 f"dtype {self.dtype} without losing its fractional part; cast the "

@@ -20,7 +20,7 @@ from ..errors import InvalidArgumentError
 from . import buffers
 from .backend import CPU, array_backend_of, backend_of
 from .buffers import check_allocation
-from .dtypes import INDEX_DTYPES, is_kernel_float
+from .dtypes import INDEX_DTYPES, can_cast_same_kind, is_kernel_float
 from .threads import get_num_threads
 
 __all__ = [
@@ -284,7 +284,7 @@ def _check_rows(out, indices, values, what):
             f"of shape {tuple(indices.shape)} and rows of shape "
             f"{tuple(out.shape[1:])}; expected {indices.shape + out.shape[1:]}"
         )
-    if not np.can_cast(values.dtype, out.dtype, casting="same_kind"):
+    if not can_cast_same_kind(values.dtype, out.dtype):
         raise InvalidArgumentError(
             f"{what}: values of dtype {values.dtype} cannot be cast to the "
             f"target's dtype {out.dtype}"

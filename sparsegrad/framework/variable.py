@@ -10,7 +10,7 @@ from . import sparse_rows
 from . import tensor as _tensor_module
 from .backend import CPU, backend_of
 from .buffers import aligned_empty
-from .dtypes import check_numeric
+from .dtypes import can_cast_same_kind, check_numeric
 from .indexed_slices import IndexedSlices
 from .tensor import ArrayValue, Tensor, wrap
 
@@ -156,7 +156,7 @@ class Variable(ArrayValue):
         be = backend_of(self._value)
         array = self._same_device(value, be)
         check_numeric(array.dtype, what)
-        if not np.can_cast(array.dtype, self.dtype, casting="same_kind"):
+        if not can_cast_same_kind(array.dtype, self.dtype):
             raise InvalidArgumentError(
                 f"{what}: a value of dtype {array.dtype} cannot be cast to the "
                 f"dtype {self.dtype} of variable '{self._name}'"

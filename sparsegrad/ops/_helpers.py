@@ -13,7 +13,7 @@ from ..autodiff.recording import record_variable_read
 from ..errors import InvalidArgumentError
 from ..framework.backend import CPU, backend_of
 from ..framework.buffers import UNCHECKED_BYTES, check_allocation
-from ..framework.dtypes import check_numeric
+from ..framework.dtypes import check_numeric, half_not_computed, is_floating
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor import Tensor, convert_to_tensor, wrap
 from ..framework.variable import Variable
@@ -219,7 +219,7 @@ def convert_like(value, like, op_name, arg, be=None):
             raise TypeError(
                 f"{op_name}: cannot convert {arg} to a Tensor: {exc}") from None
     check_numeric(array.dtype, arg)
-    if array.dtype.kind == "f" and dtype.kind in "iub":
+    if is_floating(array.dtype) and dtype.kind in "iub":
         raise InvalidArgumentError(
             f"{op_name}: {arg} has dtype {array.dtype} but the other operand is a "
             f"{dtype} Tensor; cast the Tensor to a float dtype first"
@@ -434,6 +434,8 @@ def check_float(x, op_name):
         The op's name in the message.
     """
     if x._value.dtype.kind != "f":
+        if is_floating(x._value.dtype):    # bfloat16
+            raise half_not_computed(op_name, "x", x._value.dtype)
         raise InvalidArgumentError(
             f"{op_name}: x has dtype {x.dtype}; {op_name} needs a floating dtype "
             "(use sg.cast)"

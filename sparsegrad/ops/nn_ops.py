@@ -19,6 +19,7 @@ from ..errors import InvalidArgumentError
 from ..framework import buffers
 from ..framework import elementwise as _elementwise
 from ..framework.backend import backend_of
+from ..framework.dtypes import half_not_computed, is_floating
 from ..framework.tensor import wrap
 from . import array_ops, reduction_ops, unary_ops
 from ._helpers import as_tensor, same_device
@@ -122,6 +123,8 @@ def relu(features, name=None):
     """
     del name
     x = as_tensor(features, name="features")
+    if is_floating(x.dtype) and x.dtype.kind != "f":    # bfloat16
+        raise half_not_computed("relu", "features", x.dtype)
     if x.dtype.kind not in "iuf":
         raise InvalidArgumentError(
             f"relu: features must be of an integer or floating dtype, got {x.dtype}"

@@ -12,6 +12,7 @@ import numpy as np
 from ..autodiff.recording import record_operation
 from ..autodiff.registry import register_gradient
 from ..framework import dispatch
+from ..framework.dtypes import half_not_computed, is_floating
 from ..framework.tensor import wrap
 from . import array_ops, math_ops, unary_ops
 from ._helpers import as_tensor, backend_for, normalize_axis
@@ -122,6 +123,8 @@ def _moment(kind):
     def moment(input_tensor, axis=None, keepdims=False, name=None):
         x = as_tensor(input_tensor, name="input_tensor")
         if x.dtype.kind != "f":
+            if is_floating(x.dtype):       # bfloat16
+                raise half_not_computed(f"reduce_{kind}", "input_tensor", x.dtype)
             raise TypeError(
                 f"reduce_{kind}: input must be floating-point, got dtype {x.dtype}")
         deviation = math_ops.subtract(x, reduce_mean(x, axis, keepdims=True))

@@ -3,6 +3,7 @@
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from ..framework.dtypes import is_floating
 from ..framework.tensor import wrap
 from .ragged_range import splits_dtype
 from .ragged_tensor import RaggedTensor
@@ -26,9 +27,9 @@ def _python_dtype(array, values):
     """TensorFlow's dtype of the Python `values` (`array`: NumPy's reading of
     them): :func:`~.row_partition.python_values_dtype`, except that a first
     scalar that is a NumPy float gives its own dtype."""
-    if array.dtype.kind == "f":
+    if is_floating(array.dtype):
         first = _first_scalar(values) if _is_list(values) else values
-        if isinstance(first, np.floating):
+        if isinstance(first, np.generic) and is_floating(first.dtype):
             return first.dtype
     return python_values_dtype(array)
 
@@ -105,7 +106,7 @@ def _dense(values, dtype, shape):
         raise ValueError(
             "Can't convert Python sequence with out-of-range integer to Tensor.")
     target = _python_dtype(array, values) if dtype is None else np.dtype(dtype)
-    if array.size and ((array.dtype.kind == "f" and target.kind in "iub") or (
+    if array.size and ((is_floating(array.dtype) and target.kind in "iub") or (
             array.dtype.kind in "iu" and target.kind == "b")):   # ([] is float64)
         raise TypeError(
             f"ragged.constant: cannot convert {array.dtype.name} values to "

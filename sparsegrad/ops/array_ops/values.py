@@ -8,6 +8,7 @@ from ...autodiff.registry import no_gradient, register_gradient
 from ...errors import InvalidArgumentError
 from ...framework import dispatch
 from ...framework.buffers import check_allocation
+from ...framework.dtypes import check_numeric
 from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import wrap
 from .._helpers import as_tensor, backend_for, same_device
@@ -32,7 +33,10 @@ def cast(x, dtype, name=None):
     ----------
     x : Tensor, Variable or array_like
     dtype : str or numpy.dtype
-        Any real or bool dtype.
+        Any real or bool dtype, bfloat16 (``ml_dtypes.bfloat16`` or
+        ``"bfloat16"``) included: a float rounds to the nearest value (ties
+        to even), a NaN stays a NaN of its sign (a cast to bfloat16 gives
+        its quiet NaN, as TensorFlow's).
     name : str, optional
         Ignored (TensorFlow compatibility).
 
@@ -51,6 +55,7 @@ def cast(x, dtype, name=None):
     dtype = np.dtype(dtype)
     if dtype.kind == "c":
         raise InvalidArgumentError(f"cast: complex dtype {dtype} is not supported")
+    check_numeric(dtype, "cast: dtype")
     if x._value.dtype == dtype:
         z = wrap(x._value.view())
     else:

@@ -7,13 +7,12 @@ and nothing changes before the whole file has passed.
 """
 
 import json
-import os
 
 import numpy as np
 
 from ...errors import InvalidArgumentError
 from ...framework import sparse_rows
-from ...framework.archives import NpzArchive
+from ...framework.archives import NpzArchive, write_npz
 from ...framework.backend import backend_of
 from .checks import check_number
 
@@ -73,7 +72,7 @@ def _read_meta(archive, path):
     (meta,) = archive.read("meta")
     try:
         meta = json.loads(meta.item())
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise not_a_state(f"'meta' is not valid JSON: {exc}") from None
     if not isinstance(meta, dict):
         raise not_a_state(f"'meta' is not a JSON object: {meta!r}")
@@ -128,7 +127,10 @@ def save_state(self, path):
     The file holds the step count, the learning rate (when it is a
     number), the class name, and every slot of every tracked
     variable in the order the optimizer first saw them (see
-    :meth:`tracked_variables`).  Model variables are not saved.
+    :meth:`tracked_variables`).  Model variables are not saved.  Slots
+    of float16 and bfloat16 are stored as their bits with their dtype's
+    name (:func:`~sparsegrad.framework.archives.write_npz`), and load
+    back bit for bit.
 
     Parameters
     ----------
@@ -156,11 +158,7 @@ def save_state(self, path):
         "variables": variables,
     }
     arrays["meta"] = np.asarray(json.dumps(meta))
-    if isinstance(path, (str, os.PathLike)):
-        with open(path, "wb") as f:
-            np.savez(f, **arrays)
-    else:
-        np.savez(path, **arrays)
+    write_npz(path, arrays)
 
 
 def load_state(self, path, var_list=None):
@@ -199,7 +197,10 @@ def load_state(self, path, var_list=None):
         - ``iterations`` is missing, not a 0-d integer array, negative or
           beyond int64;
         - a slot array is missing or its shape or dtype is not exactly
-          that of the slot (read from its header, before its data);
+          that of the slot (read from its header, before its data: a
+          bfloat16 slot is not loaded into a float16 or float32 one);
+        - a half-precision entry's stored dtype name is unknown, names no
+          entry, or its bits are not stored as uint16;
         - the optimizer's own state (Nadam's ``u_product``) is missing, of
           another shape or dtype, or out of its range;
         - the arrays need more memory than the process may allocate;
