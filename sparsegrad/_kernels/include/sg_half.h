@@ -135,7 +135,9 @@ SG_FN sg_u16 sg_f32_to_f16(float x) {
  * its payload and becomes quiet. */
 SG_FN float sg_round_f16(float x) {
     sg_u32 u = sg_f32_bits(x), a = u & 0x7fffffffu;
-    sg_u32 e = (a & 0x7f800000u) + (13u << 23);
+    /* (exponents above 2**16, where everything rounds to inf, capped so
+     * that c stays finite) */
+    sg_u32 e = ((a < 0x47800000u ? a : 0x47800000u) & 0x7f800000u) + (13u << 23);
     float c = sg_f32_of_bits(e > 0x3f000000u ? e : 0x3f000000u);
     float r = (sg_f32_of_bits(a) + c) - c;
     sg_u32 rb = r > 65504.0f ? 0x7f800000u : sg_f32_bits(r);
