@@ -292,6 +292,7 @@ _C_TYPES = {
     "unsigned int": np.uint32, "unsigned": np.uint32,
     "unsigned long long": np.uint64, "unsigned char": np.uint8,
     "signed char": np.int8, "char": np.int8, "bool": np.bool_, "short": np.int16,
+    "unsigned short": np.uint16, "sg_u16": np.uint16,
 }
 
 
