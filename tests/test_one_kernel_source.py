@@ -349,3 +349,40 @@ def test_each_header_is_included_on_both_sides():
             continue
         assert f'cdef extern from "{name}"' in cython, name
         assert f'#include "{name}"' in cuda, name
+
+
+# sg_half.h's functions that no kernel uses yet: {name: why}.
+_HALF_UNUSED = {
+    "sg_f64_bits": "the double counterpart of sg_f32_bits, unused so far",
+    "sg_f64_of_bits": "the double counterpart of sg_f32_of_bits, unused so far",
+}
+
+
+def test_every_half_function_is_compiled_for_both():
+    # sg_half.h's functions are plain (no SG_F name), which the rule above
+    # does not list.  Each is used by the header itself (by another
+    # conversion, or named in the SG_HALF_TYPES lines of the rounding types,
+    # which both sides' half kernels instantiate), or named by the Cython and
+    # the CUDA drivers both (training_half.pyx's and training_half.cu's
+    # conversion functions).  F16C's variants share the portable ones' names.
+    text = _strip_comments(_read(os.path.join(INCLUDE, "sg_half.h")), False)
+    definition = r"^SG_FN(?:_OUTLINE)?\s+\w+\s+({})\s*\("
+    names = set(re.findall(definition.format(r"\w+"), text, flags=re.M))
+    assert {"sg_f32_to_f16", "sg_f16_to_f32", "sg_f32_to_bf16"} <= names
+    cython = "\n".join(text for _, text, cy in driver_sources() if cy)
+    cuda = "\n".join(text for _, text, cy in driver_sources() if not cy)
+    unused, missing = set(), []
+    for fn in sorted(names):
+        mentions = len(re.findall(rf"\b{fn}\b", text))
+        if mentions > len(re.findall(definition.format(fn), text, flags=re.M)):
+            continue                        # used by the header
+        on_host = re.search(rf"\b{fn}\b", cython) is not None
+        on_device = re.search(rf"\b{fn}\b", cuda) is not None
+        if not (on_host or on_device):
+            unused.add(fn)
+        elif not (on_host and on_device):
+            missing.append(f"{fn}: used by the {'Cython' if on_host else 'CUDA'} "
+                           "kernels only")
+    assert not missing, "\n".join(missing)
+    # an entry of _HALF_UNUSED leaves the list once the function is used
+    assert unused == set(_HALF_UNUSED), unused ^ set(_HALF_UNUSED)

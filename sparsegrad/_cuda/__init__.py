@@ -13,9 +13,12 @@ array runs these, a numpy array the Cython ones.
 Rules every kernel follows
 --------------------------
 * Every kernel is ``extern "C" __global__``; one per value type, named with a
-  ``_f32`` / ``_f64`` suffix (``#define``-d from one body in the ``.cu``).
-  The launchers pass every scalar argument as a NumPy scalar of the exact
-  C type (``np.int64`` for ``long long``, ``np.float32`` for ``float``, ...).
+  ``_f32`` / ``_f64`` suffix (``#define``-d from one body in the ``.cu``;
+  ``_f16`` / ``_bf16`` for the half training kernels, whose arrays and
+  scalars are their bits, ``unsigned short``: a kernel's parameters are C
+  types).  The launchers pass every scalar argument as a NumPy scalar of the
+  exact C type (``np.int64`` for ``long long``, ``np.float32`` for
+  ``float``, ``np.uint16`` for ``unsigned short``, ...).
 * Arithmetic rounds as on the CPU: modules compile with ``--fmad=false`` (no
   contraction into FMA), IEEE division and square root, and the expressions
   are the shared header's, which the CPU compiles too.  Add, multiply,

@@ -22,6 +22,11 @@ that pair without coalescing; ``_by_row`` takes no scratch (``scratch`` is
 ignored, and :func:`by_row_scratch_size` is 0) and has no limit on n but
 int64's.  No value comes back to the host: how many rows are heavy stays on
 the device (the lists are sized by the bound ``n // HEAVY_MIN``).
+
+The launches themselves (:func:`run_dense`, :func:`run_sparse`,
+:func:`run_dense_rowwise`, :func:`run_dense_lamb`) take the kernels' module
+and name suffix, so that :mod:`sparsegrad._cuda.training_half` runs the same
+drivers on its half types.
 """
 
 import numpy as np
@@ -31,7 +36,9 @@ from . import BLOCK, blocks_for, cupy, launch, suffix
 from .sort import group_rows
 
 __all__ = ["HYPERPARAMETERS", "BY_ROW_MAX_N", "HEAVY_MIN", "by_row_scratch_size",
-           "dense_rowwise_adagrad", "dense_lamb"]
+           "dense_rowwise_adagrad", "dense_lamb", "generated_source", "hp_args",
+           "run_dense", "run_sparse", "run_dense_rowwise", "run_dense_lamb",
+           "lamb_sums_size"]
 
 _FAMILY = "training"
 
@@ -48,10 +55,12 @@ _SPARSE = tuple(op[0] for op in KERNELS if op[2]) + ("rowwise_adagrad", "lamb")
 
 
 def generated_source():
-    """The kernels of the element-wise ops, appended to ``training.cu``:
-    from ``KERNELS`` of ``sparsegrad._kernels.training_table``, one ``SG_ROW``
-    per element function and the ``SG_DENSE`` / ``SG_SPARSE`` lines of each
-    op (an op without an R == 1 function passes its sparse one twice)."""
+    """The kernels of the element-wise ops, appended to ``training.cu`` (and
+    to ``training_half.cu``, whose ``SG_DENSE`` and ``SG_SPARSE`` make the
+    half types' kernels): from ``KERNELS`` of
+    ``sparsegrad._kernels.training_table``, one ``SG_ROW`` per element
+    function and the ``SG_DENSE`` / ``SG_SPARSE`` lines of each op (an op
+    without an R == 1 function passes its sparse one twice)."""
     rows = {}
     ops = []
     for name, dense, sparse, scalar, slots in KERNELS:
@@ -85,7 +94,7 @@ _HEAVY_BLOCKS = 1024
 _NEVER = np.iinfo(np.int64).max
 
 
-def _hp_args(hp):
+def hp_args(hp):
     """The host float64 array `hp` as the kernels' eight double scalars."""
     values = [np.float64(x) for x in np.asarray(hp, dtype=np.float64).reshape(-1)]
     return values + [np.float64(0.0)] * (_N_HP - len(values))
@@ -101,14 +110,21 @@ def by_row_scratch_size(n, R, n_threads):
     return 0
 
 
+def run_dense(family, name, sfx, arrays, hp, scale):
+    """Launch ``dense_<name>_<sfx>`` of ``<family>.cu`` on the flat arrays
+    (var, s1, s2, s3, grad), of size > 0; `scale` is the kernels' ``(s,
+    scaled)`` pair of scalars."""
+    size = arrays[0].shape[0]
+    launch(family, f"dense_{name}_{sfx}", blocks_for(size),
+           (*arrays, np.int64(size), *hp_args(hp), *scale))
+
+
 def _dense_launcher(name):
     def dense(var, s1, s2, s3, grad, hp, grad_scale, n_threads):
-        size = var.shape[0]
-        if size == 0:
+        if var.shape[0] == 0:
             return
-        launch(_FAMILY, f"dense_{name}_{suffix(var.dtype)}", blocks_for(size),
-               (var, s1, s2, s3, grad, np.int64(size), *_hp_args(hp),
-                *_scale_args(grad_scale, var.dtype)))
+        run_dense(_FAMILY, name, suffix(var.dtype), (var, s1, s2, s3, grad), hp,
+                  _scale_args(grad_scale, var.dtype))
 
     dense.__name__ = dense.__qualname__ = f"dense_{name}"
     dense.__doc__ = (f"Mirrors ``dense_{name}``: flat arrays, one thread per "
@@ -116,11 +132,12 @@ def _dense_launcher(name):
     return dense
 
 
-def _run_sparse(name, rows, grad, unique, order, starts, hp, grad_scale,
-                coalesce):
-    """One block per group of (unique, order, starts); ``rows`` is var and
-    the slots, shaped (n_rows, R) (the row-wise op: var and the (n_rows, 1)
-    accumulator)."""
+def run_sparse(family, name, sfx, rows, grad, unique, order, starts, hp, scale,
+               coalesce):
+    """One block per group of (unique, order, starts) of ``sparse_<name>_<sfx>``
+    of ``<family>.cu`` (and its heavy kernel); ``rows`` is var and the slots,
+    shaped (n_rows, R) (the row-wise op: var and the (n_rows, 1) accumulator);
+    `scale` is the kernels' ``(s, scaled)`` pair of scalars."""
     var = rows[0]
     n_groups = unique.shape[0]
     if n_groups == 0 or var.size == 0:
@@ -129,13 +146,12 @@ def _run_sparse(name, rows, grad, unique, order, starts, hp, grad_scale,
     if unique.dtype != np.int64:
         unique = unique.astype(np.int64)
     args = (grad, unique, order, starts, np.int64(n_groups), np.int64(R),
-            *_hp_args(hp), *_scale_args(grad_scale, var.dtype),
-            np.int32(bool(coalesce)))
-    kernel = f"sparse_{name}_{suffix(var.dtype)}"
+            *hp_args(hp), *scale, np.int32(bool(coalesce)))
+    kernel = f"sparse_{name}_{sfx}"
     if name == "rowwise_adagrad":
-        launch(_FAMILY, kernel, blocks_for(n_groups, 1), (var, rows[1], *args))
+        launch(family, kernel, blocks_for(n_groups, 1), (var, rows[1], *args))
     elif name == "lamb":
-        launch(_FAMILY, kernel, blocks_for(n_groups, 1), (var, rows[1], rows[2], *args))
+        launch(family, kernel, blocks_for(n_groups, 1), (var, rows[1], rows[2], *args))
     else:
         # At most n // HEAVY_MIN groups are heavy: the lists are sized by
         # that bound, and how many there are stays on the device (no sync).
@@ -146,19 +162,25 @@ def _run_sparse(name, rows, grad, unique, order, starts, hp, grad_scale,
             cp = cupy()
             heavy = cp.empty((max_heavy,), dtype=np.int64)
             n_heavy = cp.zeros((1,), dtype=np.int64)
-            launch(_FAMILY, "heavy_groups", blocks_for(n_groups),
+            launch(family, "heavy_groups", blocks_for(n_groups),
                    (starts, np.int64(n_groups), heavy_min, heavy, n_heavy))
         # A block takes BLOCK // R rows at a time when they are narrower.
         per_block = BLOCK // R if R < BLOCK else 1
-        launch(_FAMILY, kernel, blocks_for(n_groups, per_block),
+        launch(family, kernel, blocks_for(n_groups, per_block),
                (*rows, *args, heavy_min))
         if max_heavy:
             n_chunks = -(-R // _CHUNK_COLS)
-            launch(_FAMILY, f"sparse_heavy_{name}_{suffix(var.dtype)}",
+            launch(family, f"sparse_heavy_{name}_{sfx}",
                    min(_HEAVY_BLOCKS, max_heavy * n_chunks),
                    (*rows, grad, unique, order, starts, heavy, n_heavy,
-                    np.int64(R), *_hp_args(hp), *_scale_args(grad_scale, var.dtype),
-                    np.int32(bool(coalesce))))
+                    np.int64(R), *hp_args(hp), *scale, np.int32(bool(coalesce))))
+
+
+def _run_sparse(name, rows, grad, unique, order, starts, hp, grad_scale,
+                coalesce):
+    var = rows[0]
+    run_sparse(_FAMILY, name, suffix(var.dtype), rows, grad, unique, order, starts,
+               hp, _scale_args(grad_scale, var.dtype), coalesce)
 
 
 def _sparse_launchers(name):
@@ -196,37 +218,58 @@ def _sparse_launchers(name):
     return out
 
 
+def run_dense_rowwise(family, sfx, var, accum, grad, hp, scale):
+    """Launch ``dense_rowwise_adagrad_<sfx>`` of ``<family>.cu``: every row of
+    var (n_rows, R), size > 0, one block a row."""
+    n_rows, R = var.shape
+    launch(family, f"dense_rowwise_adagrad_{sfx}", blocks_for(n_rows, 1),
+           (var, accum, grad, np.int64(n_rows), np.int64(R), *hp_args(hp), *scale))
+
+
 def dense_rowwise_adagrad(var, accum, grad, hp, grad_scale, n_threads):
     """Mirrors ``dense_rowwise_adagrad``: every row of var (n_rows, R), one
     block a row."""
-    n_rows, R = var.shape
     if var.size == 0:
         return
-    launch(_FAMILY, f"dense_rowwise_adagrad_{suffix(var.dtype)}",
-           blocks_for(n_rows, 1),
-           (var, accum, grad, np.int64(n_rows), np.int64(R), *_hp_args(hp),
-            *_scale_args(grad_scale, var.dtype)))
+    run_dense_rowwise(_FAMILY, suffix(var.dtype), var, accum, grad, hp,
+                      _scale_args(grad_scale, var.dtype))
+
+
+def lamb_sums_size(size):
+    """The doubles of the dense Lamb's chunk sums for `size` values (two a
+    chunk of ``SG_LAMB_CHUNK``)."""
+    return 2 * (-(-int(size) // _LAMB_CHUNK))
+
+
+def run_dense_lamb(family, sfx, var, s1, s2, grad, hp, scale, sums=None):
+    """Launch the dense Lamb of ``<family>.cu`` on flat arrays of size > 0:
+    one block per chunk of ``SG_LAMB_CHUNK`` values updates the moments and
+    sums its squares (into `sums`, a device float64 array of at least
+    :func:`lamb_sums_size` values, made here when None), one thread adds the
+    chunks' sums in order, then every value steps."""
+    size = var.shape[0]
+    n_chunks = lamb_sums_size(size) // 2
+    cp = cupy()
+    if sums is None:
+        sums = cp.empty((2 * n_chunks,), dtype=np.float64)
+    scale_out = cp.empty((1,), dtype=var.dtype)
+    hp_ = hp_args(hp)
+    launch(family, f"dense_lamb_sums_{sfx}", blocks_for(n_chunks, 1),
+           (var, s1, s2, grad, np.int64(size), *hp_, *scale, sums))
+    launch(family, f"dense_lamb_scale_{sfx}", 1,
+           (sums, np.int64(n_chunks), *hp_, scale_out))
+    launch(family, f"dense_lamb_step_{sfx}", blocks_for(size),
+           (var, s1, s2, np.int64(size), *hp_, scale_out))
 
 
 def dense_lamb(var, s1, s2, s3, grad, hp, grad_scale, n_threads):
     """Mirrors ``dense_lamb``: one block per chunk of ``SG_LAMB_CHUNK`` values
     updates the moments and sums its squares, one thread adds the chunks'
     sums in order, then every value steps."""
-    size = var.shape[0]
-    if size == 0:
+    if var.shape[0] == 0:
         return
-    n_chunks = -(-size // _LAMB_CHUNK)
-    cp = cupy()
-    sums = cp.empty((2 * n_chunks,), dtype=np.float64)
-    scale = cp.empty((1,), dtype=var.dtype)
-    sfx, hp_args = suffix(var.dtype), _hp_args(hp)
-    launch(_FAMILY, f"dense_lamb_sums_{sfx}", blocks_for(n_chunks, 1),
-           (var, s1, s2, grad, np.int64(size), *hp_args,
-            *_scale_args(grad_scale, var.dtype), sums))
-    launch(_FAMILY, f"dense_lamb_scale_{sfx}", 1,
-           (sums, np.int64(n_chunks), *hp_args, scale))
-    launch(_FAMILY, f"dense_lamb_step_{sfx}", blocks_for(size),
-           (var, s1, s2, np.int64(size), *hp_args, scale))
+    run_dense_lamb(_FAMILY, suffix(var.dtype), var, s1, s2, grad, hp,
+                   _scale_args(grad_scale, var.dtype))
 
 
 for _name in _DENSE:

@@ -71,7 +71,7 @@ class Backend:
         ----------
         family : str
             ``"training"``, ``"training_half"`` (the float16 and bfloat16
-            training kernels, host only), ``"segment"``, ``"bags"`` (the
+            training kernels), ``"segment"``, ``"bags"`` (the
             segment kernels the embedding bags use: the AVX2 build on the host
             where the CPU has it), ``"slices"``, ``"clip"``, ``"ragged"``,
             ``"elementwise"`` (host only) or ``"sort"`` (GPU only).
@@ -171,7 +171,8 @@ def _gpu():
     if be is None:
         be = _GPU[cupy] = Backend("gpu", cupy, {
             family: _kernel_module(f"_cuda.{family}")
-            for family in ("training", "segment", "slices", "clip", "ragged", "sort")
+            for family in ("training", "training_half", "segment", "slices", "clip",
+                           "ragged", "sort")
         } | {"bags": _kernel_module("_cuda.segment")})
     return be
 

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.."
 # processes (started from benchmarks/) import
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 OUT=${OUT:-.}
-python -m pip install -q cython numpy scipy pytest hypothesis 2>&1 | tail -1
+python -m pip install -q cython numpy scipy ml_dtypes pytest hypothesis 2>&1 | tail -1
 python setup.py build_ext --inplace -q 2>&1 | tail -3
 python -m sparsegrad info | tee "$OUT/gpu-info.txt"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee -a "$OUT/gpu-info.txt"

@@ -9,17 +9,31 @@ the bits are equal.  The exceptions, compared with a tolerance, are the
 updates that call pow or exp (CUDA's libdevice against glibc may differ in
 the last bits): FTRL with lr_power != -0.5, FTRL's sparse R == 1 function
 (it calls pow even for lr_power == -0.5), and PowerSign.
+
+The half section at the end does the same for float16 and bfloat16
+(``sparsegrad._cuda.training_half`` against ``sparsegrad._kernels.
+training_half``, on the arrays' uint16 bits), and runs the raw ops on device
+half arrays against the host.
 """
+
+import inspect
 
 import numpy as np
 import pytest
 
+import sparsegrad as sg
 from sparsegrad import training_ops
 from sparsegrad._cuda import sort as gpu_sort
 from sparsegrad._cuda import training as gpu
+from sparsegrad._cuda import training_half as gpu_half
 from sparsegrad._kernels import training as cpu
+from sparsegrad._kernels import training_half as cpu_half
 from sparsegrad.errors import InvalidArgumentError
 from sparsegrad.framework import sparse_rows
+from sparsegrad.framework.backend import backend_of
+from sparsegrad.framework.dtypes import BFLOAT16
+from sparsegrad.training import training_ops as raw_ops
+from sparsegrad.training.training_ops import core
 
 DTYPES = (np.float32, np.float64)
 N_ROWS = 6
@@ -414,3 +428,343 @@ def test_host_gradient_for_a_device_variable_raises(device):
                                           device.asarray(np.ones((1, 2))),
                                           np.array([0]))
     np.testing.assert_array_equal(device.asnumpy(dev), var)
+
+
+# ---------------------------------------------------------------------------
+# float16 and bfloat16: the CUDA twin of the half kernels against the host's,
+# on the arrays' bits (CuPy arrays of uint16 on the device, as the ops pass).
+
+HALF = (np.dtype(np.float16), BFLOAT16)
+HALF_IDS = ("float16", "bfloat16")
+_U16 = np.uint16
+
+
+def _half_hp(op, variant, dtype):
+    return _hp(op, variant, dtype.type)
+
+
+def _bits_of(arrays):
+    """The uint16 views of half arrays (one view per distinct array, so that
+    aliases stay aliases on the device)."""
+    seen = {}
+    return [seen.setdefault(id(a), a.view(_U16)) for a in arrays]
+
+
+def _assert_same_half(want_bits, device_arrays, device, exact, dtype):
+    for want, got in zip(want_bits, device_arrays):
+        got = device.asnumpy(got)
+        if exact:
+            np.testing.assert_array_equal(got, want)
+        else:
+            # pow/exp: libdevice and glibc may differ in the last bits of the
+            # float, which may round to a neighbouring half value.
+            eps = 2.0 ** (-10 if dtype == np.float16 else -7)
+            np.testing.assert_allclose(got.view(dtype).astype(np.float32),
+                                       want.view(dtype).astype(np.float32),
+                                       rtol=4 * eps, atol=4 * eps)
+
+
+def _host_half_sparse(op, bits, grad, indices, hp, dtype, scale, coalesce):
+    """The host's half update (training_ops' _run_half on the host): the
+    gradient scaled by NumPy first, duplicates summed first (in the storage
+    type, in order, from zero), then each row applied."""
+    if scale != 1.0:
+        grad = grad * dtype.type(scale)
+    if coalesce:
+        unique, where = np.unique(indices, return_inverse=True)
+        sums = np.zeros((unique.shape[0], grad.shape[1]), dtype)
+        np.add.at(sums, where.reshape(-1), grad)
+        indices, grad = unique, sums
+    getattr(cpu_half, f"sparse_{op}")(*bits, grad.view(_U16), indices, hp,
+                                      dtype == BFLOAT16, 1)
+
+
+def _sparse_half_both(device, op, dtype, seed, grad, indices, hp, scale, coalesce,
+                      exact):
+    """The half update of `op` on the host and on the device from the same
+    state (``_state`` of `seed`, as wide as `grad`): the same bits."""
+    var, slots, _ = _state(op, grad.shape[1], dtype, seed=seed)
+    bits = _bits_of([var, *slots])
+    dev = _to_device(device, bits + [grad.view(_U16)])
+    _host_half_sparse(op, bits, grad, indices, hp, dtype, scale, coalesce)
+    getattr(gpu_half, f"sparse_{op}")(*dev, device.asarray(indices), hp,
+                                      dtype == BFLOAT16, 1, grad_scale=scale,
+                                      coalesce=coalesce)
+    _assert_same_half(bits, dev[:4], device, exact, dtype)
+
+
+@pytest.mark.parametrize("dtype", HALF, ids=HALF_IDS)
+@pytest.mark.parametrize("op, variant", _cases(SPARSE_OPS))
+def test_half_sparse_kernels_match_cpu(device, op, variant, dtype):
+    # Each occurrence in order (duplicates: rows 2 and 4), R == 1 (the
+    # scalar functions) and R == 3; the device's own scale and coalescing
+    # against the host's NumPy pre-pass.
+    hp = _half_hp(op, variant, dtype)
+    odd = float(dtype.type(0.3))         # a factor whose products round
+    for R in (1, 3):
+        exact = _exact(op, variant, True, R)
+        grad = np.random.default_rng(R).uniform(-1, 1, (INDICES.shape[0], R))
+        grad = grad.astype(dtype)
+        grad[1, 0] = 0
+        for scale, coalesce in ((1.0, False), (odd, False), (1.0, True),
+                                (odd, True)):
+            _sparse_half_both(device, op, dtype, R, grad, INDICES, hp, scale,
+                              coalesce, exact)
+
+
+@pytest.mark.parametrize("dtype", HALF, ids=HALF_IDS)
+@pytest.mark.parametrize("op, variant", _cases(DENSE_OPS))
+def test_half_dense_kernels_match_cpu(device, op, variant, dtype):
+    hp = _half_hp(op, variant, dtype)
+    exact = _exact(op, variant, False, 3)
+    bf16 = dtype == BFLOAT16
+    for scale in (1.0, float(dtype.type(0.3))):
+        var, slots, _ = _state(op, 3, dtype, seed=7)
+        grad = np.random.default_rng(8).uniform(-1, 1, var.shape).astype(dtype)
+        grad[0, 1] = 0
+        bits = _bits_of([a.reshape(-1) for a in (var, *slots)])
+        dev = _to_device(device, bits + [grad.reshape(-1).view(_U16)])
+        host_grad = grad if scale == 1.0 else grad * dtype.type(scale)
+        args = [host_grad.reshape(-1).view(_U16), hp, bf16, 1]
+        if op == "lamb":
+            args.append(np.empty(cpu_half.lamb_sums_size(var.size)))
+        getattr(cpu_half, f"dense_{op}")(*bits, *args)
+        getattr(gpu_half, f"dense_{op}")(*dev, hp, bf16, 1, grad_scale=scale)
+        _assert_same_half(bits, dev[:4], device, exact, dtype)
+
+
+@pytest.mark.parametrize("dtype", HALF, ids=HALF_IDS)
+@pytest.mark.parametrize("R", (1, 5, 300))
+def test_half_dense_rowwise_adagrad_matches_cpu(device, R, dtype):
+    # R = 300: more columns than the block has threads (two rounds of squares)
+    hp = _half_hp("rowwise_adagrad", 0, dtype)
+    bf16 = dtype == BFLOAT16
+    for scale in (1.0, float(dtype.type(0.3))):
+        var, (accum, _, _), _ = _state("rowwise_adagrad", R, dtype, seed=3)
+        grad = np.random.default_rng(4).uniform(-1, 1, var.shape).astype(dtype)
+        bits = _bits_of([var, accum])
+        dev = _to_device(device, bits + [grad.view(_U16)])
+        host_grad = grad if scale == 1.0 else grad * dtype.type(scale)
+        cpu_half.dense_rowwise_adagrad(*bits, host_grad.view(_U16), hp, bf16, 1)
+        gpu_half.dense_rowwise_adagrad(*dev, hp, bf16, 1, grad_scale=scale)
+        _assert_same_half(bits, dev[:2], device, True, dtype)
+
+
+@pytest.mark.parametrize("dtype", HALF, ids=HALF_IDS)
+def test_half_dense_lamb_over_several_chunks(device, dtype):
+    # Three chunks of the whole-variable norms (SG_LAMB_CHUNK = 8192 values),
+    # the last one partial; the device's own sums buffer and one made there.
+    hp = _half_hp("lamb", 0, dtype)
+    bf16 = dtype == BFLOAT16
+    rng = np.random.default_rng(21)
+    var, m, v, grad = (rng.uniform(0.1, 1, 2 * 8192 + 300).astype(dtype)
+                       for _ in range(4))
+    for sums in (None, "device"):
+        bits = _bits_of([var, m, v])
+        dev = _to_device(device, bits + [grad.view(_U16)])
+        n_sums = cpu_half.lamb_sums_size(var.size)
+        assert gpu_half.lamb_sums_size(var.size) == n_sums == 6
+        cpu_half.dense_lamb(*bits, bits[0], grad.view(_U16), hp, bf16, 2,
+                            np.empty(n_sums))
+        gpu_half.dense_lamb(dev[0], dev[1], dev[2], dev[0], dev[3], hp, bf16, 2,
+                            None if sums is None else device.xp.empty(n_sums))
+        _assert_same_half(bits, dev[:3], device, True, dtype)
+
+
+@pytest.mark.parametrize("heavy_min", (gpu.HEAVY_MIN, 2))
+@pytest.mark.parametrize("dtype", HALF, ids=HALF_IDS)
+@pytest.mark.parametrize("op", SPARSE_OPS)
+def test_half_hot_row_occurrences_in_order(device, op, dtype, heavy_min,
+                                           monkeypatch):
+    # As test_hot_row_occurrences_in_order: batches of loads ahead, and with
+    # heavy_min 2 every repeated row through the heavy kernel's tiles (which
+    # hold the half values as floats).
+    monkeypatch.setattr(gpu, "HEAVY_MIN", heavy_min)
+    hp = _half_hp(op, 0, dtype)
+    odd = float(dtype.type(0.3))
+    n = HOT.shape[0]
+    for R in (1, 3):
+        exact = _exact(op, 0, True, R)
+        grad = np.random.default_rng(R).uniform(-1, 1, (n, R)).astype(dtype)
+        for scale, coalesce in ((1.0, False), (odd, False), (odd, True)):
+            _sparse_half_both(device, op, dtype, R + 20, grad, HOT, hp, scale,
+                              coalesce, exact)
+
+
+@pytest.mark.parametrize("dtype", HALF, ids=HALF_IDS)
+@pytest.mark.parametrize("op", ("adagrad_v2", "adam", "ftrl", "rowwise_adagrad",
+                                "lamb"))
+def test_half_heavy_rows_stream_through_tiles(device, op, dtype):
+    # Rows of HEAVY_MIN occurrences or more beside light ones: 16-column
+    # chunks (R = 40), several tiles of occurrences (4096 values a tile),
+    # each occurrence in order or their sum (row-wise Adagrad: the block's
+    # tiled column sums of a coalesced hot row).
+    rng = np.random.default_rng(9)
+    hot = np.concatenate([np.full(600, 2), np.full(gpu.HEAVY_MIN, 5),
+                          rng.integers(0, N_ROWS, 40)])
+    hot = hot[rng.permutation(hot.shape[0])].astype(np.int64)
+    hp = _half_hp(op, 0, dtype)
+    odd = float(dtype.type(0.3))
+    for R in (1, 40):
+        grad = rng.uniform(-1, 1, (hot.shape[0], R)).astype(dtype)
+        for scale, coalesce in ((1.0, False), (odd, True)):
+            _sparse_half_both(device, op, dtype, R, grad, hot, hp, scale, coalesce,
+                              _exact(op, 0, True, R))
+
+
+@pytest.mark.parametrize("dtype", HALF, ids=HALF_IDS)
+@pytest.mark.parametrize("coalesce", (False, True))
+@pytest.mark.parametrize("op", ("gradient_descent", "rowwise_adagrad", "lamb"))
+def test_half_wide_rows(device, op, coalesce, dtype):
+    # R > 256: each thread owns several columns, the row-wise sums span two
+    # rounds of the block; a hot row (38 occurrences: tiled when coalesced).
+    hot = np.concatenate([HOT, HOT])
+    grad = np.random.default_rng(6).uniform(-1, 1, (hot.shape[0], 300))
+    _sparse_half_both(device, op, dtype, 5, grad.astype(dtype), hot,
+                      _half_hp(op, 0, dtype), float(dtype.type(0.3)), coalesce,
+                      True)
+
+
+def _special_floats():
+    """float32 values at the edges of the half types: rounding ties and their
+    neighbours, denormals, overflow, infinities, zeros, NaNs with payloads,
+    and random values."""
+    bits = [0x00000000, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000,
+            0xffc00001, 0x7f800001, 0x7fa00000, 0x7fbfffff, 0x477fe000,
+            0x477ff000, 0x477fefff, 0x7f7fffff, 0x33000000, 0x33000001,
+            0x337fffff, 0x38800000, 0x387fffff, 0x00000001, 0x807fffff]
+    x = np.array(bits, dtype=np.uint32).view(np.float32)
+    rng = np.random.default_rng(12)
+    # floats whose low 16 bits are clear (from float16's denormals to past
+    # its largest value), plus float16's tie (0x1000: half its ulp, after an
+    # even or an odd last bit) or bfloat16's (0x8000), and their neighbours
+    base = rng.integers(0x30000000, 0x48000000, 4000, dtype=np.uint32)
+    base &= np.uint32(0xFFFF0000)
+    ties = np.concatenate([base + d for d in (0x1000 - 1, 0x1000, 0x1000 + 1,
+                                              0x3000, 0x8000 - 1, 0x8000,
+                                              0x8000 + 1, 0x18000)])
+    ties = ties.astype(np.uint32).view(np.float32)
+    noise = rng.standard_normal(4000).astype(np.float32) * 1e3
+    return np.concatenate([x, ties, -ties, noise, noise * 1e-9])
+
+
+@pytest.mark.parametrize("dtype", HALF, ids=HALF_IDS)
+def test_half_conversions_match_cpu(device, dtype):
+    # sg_half.h's conversions on the device (__float_as_uint on a GPU) and on
+    # the host: every half value widened, float32 and float64 values rounded.
+    bf16 = dtype == BFLOAT16
+    every = np.arange(1 << 16, dtype=np.uint32).astype(_U16)
+    want = np.empty(every.shape, np.float32)
+    cpu_half.widen_bits(every, want, bf16)
+    got = device.xp.empty(every.shape, np.float32)
+    gpu_half.widen_bits(device.asarray(every), got, bf16)
+    np.testing.assert_array_equal(device.asnumpy(got).view(np.uint32),
+                                  want.view(np.uint32))
+    x = _special_floats()
+    with np.errstate(invalid="ignore"):     # signalling NaNs among them
+        wide = x.astype(np.float64) * (1 + 2e-9)
+    for name, values in (("round_bits", x), ("round_bits_f64", wide)):
+        want = np.empty(values.shape, _U16)
+        getattr(cpu_half, name)(values, want, bf16)
+        got = device.xp.empty(values.shape, _U16)
+        getattr(gpu_half, name)(device.asarray(values), got, bf16)
+        np.testing.assert_array_equal(device.asnumpy(got), want, err_msg=name)
+
+
+def test_half_tables_match():
+    assert gpu_half.HYPERPARAMETERS == cpu.HYPERPARAMETERS
+    for name in dir(cpu_half):
+        if name.startswith(("dense_", "sparse_")) or name in (
+                "lamb_sums_size", "round_bits", "widen_bits", "round_bits_f64"):
+            assert callable(getattr(gpu_half, name)), name
+
+
+# The raw ops on device half arrays (training_ops' _run_half through the
+# backend) against the host: every op, the scale of the optimizers' path
+# (prepare_trusted's grad_scale) and coalescing.
+
+_HALF_HYPER = {
+    "alpha": 0.1, "lr": 0.1, "l1": 0.05, "l2": 0.2, "rho": 0.9, "epsilon": 1e-3,
+    "momentum": 0.9, "beta1_power": 0.729, "beta2_power": 0.997, "beta1": 0.9,
+    "beta2": 0.999, "global_step": 7, "l2_shrinkage": 0.1, "lr_power": -0.5,
+    "logbase": 0.69, "sign_decay": 0.5, "beta": 0.9, "use_nesterov": True,
+    "update_slots": True, "multiply_linear_by_lr": True, "u_t": 0.468,
+    "u_t_1": 0.47, "u_product": 0.25,
+}
+_NOT_HYPER = {"var", "grad", "delta", "indices", "use_locking", "coalesce_duplicates"}
+
+
+def _half_specs():
+    found = {}
+    for module in (m for m in vars(raw_ops).values()
+                   if inspect.ismodule(m) and m is not core):
+        for attr, spec in vars(module).items():
+            if isinstance(spec, core.Spec):
+                params = inspect.signature(getattr(module, attr.lower())).parameters
+                found[attr.lower()] = (spec, {
+                    p: _HALF_HYPER[p] for p in params
+                    if p not in _NOT_HYPER and p not in spec.slots})
+    return found
+
+
+HALF_SPECS = _half_specs()
+
+
+def _device_half_dtypes(device):
+    """The half dtypes the device's CuPy holds: bfloat16 from CuPy 14 (with
+    ml_dtypes); the emulator holds both, as CuPy 14 does."""
+    try:
+        device.xp.asarray(np.zeros(1, BFLOAT16))
+    except Exception:  # CuPy < 14: no bfloat16 array
+        return HALF[:1]
+    return HALF
+
+
+@pytest.mark.parametrize("dtype", HALF, ids=HALF_IDS)
+@pytest.mark.parametrize("name", sorted(HALF_SPECS))
+def test_half_raw_ops_on_device_match_cpu(device, name, dtype):
+    if dtype not in _device_half_dtypes(device):
+        pytest.skip("this CuPy has no bfloat16 arrays")
+    spec, args = HALF_SPECS[name]
+    rng = np.random.default_rng(13)
+    shape = (N_ROWS, 3)
+    var = rng.uniform(-1, 1, shape).astype(dtype)
+    slots = [rng.uniform(0.5, 1.5, shape[:1] if spec.rowwise else shape)
+             .astype(dtype) for _ in spec.slots]
+    n = INDICES.shape[0] if spec.sparse else N_ROWS
+    grad = rng.uniform(-1, 1, (n, 3)).astype(dtype)
+    indices = INDICES if spec.sparse else None
+    exact = name not in ("apply_power_sign",)
+    for scale in (1.0, float(dtype.type(0.3))):
+        for coalesce in ((False, True) if spec.sparse else (False,)):
+            host = [sg.Variable(a.copy()) for a in (var, *slots)]
+            arrays = [device.asarray(a) for a in (var, *slots)]
+            dev = [sg.Variable(a) for a in arrays]
+            spec.prepare_trusted(host[0], host[1:], grad, indices, dict(args),
+                                 grad_scale=scale).run(coalesce=coalesce)
+            d_indices = None if indices is None else device.asarray(indices)
+            spec.prepare_trusted(dev[0], dev[1:], device.asarray(grad), d_indices,
+                                 dict(args), grad_scale=scale,
+                                 be=backend_of(arrays[0])).run(coalesce=coalesce)
+            _assert_same_half([h.numpy().view(_U16) for h in host],
+                              [d.numpy().view(_U16) for d in dev], device, exact,
+                              dtype)
+
+
+@pytest.mark.parametrize("coalesce", (False, True))
+def test_half_public_sparse_op_on_device(device, coalesce):
+    # The public op with float16 device arrays (and use_locking): as on the
+    # host, bit for bit.
+    rng = np.random.default_rng(14)
+    var = rng.uniform(-1, 1, (N_ROWS, 2, 2)).astype(np.float16)
+    accum = rng.uniform(0.1, 1, var.shape).astype(np.float16)
+    grad = rng.uniform(-1, 1, (INDICES.shape[0], 2, 2)).astype(np.float16)
+    host, dev = _pair(device, var, accum)
+    lr = np.float16(0.1)
+    training_ops.sparse_apply_adagrad(*host, lr, grad, INDICES, use_locking=True,
+                                      coalesce_duplicates=coalesce)
+    training_ops.sparse_apply_adagrad(*dev, lr, device.asarray(grad),
+                                      device.asarray(INDICES), use_locking=True,
+                                      coalesce_duplicates=coalesce)
+    _assert_same_half([h.view(_U16) for h in host], [d.view(_U16) for d in dev],
+                      device, True, np.dtype(np.float16))

@@ -217,13 +217,13 @@ class Prepared:
         self.groups = groups
         self.be = be
 
-    def _call(self, use_locking, kernel, *args):
+    def _call(self, use_locking, kernel, *args, **kwargs):
         """Run `kernel`, holding the locks of var and the slots if asked."""
         if use_locking:
             with Held([self.var, *self.slots], self.be):
-                kernel(*args)
+                kernel(*args, **kwargs)
         else:
-            kernel(*args)
+            kernel(*args, **kwargs)
 
     def run(self, use_locking=False, coalesce=True):
         """Run the kernel, then bump the versions of the Variables.
@@ -272,18 +272,30 @@ class Prepared:
     def _run_half(self, use_locking, coalesce):
         """:meth:`run` on float16 or bfloat16 arrays: the kernels of
         ``training_half`` (TensorFlow's half semantics, every operation
-        rounded), on the arrays' ``uint16`` views.  A scaled gradient is
-        multiplied first (each product rounded once: the bits the float
-        kernels get when they scale as they read) and duplicates are summed
-        first when coalescing (in the storage type, in their original order,
-        from zero), so the kernels only ever apply rows."""
-        spec, var, hp = self.spec, self.var, self.hp
-        k = self.be.kernels("training_half")
+        rounded), on the arrays' ``uint16`` views.
+
+        On the host, a scaled gradient is multiplied first (each product
+        rounded once: the bits the float kernels get when they scale as they
+        read) and duplicates are summed first when coalescing (in the storage
+        type, in their original order, from zero), so the kernels only ever
+        apply rows.  On the GPU (``sparsegrad._cuda.training_half``) the
+        kernels do both as they read the gradient, with the same roundings
+        and so the same bits: no copy, and none of CuPy's half arithmetic.
+        A device bfloat16 array is a cupy array of dtype
+        ``ml_dtypes.bfloat16``, which CuPy holds from version 14 (with
+        ``ml_dtypes`` installed); a ``uint16`` array is never taken for one.
+        """
+        spec, var, hp, be = self.spec, self.var, self.hp, self.be
+        k = be.kernels("training_half")
         bf16 = var.dtype == BFLOAT16
         n_threads = get_num_threads()
         grad = self.grad
+        extra = {}                  # the device kernels' own arguments
         if self.grad_scale != 1.0:
-            grad = grad * var.dtype.type(self.grad_scale)
+            if be.on_gpu:
+                extra["grad_scale"] = self.grad_scale
+            else:
+                grad = grad * var.dtype.type(self.grad_scale)
         if not spec.sparse:
             if not var.size:
                 pass
@@ -292,14 +304,15 @@ class Prepared:
                 self._call(use_locking, k.dense_rowwise_adagrad,
                            _bits(var.reshape(n_rows, -1)),
                            _bits(self.slots[0].reshape(n_rows, 1)),
-                           _bits(grad.reshape(n_rows, -1)), hp, bf16, n_threads)
+                           _bits(grad.reshape(n_rows, -1)), hp, bf16, n_threads,
+                           **extra)
             else:
                 flat = [_bits(a.reshape(-1)) for a in (var, *self.slots)]
                 flat += [flat[0]] * (4 - len(flat))
                 args = [*flat, _bits(grad.reshape(-1)), hp, bf16, n_threads]
                 if spec.kernel == "lamb":
-                    args.append(np.empty(k.lamb_sums_size(var.size)))
-                self._call(use_locking, getattr(k, spec.driver), *args)
+                    args.append(be.xp.empty(k.lamb_sums_size(var.size)))
+                self._call(use_locking, getattr(k, spec.driver), *args, **extra)
         elif self.indices.shape[0] and var.size:
             n_rows, indices = var.shape[0], self.indices
             rows = [var.reshape(n_rows, -1)]
@@ -309,14 +322,16 @@ class Prepared:
                 rows += [s.reshape(n_rows, -1) for s in self.slots]
                 rows += [rows[0]] * (4 - len(rows))
             grad = grad.reshape(indices.shape[0], -1)
-            if coalesce:
+            if coalesce and be.on_gpu:
+                extra["coalesce"] = True
+            elif coalesce:
                 unique, where = np.unique(indices, return_inverse=True)
                 sums = np.zeros((unique.shape[0], grad.shape[1]), var.dtype)
                 np.add.at(sums, where.reshape(-1), grad)
                 indices, grad = unique, sums
             self._call(use_locking, getattr(k, spec.driver),
                        *[_bits(r) for r in rows], _bits(grad), indices, hp, bf16,
-                       n_threads)
+                       n_threads, **extra)
         for variable in self.variables:
             variable._bump()
 
