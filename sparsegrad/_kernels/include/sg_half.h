@@ -55,8 +55,6 @@ typedef unsigned short sg_u16;
 #if defined(__CUDACC__)
 SG_FN sg_u32 sg_f32_bits(float x) { return __float_as_uint(x); }
 SG_FN float sg_f32_of_bits(sg_u32 u) { return __uint_as_float(u); }
-SG_FN sg_u64 sg_f64_bits(double x) { return (sg_u64)__double_as_longlong(x); }
-SG_FN double sg_f64_of_bits(sg_u64 u) { return __longlong_as_double((long long)u); }
 #else
 #include <string.h>
 SG_FN sg_u32 sg_f32_bits(float x) {
@@ -66,16 +64,6 @@ SG_FN sg_u32 sg_f32_bits(float x) {
 }
 SG_FN float sg_f32_of_bits(sg_u32 u) {
     float x;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
-SG_FN sg_u64 sg_f64_bits(double x) {
-    sg_u64 u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-SG_FN double sg_f64_of_bits(sg_u64 u) {
-    double x;
     memcpy(&x, &u, sizeof x);
     return x;
 }
