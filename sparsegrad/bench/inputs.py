@@ -89,15 +89,17 @@ def n_distinct(ids):
     return int(np.unique(ids).size)
 
 
-def sparse_update_bytes(quick, n_state):
+def sparse_update_bytes(quick, n_state, itemsize=4):
     """Bytes a sparse row update must move: each touched row of the variable
     and of its ``n_state - 1`` slots read and written once, the gradient rows
-    and the ids read once.
+    and the ids read once, for values of `itemsize` bytes (2 for float16 and
+    bfloat16).
 
     Examples
     --------
-    >>> sparse_update_bytes(True, 1) > 0
+    >>> sparse_update_bytes(True, 1) > sparse_update_bytes(True, 1, itemsize=2)
     True
     """
     ids, values, (_, width) = sparse_gradient(quick)
-    return 2 * n_state * n_distinct(ids) * width * 4 + values.nbytes + ids.nbytes
+    return (2 * n_state * n_distinct(ids) * width * itemsize
+            + values.size * itemsize + ids.nbytes)

@@ -5,7 +5,10 @@ ids into a 1,000,000 x 64 float32 table):
 
 * ``training_ops/sparse_apply_adagrad_v2`` and ``training_ops/sparse_apply_ftrl``:
   the raw sparse kernels against TensorFlow's ``ResourceSparseApplyAdagradV2``
-  and ``ResourceSparseApplyFtrl`` called eagerly on the same data.
+  and ``ResourceSparseApplyFtrl`` called eagerly on the same data; their
+  ``_float16`` and ``_bfloat16`` variants on the same data in those types
+  (TensorFlow's half kernels against sparsegrad's), with floors from their
+  own byte counts.
 * ``training_ops/adam_lazy_step``: ``optimizers.Adam(lazy=True).apply_gradients``
   (only the touched rows of the table, ``m`` and ``v``) against
   ``torch.optim.SparseAdam`` with the gradient as a sparse COO tensor.
@@ -39,57 +42,100 @@ LEARNING_RATE = 0.01
 WARMUP_STEPS = 10
 
 
-def _sparse_state(quick):
+def _sparse_state(quick, dtype="float32"):
+    import ml_dtypes  # noqa: F401  (names "bfloat16" to NumPy)
     import numpy as np
 
     ids, grad, _ = inputs.sparse_gradient(quick)
     var = inputs.table(quick)
+    dtype = np.dtype(dtype)
+    grad, var = grad.astype(dtype), var.astype(dtype)
     return ids, grad, var, np.full_like(var, 0.1), np.zeros_like(var)
 
 
-def _adagrad_sparsegrad(quick):
-    from sparsegrad import training_ops
+def _adagrad_sparsegrad(dtype):
+    def setup(quick):
+        from sparsegrad import training_ops
 
-    ids, grad, var, accum, _ = _sparse_state(quick)
-    return lambda: training_ops.sparse_apply_adagrad_v2(
-        var, accum, LEARNING_RATE, 1e-7, grad, ids)
+        ids, grad, var, accum, _ = _sparse_state(quick, dtype)
+        return lambda: training_ops.sparse_apply_adagrad_v2(
+            var, accum, LEARNING_RATE, 1e-7, grad, ids)
 
-
-def _ftrl_sparsegrad(quick):
-    from sparsegrad import training_ops
-
-    ids, grad, var, accum, linear = _sparse_state(quick)
-    return lambda: training_ops.sparse_apply_ftrl(
-        var, accum, linear, grad, ids, LEARNING_RATE, 0.01, 0.01, -0.5)
+    return setup
 
 
-def _tf_sparse_state(quick):
+def _ftrl_sparsegrad(dtype):
+    def setup(quick):
+        from sparsegrad import training_ops
+
+        ids, grad, var, accum, linear = _sparse_state(quick, dtype)
+        return lambda: training_ops.sparse_apply_ftrl(
+            var, accum, linear, grad, ids, LEARNING_RATE, 0.01, 0.01, -0.5)
+
+    return setup
+
+
+def _tf_sparse_state(quick, dtype):
     import tensorflow as tf
 
-    ids, grad, var, accum, linear = _sparse_state(quick)
+    ids, grad, var, accum, linear = _sparse_state(quick, dtype)
     return (tf.constant(ids), tf.constant(grad), tf.Variable(var),
             tf.Variable(accum), tf.Variable(linear))
 
 
-def _adagrad_tensorflow(quick):
-    import tensorflow as tf
+def _adagrad_tensorflow(dtype):
+    def setup(quick):
+        import tensorflow as tf
 
-    ids, grad, var, accum, _ = _tf_sparse_state(quick)
-    lr, eps = tf.constant(LEARNING_RATE), tf.constant(1e-7)
-    return lambda: tf.raw_ops.ResourceSparseApplyAdagradV2(
-        var=var.handle, accum=accum.handle, lr=lr, epsilon=eps, grad=grad,
-        indices=ids)
+        ids, grad, var, accum, _ = _tf_sparse_state(quick, dtype)
+        lr, eps = (tf.constant(x, dtype=dtype) for x in (LEARNING_RATE, 1e-7))
+        return lambda: tf.raw_ops.ResourceSparseApplyAdagradV2(
+            var=var.handle, accum=accum.handle, lr=lr, epsilon=eps, grad=grad,
+            indices=ids)
+
+    return setup
 
 
-def _ftrl_tensorflow(quick):
-    import tensorflow as tf
+def _ftrl_tensorflow(dtype):
+    def setup(quick):
+        import tensorflow as tf
 
-    ids, grad, var, accum, linear = _tf_sparse_state(quick)
-    lr, l1, l2 = (tf.constant(x) for x in (LEARNING_RATE, 0.01, 0.01))
-    power = tf.constant(-0.5)
-    return lambda: tf.raw_ops.ResourceSparseApplyFtrl(
-        var=var.handle, accum=accum.handle, linear=linear.handle, grad=grad,
-        indices=ids, lr=lr, l1=l1, l2=l2, lr_power=power)
+        ids, grad, var, accum, linear = _tf_sparse_state(quick, dtype)
+        lr, l1, l2, power = (tf.constant(x, dtype=dtype)
+                             for x in (LEARNING_RATE, 0.01, 0.01, -0.5))
+        return lambda: tf.raw_ops.ResourceSparseApplyFtrl(
+            var=var.handle, accum=accum.handle, linear=linear.handle, grad=grad,
+            indices=ids, lr=lr, l1=l1, l2=l2, lr_power=power)
+
+    return setup
+
+
+def _raw_sparse_cases():
+    """The raw sparse Adagrad and FTRL cases in float32, float16 and
+    bfloat16: each type's own state, TensorFlow's kernel of that type, and a
+    floor from that type's bytes."""
+    cases = []
+    for dtype, itemsize in (("float32", 4), ("float16", 2), ("bfloat16", 2)):
+        suffix = "" if dtype == "float32" else f"_{dtype}"
+        cases += [
+            Case(
+                f"training_ops/sparse_apply_adagrad_v2{suffix}",
+                "raw sparse Adagrad kernel: 16,384 Zipf(1.1) ids x 64 "
+                f"{dtype} into a 1,000,000 x 64 table",
+                {"sparsegrad": _adagrad_sparsegrad(dtype),
+                 "tensorflow": _adagrad_tensorflow(dtype)},
+                lambda quick, n=itemsize: inputs.sparse_update_bytes(quick, 2, n),
+            ),
+            Case(
+                f"training_ops/sparse_apply_ftrl{suffix}",
+                "raw sparse FTRL kernel (l1 = l2 = 0.01, power -0.5) on the same "
+                f"gradient, {dtype}",
+                {"sparsegrad": _ftrl_sparsegrad(dtype),
+                 "tensorflow": _ftrl_tensorflow(dtype)},
+                lambda quick, n=itemsize: inputs.sparse_update_bytes(quick, 3, n),
+            ),
+        ]
+    return cases
 
 
 # ---------------------------------------------------------------------------
@@ -229,19 +275,7 @@ def _optimizer_torch(make):
 
 
 CASES = [
-    Case(
-        "training_ops/sparse_apply_adagrad_v2",
-        "raw sparse Adagrad kernel: 16,384 Zipf(1.1) ids x 64 float32 into a "
-        "1,000,000 x 64 table",
-        {"sparsegrad": _adagrad_sparsegrad, "tensorflow": _adagrad_tensorflow},
-        lambda quick: inputs.sparse_update_bytes(quick, 2),
-    ),
-    Case(
-        "training_ops/sparse_apply_ftrl",
-        "raw sparse FTRL kernel (l1 = l2 = 0.01, power -0.5) on the same gradient",
-        {"sparsegrad": _ftrl_sparsegrad, "tensorflow": _ftrl_tensorflow},
-        lambda quick: inputs.sparse_update_bytes(quick, 3),
-    ),
+    *_raw_sparse_cases(),
     four_way_case("training_ops/apply_adam", "dense Adam update of 10,000,000 "
                   "float32 parameters (torch: Adam(foreach=True).step(); NumPy: "
                   "in-place ufuncs)",
