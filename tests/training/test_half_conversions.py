@@ -133,7 +133,8 @@ def test_denormals_are_kept(module):
 @pytest.mark.parametrize("module", BUILDS, ids=lambda m: m.__name__.rsplit(".")[-1])
 def test_double_conversions(module):
     rng = np.random.default_rng(3)
-    x = np.concatenate([rng.standard_normal(1 << 16) * 10.0 ** rng.integers(-9, 6, 1 << 16),
+    scales = 10.0 ** rng.integers(-9, 6, 1 << 16)
+    x = np.concatenate([rng.standard_normal(1 << 16) * scales,
                         [1 + 2.0**-11 + 2.0**-40, 1 + 2.0**-8 + 2.0**-30, 65519.99,
                          65520.0, 2.0**-25 + 2.0**-60, 1e300, -1e300, 0.0, -0.0]])
     with np.errstate(over="ignore"):
