@@ -8,7 +8,8 @@ and slot after every step of:
   each with a constant learning rate and with a schedule, some clipped;
 * every raw training op of ``sparsegrad.training_ops`` (sparse ones with and
   without coalescing duplicates), with non-trivial hyper-parameters (FTRL with
-  ``lr_power=-0.7`` takes ``pow``, PowerSign takes ``exp``);
+  ``lr_power=-0.7`` takes ``pow``, PowerSign takes ``exp``), in float32 and
+  float64 and, last, in float16 and bfloat16 (the half kernels);
 * training loops through the tape: the README's logistic regression over
   ``scipy.sparse`` features and an embedding lookup with a softmax loss.
 
@@ -23,6 +24,7 @@ import hashlib
 import inspect
 import sys
 
+import ml_dtypes
 import numpy as np
 import scipy.sparse as sp
 
@@ -32,6 +34,7 @@ from sparsegrad import training_ops
 N_ROWS = 24
 N_STEPS = 6
 DTYPES = (np.float32, np.float64)
+HALF_DTYPES = (np.float16, ml_dtypes.bfloat16)
 
 
 class Fingerprint:
@@ -150,8 +153,8 @@ _SCALARS.update(u_t=0.9 * (1 - 0.5 * 0.96**3), u_t_1=0.9 * (1 - 0.5 * 0.96**4),
 _FLAGS = ("use_nesterov", "multiply_linear_by_lr")
 
 
-def raw_op_trajectories(fp):
-    for dtype in DTYPES:
+def raw_op_trajectories(fp, dtypes=DTYPES):
+    for dtype in dtypes:
         for name in sorted(training_ops.__all__):
             op = getattr(training_ops, name)
             params = inspect.signature(op).parameters
@@ -241,6 +244,7 @@ def main(argv):
     optimizer_trajectories(fp)
     raw_op_trajectories(fp)
     tape_trajectories(fp)
+    raw_op_trajectories(fp, HALF_DTYPES)
     print(fp.total.hexdigest())
 
 

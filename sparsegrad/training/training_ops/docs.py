@@ -47,11 +47,15 @@ use_nesterov : bool, default=False
 v : ndarray or Variable
     Second-moment slot of var's shape and dtype. Updated in place.""",
     "var_sparse": """\
-var : ndarray or Variable of shape (n_rows, ...), float32 or float64
-    Updated in place.""",
+var : ndarray or Variable of shape (n_rows, ...)
+    float32, float64, float16 or bfloat16 (``ml_dtypes.bfloat16``; the half
+    types follow TensorFlow's half kernels: every operation in float32,
+    rounded back at once). Updated in place.""",
     "var_dense": """\
-var : ndarray or Variable, float32 or float64
-    Updated in place.""",
+var : ndarray or Variable
+    float32, float64, float16 or bfloat16 (``ml_dtypes.bfloat16``; the half
+    types follow TensorFlow's half kernels: every operation in float32,
+    rounded back at once). Updated in place.""",
     "grad_sparse": """\
 grad : array_like of shape (len(indices),) + var.shape[1:]
     Gradient rows, one per index; an array must have var's dtype.""",
