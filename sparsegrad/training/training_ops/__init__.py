@@ -10,7 +10,8 @@ NumPy array of dtype float32, float64, float16 or bfloat16
 (``ml_dtypes.bfloat16``), or a :class:`~sparsegrad.Variable` (whose buffer is
 updated and whose version is bumped); all of them share one dtype.  The half
 types follow TensorFlow's half kernels: each operation is done in float32 and
-rounded back to the storage type at once (the ``training_half`` kernels).  Nothing is ever copied silently: a read-only or non-contiguous array
+rounded back to the storage type at once (the ``training_half`` kernels).
+Nothing is ever copied silently: a read-only or non-contiguous array
 is an error.  Hyper-parameters are Python numbers or 0-d arrays, rounded to the
 dtype of `var`.  `grad` may be any array_like; an array or Tensor must have the
 dtype of `var`, other inputs (lists, numbers) are converted to it.
