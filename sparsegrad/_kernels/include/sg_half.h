@@ -228,5 +228,167 @@ SG_HALF_TYPES(sg_mbf16, sg_sbf16, sg_round_bf16, sg_f32_to_bf16, sg_bf16_to_f32,
               sg_f64_to_bf16)
 #undef SG_HALF_TYPES
 
+#ifndef __CUDACC__
+/* ---- eight lanes at once (the host) ------------------------------------ *
+ * sg_lmf16 / sg_lmbf16 are eight values of the math types above, and
+ * sg_lsf16 / sg_lsbf16 eight of the storage types (16 bytes, any alignment):
+ * the element functions of sg_training.h instantiated for them update eight
+ * contiguous elements in one call, each lane exactly as the scalar instance
+ * does (elementwise rounding is the same in every lane).  With AVX2 and F16C
+ * the lanes are one register and a rounding is F16C's conversion there and
+ * back (float16: the bits of sg_round_f16, which the tests check) or three
+ * integer operations (bfloat16): the per-operation rounding vectorises by
+ * hand, which GCC does not do with F16C's conversions.  Elsewhere the lanes
+ * are eight scalars in a loop.  Comparisons give a lane mask, which has no
+ * truth value: a function that branches per element (FTRL, the proximal ops,
+ * AdagradDA, PowerSign, Lamb, row-wise Adagrad) does not compile for lanes,
+ * and sg_training.h leaves those to the scalar instance (SG_LANE). */
+#define SG_LANE_COUNT 8
+#if defined(__AVX2__) && defined(__F16C__)
+#define SG_LANES_SIMD 1
+SG_FN __m256 sg_v_round_f16(__m256 x) { return _mm256_cvtph_ps(_mm256_cvtps_ph(x, 0)); }
+SG_FN __m256 sg_v_round_bf16(__m256 x) {
+    __m256i u = _mm256_castps_si256(x);
+    __m256i a = _mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff));
+    __m256i nan = _mm256_cmpgt_epi32(a, _mm256_set1_epi32(0x7f800000));
+    __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    __m256i r = _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb);
+    __m256i q = _mm256_or_si256(_mm256_and_si256(u, _mm256_set1_epi32((int)0x80000000u)),
+                                _mm256_set1_epi32(0x7fc00000));
+    r = _mm256_and_si256(r, _mm256_set1_epi32((int)0xffff0000u));
+    return _mm256_castsi256_ps(_mm256_blendv_epi8(r, q, nan));
+}
+SG_FN __m256 sg_v_load_f16(const sg_u16* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p));
+}
+SG_FN void sg_v_store_f16(sg_u16* p, __m256 x) {
+    _mm_storeu_si128((__m128i*)p, _mm256_cvtps_ph(x, 0));
+}
+SG_FN __m256 sg_v_load_bf16(const sg_u16* p) {
+    __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
+SG_FN void sg_v_store_bf16(sg_u16* p, __m256 x) {   /* x holds bfloat16 values */
+    __m256i h = _mm256_srli_epi32(_mm256_castps_si256(x), 16);
+    _mm_storeu_si128((__m128i*)p, _mm_packus_epi32(_mm256_castsi256_si128(h),
+                                                   _mm256_extracti128_si256(h, 1)));
+}
+struct sg_lmask { __m256 m; };
+#define SG_LANE_TYPES(L, LS, M, ROUND, LOAD, STORE)                            \
+    struct L {                                                                 \
+        __m256 f;                                                              \
+        L() = default;                                                         \
+        static SG_MEMBER L raw(__m256 x) {                                     \
+            L r;                                                               \
+            r.f = x;                                                           \
+            return r;                                                          \
+        }                                                                      \
+        SG_MEMBER L(double x) : f(_mm256_set1_ps(M(x).f)) {}                   \
+        SG_MEMBER L(float x) : f(_mm256_set1_ps(M(x).f)) {}                    \
+        SG_MEMBER L(int x) : f(_mm256_set1_ps(M(x).f)) {}                      \
+    };                                                                         \
+    struct LS {                                                                \
+        sg_u16 bits[SG_LANE_COUNT];                                            \
+        SG_MEMBER operator L() const { return L::raw(LOAD(bits)); }            \
+        SG_MEMBER LS& operator=(L x) {                                         \
+            STORE(bits, x.f);                                                  \
+            return *this;                                                      \
+        }                                                                      \
+    };                                                                         \
+    SG_FN L operator+(L a, L b) { return L::raw(ROUND(_mm256_add_ps(a.f, b.f))); } \
+    SG_FN L operator-(L a, L b) { return L::raw(ROUND(_mm256_sub_ps(a.f, b.f))); } \
+    SG_FN L operator*(L a, L b) { return L::raw(ROUND(_mm256_mul_ps(a.f, b.f))); } \
+    SG_FN L operator/(L a, L b) { return L::raw(ROUND(_mm256_div_ps(a.f, b.f))); } \
+    SG_FN L operator-(L a) {                                                   \
+        return L::raw(_mm256_xor_ps(a.f, _mm256_set1_ps(-0.0f)));              \
+    }                                                                          \
+    SG_FN sg_lmask operator<(L a, L b) { return {_mm256_cmp_ps(a.f, b.f, _CMP_LT_OQ)}; } \
+    SG_FN sg_lmask operator>(L a, L b) { return {_mm256_cmp_ps(a.f, b.f, _CMP_GT_OQ)}; } \
+    SG_FN L sg_sqrt(L x) { return L::raw(ROUND(_mm256_sqrt_ps(x.f))); }       \
+    SG_FN L sg_rsqrt(L x) {                                                    \
+        __m256 one = _mm256_set1_ps(1.0f);                                     \
+        return L::raw(ROUND(_mm256_div_ps(one, _mm256_sqrt_ps(x.f))));         \
+    }                                                                          \
+    SG_FN L sg_abs(L x) { return L::raw(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x.f)); } \
+    /* sg_base.h's rules: -1, 0 or +1 (NaN stays NaN); max and min as the   \
+     * comparison picks (a NaN a gives b from max, a NaN b gives a). */      \
+    SG_FN L sg_sign(L x) {                                                     \
+        __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);        \
+        __m256 pos = _mm256_and_ps(_mm256_cmp_ps(x.f, zero, _CMP_GT_OQ), one);  \
+        __m256 neg = _mm256_and_ps(_mm256_cmp_ps(x.f, zero, _CMP_LT_OQ), one);  \
+        __m256 s = _mm256_sub_ps(pos, neg);                                    \
+        return L::raw(_mm256_blendv_ps(x.f, s, _mm256_cmp_ps(x.f, x.f, _CMP_EQ_OQ))); \
+    }                                                                          \
+    SG_FN L sg_sign(LS x) { return sg_sign((L)x); }                            \
+    SG_FN L sg_max(L a, L b) {                                                 \
+        return L::raw(_mm256_blendv_ps(a.f, b.f, _mm256_cmp_ps(a.f, b.f, _CMP_LT_OQ))); \
+    }                                                                          \
+    SG_FN L sg_max(LS a, LS b) { return sg_max((L)a, (L)b); }                  \
+    SG_FN L sg_min(L a, L b) {                                                 \
+        return L::raw(_mm256_blendv_ps(a.f, b.f, _mm256_cmp_ps(b.f, a.f, _CMP_LT_OQ))); \
+    }
+
+SG_LANE_TYPES(sg_lmf16, sg_lsf16, sg_mf16, sg_v_round_f16, sg_v_load_f16,
+              sg_v_store_f16)
+SG_LANE_TYPES(sg_lmbf16, sg_lsbf16, sg_mbf16, sg_v_round_bf16, sg_v_load_bf16,
+              sg_v_store_bf16)
+#undef SG_LANE_TYPES
+
+#else
+/* Portable lanes: eight scalars, each operation a loop over them. */
+struct sg_lmask { bool m[SG_LANE_COUNT]; };
+#define SG_LANE_TYPES(L, LS, M, S)                                             \
+    struct L {                                                                 \
+        M e[SG_LANE_COUNT];                                                    \
+        L() = default;                                                         \
+        SG_MEMBER L(double x) { for (int i = 0; i < SG_LANE_COUNT; ++i) e[i] = M(x); } \
+        SG_MEMBER L(float x) { for (int i = 0; i < SG_LANE_COUNT; ++i) e[i] = M(x); } \
+        SG_MEMBER L(int x) { for (int i = 0; i < SG_LANE_COUNT; ++i) e[i] = M(x); } \
+    };                                                                         \
+    struct LS {                                                                \
+        S e[SG_LANE_COUNT];                                                    \
+        SG_MEMBER operator L() const {                                         \
+            L r;                                                               \
+            for (int i = 0; i < SG_LANE_COUNT; ++i) r.e[i] = e[i];             \
+            return r;                                                          \
+        }                                                                      \
+        SG_MEMBER LS& operator=(L x) {                                         \
+            for (int i = 0; i < SG_LANE_COUNT; ++i) e[i] = x.e[i];             \
+            return *this;                                                      \
+        }                                                                      \
+    };                                                                         \
+    SG_LANE_BINARY(L, +) SG_LANE_BINARY(L, -) SG_LANE_BINARY(L, *)            \
+    SG_LANE_BINARY(L, /)                                                       \
+    SG_FN L operator-(L a) { SG_LANE_MAP(L, -a.e[i]) }                         \
+    SG_FN sg_lmask operator<(L a, L b) { SG_LANE_TEST(a.e[i] < b.e[i]) }       \
+    SG_FN sg_lmask operator>(L a, L b) { SG_LANE_TEST(a.e[i] > b.e[i]) }       \
+    SG_FN L sg_sqrt(L x) { SG_LANE_MAP(L, sg_sqrt(x.e[i])) }                   \
+    SG_FN L sg_rsqrt(L x) { SG_LANE_MAP(L, sg_rsqrt(x.e[i])) }                 \
+    SG_FN L sg_abs(L x) { SG_LANE_MAP(L, sg_abs(x.e[i])) }                     \
+    SG_FN L sg_sign(L x) { SG_LANE_MAP(L, sg_sign(x.e[i])) }                   \
+    SG_FN L sg_sign(LS x) { return sg_sign((L)x); }                            \
+    SG_FN L sg_max(L a, L b) { SG_LANE_MAP(L, sg_max(a.e[i], b.e[i])) }        \
+    SG_FN L sg_max(LS a, LS b) { return sg_max((L)a, (L)b); }                  \
+    SG_FN L sg_min(L a, L b) { SG_LANE_MAP(L, sg_min(a.e[i], b.e[i])) }
+#define SG_LANE_MAP(L, expr)                                                   \
+    L r;                                                                       \
+    for (int i = 0; i < SG_LANE_COUNT; ++i) r.e[i] = expr;                     \
+    return r;
+#define SG_LANE_TEST(expr)                                                     \
+    sg_lmask r;                                                                \
+    for (int i = 0; i < SG_LANE_COUNT; ++i) r.m[i] = expr;                     \
+    return r;
+#define SG_LANE_BINARY(L, op)                                                  \
+    SG_FN L operator op(L a, L b) { SG_LANE_MAP(L, a.e[i] op b.e[i]) }
+
+SG_LANE_TYPES(sg_lmf16, sg_lsf16, sg_mf16, sg_sf16)
+SG_LANE_TYPES(sg_lmbf16, sg_lsbf16, sg_mbf16, sg_sbf16)
+#undef SG_LANE_TYPES
+#undef SG_LANE_MAP
+#undef SG_LANE_TEST
+#undef SG_LANE_BINARY
+#endif /* SIMD or portable lanes */
+#endif /* !__CUDACC__ */
+
 #endif /* __cplusplus */
 #endif /* SG_HALF_H */

@@ -51,6 +51,7 @@ SG_ELEMENT(sg_gd_row) {
     v[0] = v[0] - g * alpha;
 }
 
+#ifndef SG_LANE /* branches per element, or double arithmetic */
 /* hp: alpha, l1, l2 */
 SG_ELEMENT(sg_proximal_gd_row) {
     SG_M alpha = k->t[0], l1 = k->t[1], l2 = k->t[2];
@@ -74,6 +75,8 @@ SG_ELEMENT(sg_proximal_gd_scalar) {
         num = p;
     v[0] = (SG_M)((double)num / den);
 }
+
+#endif /* SG_LANE */
 
 /* hp: lr, rho, epsilon; s1 accum, s2 accum_update */
 SG_ELEMENT(sg_adadelta_row) {
@@ -106,6 +109,7 @@ SG_ELEMENT(sg_adagrad_v2_row) {
     v[0] = v[0] - (g * lr) / (sg_sqrt(s1[0]) + epsilon);
 }
 
+#ifndef SG_LANE /* branches per element, or double arithmetic */
 /* hp: lr, l1, l2; s1 accum */
 SG_ELEMENT(sg_proximal_adagrad_row) {
     SG_M lr = k->t[0], l1 = k->t[1], l2 = k->t[2];
@@ -262,6 +266,8 @@ SG_ELEMENT(sg_ftrl_scalar) {
     s2[0] = lin;
 }
 
+#endif /* SG_LANE */
+
 /* hp: lr, momentum, use_nesterov; s1 accum */
 SG_ELEMENT(sg_momentum_dense_row) {
     SG_M lr = k->t[0], momentum = k->t[1];
@@ -373,6 +379,7 @@ SG_ELEMENT(sg_add_sign_row) {
     v[0] = v[0] - (lr * (alpha + sign_decay * s)) * g;
 }
 
+#ifndef SG_LANE /* branches per element, or double arithmetic */
 /* hp: lr, logbase, sign_decay, beta; s1 m.  s is -1, 0, +1 or NaN, so
  * exp(log_decay * s) takes three values, computed with the same arguments
  * (so the same bits) as per element; a CPU loop computes them once. */
@@ -386,6 +393,8 @@ SG_ELEMENT(sg_power_sign_row) {
     e = s > 0 ? e_pos : (s < 0 ? e_neg : (s == 0 ? e_zero : s));
     v[0] = v[0] - (lr * e) * g;
 }
+
+#endif /* SG_LANE */
 
 /* hp: lr, beta1, beta2; s1 m.  Keras 3's Lion, in its order: the step's
  * sign from the interpolation of m and g, then m's own decay. */
@@ -417,6 +426,7 @@ SG_ELEMENT(sg_nadam_row) {
     v[0] = v[0] - (m_hat * lr) / (sg_sqrt(v_hat) + epsilon);
 }
 
+#ifndef SG_LANE /* branches per element, or double arithmetic */
 /* Lamb (hp: lr, beta1, beta2, epsilon, beta1_power, beta2_power; s1 m, s2 v),
  * Keras 3's in its operation order.  The moments' factors 1 - beta are taken
  * in double from beta as given and rounded once (Keras subtracts the Python
@@ -476,6 +486,8 @@ SG_FN void SG_F(sg_rowwise_adagrad_step)(SG_S* v, SG_M mult, SG_M g) {
     v[0] = v[0] - mult * g;
 }
 
+#endif /* SG_LANE */
+
 #undef SG_ELEMENT
 
 #else
@@ -522,6 +534,13 @@ template <typename T> struct sg_hp_of;
 #include "sg_training.h"
 #include "sg_bf16.h"
 #include "sg_training.h"
+#ifndef __CUDACC__
+/* Eight lanes at once (sg_half.h): the functions that branch on no element. */
+#include "sg_lf16.h"
+#include "sg_training.h"
+#include "sg_lbf16.h"
+#include "sg_training.h"
+#endif
 #include "sg_type_end.h"
 #endif
 

@@ -3,3 +3,4 @@
 #undef SG_M
 #undef SG_SFX
 #undef SG_LIBM
+#undef SG_LANE
