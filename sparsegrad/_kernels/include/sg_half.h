@@ -20,11 +20,11 @@
  *   bfloat16  always 0x7fc0 with the sign (Eigen's and ml_dtypes' rule).
  * This code gives exactly the bits of F16C's instructions (the AVX2 builds,
  * compiled with -mf16c, also have sg_*_f16c, F16C's own conversions, which
- * the tests compare with it over every float16 and many floats) and it is
- * what the kernels use on every CPU: integer and float operations that the
- * compiler vectorises (with AVX2's integer instructions in the AVX2 builds),
- * where F16C's scalar conversions keep a loop scalar (twice as slow,
- * measured).  bfloat16 never uses AVX-512 BF16's VCVTNEPS2BF16, which
+ * the tests compare with it over every float16 and many floats).  The
+ * kernels run it for single elements on every CPU; eight elements at a time
+ * they run F16C's eight-wide conversions where the CPU has AVX2 and F16C
+ * (the lane types at the end of this file), which GCC cannot produce from
+ * scalar code.  bfloat16 never uses AVX-512 BF16's VCVTNEPS2BF16, which
  * flushes denormals to zero: its rounding here is three integer operations.
  *
  * Rounding arithmetic (C++ only: the training kernels' half instantiation)
