@@ -327,3 +327,36 @@ def test_untyped_gradient_is_converted_to_the_half_type(op, dtype, rng):
     assert_state(apply(op, as_list), want, op)
     zero_d = dict(kwargs, lr=np.asarray(kwargs["lr"]).astype(dtype))
     assert_state(apply(op, zero_d), want, op)
+
+
+# ---------------------------------------------------------------------------
+# (e) The two builds: the AVX2 build's eight-lane F16C arithmetic and the
+# baseline's (eight scalars per lane group), around multiples of eight.
+
+try:
+    from sparsegrad._kernels import training_half as _half_baseline
+    from sparsegrad._kernels import training_half_avx2 as _half_avx2
+except ImportError:  # pragma: no cover - not an x86 build
+    _half_avx2 = None
+
+
+@pytest.mark.skipif(_half_avx2 is None, reason="no AVX2 build")
+@HALF
+@pytest.mark.parametrize("kind", ["random", "nonfinite"])
+@pytest.mark.parametrize("op", sorted({*DENSE_OPS, *SPARSE_OPS}))
+def test_both_builds_give_the_same_bits(op, kind, dtype, rng):
+    from sparsegrad._kernels import parallel
+    from sparsegrad.framework.backend import CPU
+
+    if not parallel.cpu_has_avx2():
+        pytest.skip("this CPU cannot run the AVX2 build")
+    widths = (1, 7, 8, 9, 16, 23, 40)
+    for width in widths:
+        shape = (6, width) if op in SPARSE_OPS else (3, width)
+        kwargs = half_args(op, rng, dtype, kind, shape)
+        results = []
+        for module in (_half_baseline, _half_avx2):
+            with CPU.use_kernels("training_half", module):
+                results.append(apply(op, kwargs))
+        assert_state(results[1], results[0], f"{op} width {width}")
+        assert_state(results[0], sg_model(op, kwargs), f"{op} width {width}")
