@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import sparsegrad as sg
+from sparsegrad.training.optimizers.base import Optimizer
 
 
 @pytest.fixture
@@ -113,3 +114,23 @@ def contiguous_sum():
     value type arithmetic, that the header and the row-sum tests compare
     with bit for bit."""
     return _contiguous_sum
+
+
+def bits(array):
+    """`array`'s values as the unsigned integers of their bits (for
+    bit-for-bit comparisons, NaN payloads and signed zeros included)."""
+    array = np.ascontiguousarray(array)
+    return array.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[array.itemsize])
+
+
+@pytest.fixture
+def half_variables_allowed(monkeypatch):
+    """Optimizers take float16 and bfloat16 Variables (they refuse them until
+    their half kernels exist): for the tests of what states and checkpoints
+    store."""
+    def check(var, what):
+        if not isinstance(var, sg.Variable):
+            raise TypeError(f"{what} must be a sparsegrad.Variable")
+
+    monkeypatch.setattr(Optimizer, "_check_variable", staticmethod(check))
+

@@ -19,25 +19,16 @@ from sparsegrad.demo.models import FtrlLogistic
 from sparsegrad.demo.train import LocalRunner, load_checkpoint, save_checkpoint
 from sparsegrad.errors import InvalidArgumentError
 from sparsegrad.framework.archives import DTYPES_ENTRY
-from sparsegrad.training.optimizers.base import Optimizer
+
+from ..conftest import bits as _bits
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F16 = np.dtype(np.float16)
 STATE = {"settings": {}, "models": {}}
 
 
-@pytest.fixture(autouse=True)
-def _half_variables_allowed(monkeypatch):
-    def check(var, what):
-        if not isinstance(var, sg.Variable):
-            raise TypeError(f"{what} must be a sparsegrad.Variable")
-
-    monkeypatch.setattr(Optimizer, "_check_variable", staticmethod(check))
-
-
-def _bits(array):
-    array = np.ascontiguousarray(array)
-    return array.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[array.itemsize])
+# Optimizers refuse half variables (their kernels come separately).
+pytestmark = pytest.mark.usefixtures("half_variables_allowed")
 
 
 def _model(seed, table_dtype=BF16):
