@@ -243,31 +243,41 @@ class Prepared:
         if not spec.sparse:
             if var.size:
                 if spec.rowwise:
-                    n_rows = var.shape[0]
-                    self._call(use_locking, driver, var.reshape(n_rows, -1),
-                               self.slots[0].reshape(n_rows, 1),
-                               self.grad.reshape(n_rows, -1), self.hp,
+                    var_rows, accum = self._row_state()[:2]
+                    self._call(use_locking, driver, var_rows, accum,
+                               self.grad.reshape(var.shape[0], -1), self.hp,
                                self.grad_scale, n_threads)
                 else:
-                    flat = [var.reshape(-1)] + [s.reshape(-1) for s in self.slots]
-                    flat += [flat[0]] * (4 - len(flat))
-                    self._call(use_locking, driver, *flat, self.grad.reshape(-1),
-                               self.hp, self.grad_scale, n_threads)
+                    self._call(use_locking, driver, *self._flat_state(),
+                               self.grad.reshape(-1), self.hp, self.grad_scale,
+                               n_threads)
         elif self.indices.shape[0] and var.size:
-            n_rows = var.shape[0]
-            if spec.rowwise:
-                rows = [var.reshape(n_rows, -1)]
-                rows += [self.slots[0].reshape(n_rows, 1)] * 3
-            elif var.ndim == 2:
-                rows = [var, *self.slots]
-                rows += [var] * (4 - len(rows))
-            else:
-                rows = [var.reshape(n_rows, -1)]
-                rows += [s.reshape(n_rows, -1) for s in self.slots]
-                rows += [rows[0]] * (4 - len(rows))
-            self._sparse(k, driver, rows, coalesce, use_locking, n_threads)
+            self._sparse(k, driver, self._row_state(), coalesce, use_locking,
+                         n_threads)
         for variable in self.variables:
             variable._bump()
+
+    def _flat_state(self):
+        """var and its slots flat, as the dense kernels take them: four
+        arrays, var in the place of each slot the op lacks."""
+        flat = [self.var.reshape(-1)] + [s.reshape(-1) for s in self.slots]
+        return flat + [flat[0]] * (4 - len(flat))
+
+    def _row_state(self):
+        """var and its slots as rows ``(n_rows, -1)``, as the sparse kernels
+        take them: four arrays, var in the place of each slot the op lacks;
+        row-wise Adagrad's accumulator is ``(n_rows, 1)``, in all three slot
+        places."""
+        var = self.var
+        n_rows = var.shape[0]
+        if self.spec.rowwise:
+            return [var.reshape(n_rows, -1)] + [self.slots[0].reshape(n_rows, 1)] * 3
+        if var.ndim == 2:
+            rows = [var, *self.slots]
+        else:
+            rows = [var.reshape(n_rows, -1)] + [s.reshape(n_rows, -1)
+                                                for s in self.slots]
+        return rows + [rows[0]] * (4 - len(rows))
 
     def _run_half(self, use_locking, coalesce):
         """:meth:`run` on float16 or bfloat16 arrays: the kernels of
@@ -300,27 +310,19 @@ class Prepared:
             if not var.size:
                 pass
             elif spec.rowwise:
-                n_rows = var.shape[0]
-                self._call(use_locking, k.dense_rowwise_adagrad,
-                           _bits(var.reshape(n_rows, -1)),
-                           _bits(self.slots[0].reshape(n_rows, 1)),
-                           _bits(grad.reshape(n_rows, -1)), hp, bf16, n_threads,
-                           **extra)
+                var_rows, accum = self._row_state()[:2]
+                self._call(use_locking, k.dense_rowwise_adagrad, _bits(var_rows),
+                           _bits(accum), _bits(grad.reshape(var.shape[0], -1)), hp,
+                           bf16, n_threads, **extra)
             else:
-                flat = [_bits(a.reshape(-1)) for a in (var, *self.slots)]
-                flat += [flat[0]] * (4 - len(flat))
+                flat = [_bits(a) for a in self._flat_state()]
                 args = [*flat, _bits(grad.reshape(-1)), hp, bf16, n_threads]
                 if spec.kernel == "lamb":
                     args.append(be.xp.empty(k.lamb_sums_size(var.size)))
                 self._call(use_locking, getattr(k, spec.driver), *args, **extra)
         elif self.indices.shape[0] and var.size:
-            n_rows, indices = var.shape[0], self.indices
-            rows = [var.reshape(n_rows, -1)]
-            if spec.rowwise:
-                rows += [self.slots[0].reshape(n_rows, 1)] * 3
-            else:
-                rows += [s.reshape(n_rows, -1) for s in self.slots]
-                rows += [rows[0]] * (4 - len(rows))
+            indices = self.indices
+            rows = self._row_state()
             grad = grad.reshape(indices.shape[0], -1)
             if coalesce and be.on_gpu:
                 extra["coalesce"] = True
