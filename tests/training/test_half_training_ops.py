@@ -213,17 +213,25 @@ def test_lamb_over_several_chunks_matches_the_model(dtype, rng):
 # (c) Threads.
 
 
-@HALF
-@pytest.mark.parametrize("op", sorted(DENSE_OPS))
-def test_dense_bits_do_not_depend_on_threads(op, dtype):
+def _on_each_thread_count(op, make_kwargs):
+    """The op's new state on 1, 2 and 3 threads (``make_kwargs(n_threads)``
+    gives its arguments), checked equal; that state and the last arguments."""
     results = []
     for n_threads in (1, 2, 3):
         sg.set_num_threads(n_threads)
-        kwargs = half_args(op, np.random.default_rng(3), dtype, shape=(20011, 5))
+        kwargs = make_kwargs(n_threads)
         results.append(apply(op, kwargs))
     for other in results[1:]:
         assert_state(other, results[0], op)
-    assert_state(results[0], sg_model(op, kwargs), f"{op} against the model")
+    return results[0], kwargs
+
+
+@HALF
+@pytest.mark.parametrize("op", sorted(DENSE_OPS))
+def test_dense_bits_do_not_depend_on_threads(op, dtype):
+    state, kwargs = _on_each_thread_count(op, lambda _: half_args(
+        op, np.random.default_rng(3), dtype, shape=(20011, 5)))
+    assert_state(state, sg_model(op, kwargs), f"{op} against the model")
 
 
 @HALF
@@ -231,19 +239,13 @@ def test_dense_bits_do_not_depend_on_threads(op, dtype):
 @pytest.mark.parametrize("shape", [(3000, 16), (3000, 3)])
 def test_sparse_bits_do_not_depend_on_threads(op, shape, dtype):
     # 11000 uniform ids (a dozen occurrences of a row at most): enough work
-    # for the parallel paths; rows of 3 take the by-row kernel on several
-    # threads, rows of 16 the scan kernel.
+    # for the parallel paths, on rows of 16 (two lane groups) and of 3 (the
+    # scalar tail alone); int32 indices on two threads.
     indices = np.random.default_rng(4).integers(0, shape[0], size=11000)
-    results = []
-    for n_threads in (1, 2, 3):
-        sg.set_num_threads(n_threads)
-        kwargs = half_args(op, np.random.default_rng(5), dtype, shape=shape,
-                           indices=indices.astype(np.int32 if n_threads == 2
-                                                  else np.int64))
-        results.append(apply(op, kwargs))
-    for other in results[1:]:
-        assert_state(other, results[0], op)
-    assert_state(results[0], sg_model(op, kwargs), f"{op} against the model")
+    state, kwargs = _on_each_thread_count(op, lambda n_threads: half_args(
+        op, np.random.default_rng(5), dtype, shape=shape,
+        indices=indices.astype(np.int32 if n_threads == 2 else np.int64)))
+    assert_state(state, sg_model(op, kwargs), f"{op} against the model")
 
 
 @HALF
@@ -252,15 +254,14 @@ def test_sparse_bits_do_not_depend_on_threads(op, shape, dtype):
 def test_sparse_bits_with_heavy_duplicates_do_not_depend_on_threads(
         op, coalesce, dtype, zipf):
     indices = zipf(np.random.default_rng(7), 20000, 3000)
-    results = []
-    for n_threads in (1, 2, 3):
-        sg.set_num_threads(n_threads)
+
+    def make_kwargs(_):
         kwargs = half_args(op, np.random.default_rng(8), dtype, shape=(3000, 3),
                            indices=indices)
         kwargs["coalesce_duplicates"] = coalesce
-        results.append(apply(op, kwargs))
-    for other in results[1:]:
-        assert_state(other, results[0], op)
+        return kwargs
+
+    _on_each_thread_count(op, make_kwargs)
 
 
 # ---------------------------------------------------------------------------
