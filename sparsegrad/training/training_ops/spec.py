@@ -327,10 +327,8 @@ class Prepared:
             if coalesce and be.on_gpu:
                 extra["coalesce"] = True
             elif coalesce:
-                unique, where = np.unique(indices, return_inverse=True)
-                sums = np.zeros((unique.shape[0], grad.shape[1]), var.dtype)
-                np.add.at(sums, where.reshape(-1), grad)
-                indices, grad = unique, sums
+                indices, grad = sparse_rows.deduplicate(indices, grad,
+                                                        var.shape[0] - 1)
             self._call(use_locking, getattr(k, spec.driver),
                        *[_bits(r) for r in rows], _bits(grad), indices, hp, bf16,
                        n_threads, **extra)
