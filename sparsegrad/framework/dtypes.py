@@ -37,6 +37,13 @@ def is_floating(dtype):
     return dtype.kind == "f" or dtype == BFLOAT16
 
 
+def is_real(dtype):
+    """True for the dtypes sparsegrad computes with: bool, integers and every
+    floating dtype, bfloat16 included (not complex, object or strings)."""
+    dtype = np.dtype(dtype)
+    return dtype.kind in "biuf" or dtype == BFLOAT16
+
+
 def can_cast_same_kind(from_dtype, to_dtype):
     """NumPy's ``np.can_cast(from_dtype, to_dtype, casting="same_kind")``
     with bfloat16 counted a floating dtype: every floating dtype casts to
@@ -134,7 +141,7 @@ def check_numeric(dtype, name):
     complex dtypes are rejected as DESIGN.md decides.
     """
     dtype = np.dtype(dtype)
-    if dtype.kind in "biuf" or dtype == BFLOAT16:
+    if is_real(dtype):
         return dtype
     if dtype.kind == "c":
         raise InvalidArgumentError(

@@ -17,7 +17,13 @@ import numpy as np
 from ...errors import InvalidArgumentError
 from ...framework import sparse_rows
 from ...framework.backend import backend_of
-from ...framework.dtypes import FLOAT_DTYPES, HALF_DTYPES, INDEX_DTYPES, is_floating
+from ...framework.dtypes import (
+    FLOAT_DTYPES,
+    HALF_DTYPES,
+    INDEX_DTYPES,
+    is_floating,
+    is_real,
+)
 from ...framework.variable import Variable
 from . import arrays
 
@@ -75,10 +81,6 @@ _FLOAT32 = np.dtype(np.float32)
 _STATE_DTYPES = FLOAT_DTYPES + HALF_DTYPES
 
 
-def _is_real(dtype):
-    return dtype.kind in "biuf" or is_floating(dtype)
-
-
 def _inner_dim(var):
     return math.prod(var.shape[1:]) if var.ndim >= 1 else 1
 
@@ -131,7 +133,7 @@ def _check_disjoint(array, name, named, be):
 
 def _scalar_array(value, name):
     array = np.asarray(value)
-    if not _is_real(array.dtype):
+    if not is_real(array.dtype):
         got = repr(value) if array.dtype.kind == "O" else f"dtype {array.dtype}"
         raise InvalidArgumentError(f"{name} must be a real number, got {got}")
     return array
@@ -281,7 +283,7 @@ def _grad_step(name):
         value = call.args[name]
         typed = isinstance(value, np.ndarray) or hasattr(value, "dtype")
         array = arrays.as_array(value, call.be)
-        if not _is_real(array.dtype):
+        if not is_real(array.dtype):
             raise InvalidArgumentError(
                 f"{name} must be real, got dtype {array.dtype}"
             )
