@@ -174,8 +174,9 @@ def template_table(template):
     ``<family>_table.py`` beside it, or None.  A family's half-precision
     kernels (``_<family>_half.pxi.tp``) share its table."""
     family = os.path.basename(template).split(".")[0].lstrip("_")
-    if family.endswith("_half"):
-        family = family[: -len("_half")]
+    for suffix in ("_half", "_mixed"):
+        if family.endswith(suffix):
+            family = family[: -len(suffix)]
     path = os.path.join(os.path.dirname(template), f"{family}_table.py")
     return path if os.path.exists(path) else None
 

@@ -124,13 +124,9 @@ def bits(array):
 
 
 @pytest.fixture
-def half_variables_allowed(monkeypatch):
-    """Optimizers take float16 and bfloat16 Variables (they refuse them until
-    their half kernels exist): for the tests of what states and checkpoints
-    store."""
-    def check(var, what):
-        if not isinstance(var, sg.Variable):
-            raise TypeError(f"{what} must be a sparsegrad.Variable")
-
-    monkeypatch.setattr(Optimizer, "_check_variable", staticmethod(check))
+def half_slots_of_each_type(monkeypatch):
+    """Optimizers give every variable slots of its own dtype, float16 and
+    bfloat16 ones in one optimizer (``slot_dtype`` names one half type), for
+    the tests of what states and checkpoints store of both encodings."""
+    monkeypatch.setattr(Optimizer, "_slot_dtype", lambda self, var: var.dtype)
 

@@ -3,3 +3,4 @@
 _training_half.pxi.tp): the portable float16 conversions."""
 
 include "_training_half.pxi"
+include "_training_mixed.pxi"

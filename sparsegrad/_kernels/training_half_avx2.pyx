@@ -5,3 +5,4 @@ through F16C's instructions, whose bits the portable code of the baseline
 build gives too."""
 
 include "_training_half.pxi"
+include "_training_mixed.pxi"

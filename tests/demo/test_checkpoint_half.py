@@ -3,9 +3,9 @@ and train.load_checkpoint) with float16 and bfloat16 weights and slots: bit
 for bit back; a stored dtype that is not the model's refused with the entry
 and both dtypes named, nothing changed; files of the old writer still load.
 
-The demo's models are float32 and optimizers do not update half variables
-yet, so a stand-in model (``name``, ``variables``, ``optimizer``) carries
-them, with ``_check_variable`` patched to let them through."""
+A stand-in model (``name``, ``variables``, ``optimizer``) carries float16
+and bfloat16 weights, with slots of each one's own type (the
+``half_slots_of_each_type`` fixture)."""
 
 import re
 import types
@@ -27,8 +27,8 @@ F16 = np.dtype(np.float16)
 STATE = {"settings": {}, "models": {}}
 
 
-# Optimizers refuse half variables (their kernels come separately).
-pytestmark = pytest.mark.usefixtures("half_variables_allowed")
+# Slots of each variable's own type: float16 and bfloat16 in one file.
+pytestmark = pytest.mark.usefixtures("half_slots_of_each_type")
 
 
 def _model(seed, table_dtype=BF16):

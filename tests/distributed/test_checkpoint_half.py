@@ -2,9 +2,9 @@
 optimizer slots, in one process (a world of one rank): bit for bit back, and
 a stored dtype that is not the variable's refused with nothing changed.
 
-Optimizers do not update half variables yet (their kernels come separately):
-the slots are built and filled directly, with ``_check_variable`` patched to
-let half variables through."""
+The slots are built and filled directly, each in its variable's own type
+(the ``half_slots_of_each_type`` fixture), so that one checkpoint holds both
+encodings."""
 
 import json
 import re
@@ -24,8 +24,8 @@ BF16 = np.dtype(ml_dtypes.bfloat16)
 F16 = np.dtype(np.float16)
 
 
-# Optimizers refuse half variables (their kernels come separately).
-pytestmark = pytest.mark.usefixtures("half_variables_allowed")
+# Slots of each variable's own type: float16 and bfloat16 in one file.
+pytestmark = pytest.mark.usefixtures("half_slots_of_each_type")
 
 
 def _model(seed):

@@ -2,9 +2,9 @@
 their type and bits (write_npz), and a stored dtype that is not the slot's,
 or a broken encoding, is refused with nothing changed.
 
-Optimizers do not update half variables yet (their kernels come separately),
-so the slots here are built and filled directly; ``_check_variable`` is
-patched to let half variables through (saving and loading need no kernel).
+The slots are built and filled directly, each in its variable's own type
+(the ``half_slots_of_each_type`` fixture: one optimizer's ``slot_dtype``
+names one half type), so that one file holds both encodings.
 """
 
 import io
@@ -24,8 +24,8 @@ BF16 = np.dtype(ml_dtypes.bfloat16)
 F16 = np.dtype(np.float16)
 
 
-# Optimizers refuse half variables (their kernels come separately).
-pytestmark = pytest.mark.usefixtures("half_variables_allowed")
+# Slots of each variable's own type: float16 and bfloat16 in one file.
+pytestmark = pytest.mark.usefixtures("half_slots_of_each_type")
 
 
 def _variables():

@@ -50,8 +50,11 @@ class Adadelta(Optimizer):
     _hyperparameters = {"rho": real(0.0, 1.0), "epsilon": real(0.0)}
 
     def __init__(self, learning_rate=0.001, rho=0.95, epsilon=1e-7, name="Adadelta",
-                 clipnorm=None, clipvalue=None, global_clipnorm=None):
+                 clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 slot_dtype=None, stochastic_rounding=False, seed=0):
         super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+                         slot_dtype=slot_dtype, stochastic_rounding=stochastic_rounding,
+                         seed=seed,
                          rho=rho, epsilon=epsilon)
 
     def _prepare_dense(self, grad, var, state, lr, stage):

@@ -56,8 +56,11 @@ class Adagrad(Optimizer):
 
     def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1,
                  epsilon=1e-7, name="Adagrad", clipnorm=None, clipvalue=None,
-                 global_clipnorm=None):
+                 global_clipnorm=None,
+                 slot_dtype=None, stochastic_rounding=False, seed=0):
         super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+                         slot_dtype=slot_dtype, stochastic_rounding=stochastic_rounding,
+                         seed=seed,
                          initial_accumulator_value=initial_accumulator_value,
                          epsilon=epsilon)
 
@@ -109,8 +112,11 @@ class RowwiseAdagrad(Optimizer):
 
     def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1,
                  epsilon=1e-7, name="RowwiseAdagrad", clipnorm=None, clipvalue=None,
-                 global_clipnorm=None):
+                 global_clipnorm=None,
+                 slot_dtype=None, stochastic_rounding=False, seed=0):
         super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+                         slot_dtype=slot_dtype, stochastic_rounding=stochastic_rounding,
+                         seed=seed,
                          initial_accumulator_value=initial_accumulator_value,
                          epsilon=epsilon)
 

@@ -9,6 +9,7 @@ from ...errors import InvalidArgumentError
 from ...framework import sparse_rows
 from ...framework.variable import Variable
 from ..training_ops import adam as adam_ops
+from ..training_ops import mixed
 from .base import Optimizer
 from .checks import flag, real
 
@@ -103,8 +104,11 @@ class Adam(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
                  amsgrad=False, lazy=False, name="Adam", clipnorm=None,
-                 clipvalue=None, global_clipnorm=None):
+                 clipvalue=None, global_clipnorm=None,
+                 slot_dtype=None, stochastic_rounding=False, seed=0):
         super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+                         slot_dtype=slot_dtype, stochastic_rounding=stochastic_rounding,
+                         seed=seed,
                          beta_1=beta_1, beta_2=beta_2, epsilon=epsilon,
                          amsgrad=amsgrad, lazy=lazy)
         if self.amsgrad and self.lazy:
@@ -127,7 +131,7 @@ class Adam(Optimizer):
         return self._adam_dense(grad, var, state, lr, stage)
 
     def _adam_dense(self, grad, var, state, lr, stage):
-        hypers = self._hypers(lr, var.dtype)
+        hypers = self._hypers(lr, self._math_dtype(var))
         if self.amsgrad:
             return [self._op(stage, adam_ops.APPLY_ADAM_WITH_AMSGRAD, var, state, grad,
                              **hypers)]
@@ -139,7 +143,7 @@ class Adam(Optimizer):
             return self._prepare_densified(values, indices, var, state, lr, stage,
                                            self._adam_dense)
         return [self._op(stage, adam_ops.SPARSE_APPLY_ADAM, var, (state.m, state.v),
-                         values, indices, **self._hypers(lr, var.dtype))]
+                         values, indices, **self._hypers(lr, self._math_dtype(var)))]
 
 
 class AdamW(Adam):
@@ -164,21 +168,36 @@ class AdamW(Adam):
 
     def __init__(self, learning_rate=0.001, weight_decay=0.004, beta_1=0.9,
                  beta_2=0.999, epsilon=1e-7, amsgrad=False, lazy=False, name="AdamW",
-                 clipnorm=None, clipvalue=None, global_clipnorm=None):
+                 clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 slot_dtype=None, stochastic_rounding=False, seed=0):
         super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, lazy, name,
-                         clipnorm, clipvalue, global_clipnorm)
+                         clipnorm, clipvalue, global_clipnorm,
+                         slot_dtype=slot_dtype, stochastic_rounding=stochastic_rounding,
+                         seed=seed)
         self._store_hyperparameters({"weight_decay": weight_decay})
 
     def _prepare_dense(self, grad, var, state, lr, stage):
         adam = super()._prepare_dense(grad, var, state, lr, stage)
-        return [lambda: self._decay_dense(var, lr), *adam]
+        return [lambda: self._decay_dense(var, lr, stage), *adam]
 
     def _prepare_sparse(self, values, indices, var, state, lr, stage):
         adam = super()._prepare_sparse(values, indices, var, state, lr, stage)
         return [lambda: self._decay_rows(var, indices, lr, stage), *adam]
 
-    def _decay_dense(self, var, lr):
+    def _decay_half(self, var, rows, lr, stage):
+        """The decay of a half variable's rows (None: all): in float32,
+        each new value rounded once as the step's update rounds (a stream of
+        its own)."""
+        wd, lr = np.float32(self.weight_decay), np.float32(lr)
+        mixed.update_rows(var._value, rows, lambda f: f - (f * wd) * lr,
+                          stage.rounding, salt=1)
+        var._bump()
+
+    def _decay_dense(self, var, lr, stage):
         if self.weight_decay == 0:
+            return
+        if stage.rounding is not None:
+            self._decay_half(var, None, lr, stage)
             return
         buf = var._value
         decay = buf * self._hyper(self.weight_decay, var.dtype)
@@ -194,6 +213,9 @@ class AdamW(Adam):
         if grouped is None:
             grouped = sparse_rows.group_rows(indices, var.shape[0] - 1)
         rows = grouped[0]
+        if stage.rounding is not None:
+            self._decay_half(var, rows, lr, stage)
+            return
         buf = var._value
         old = buf[rows]
         decay = old * self._hyper(self.weight_decay, var.dtype)
@@ -241,8 +263,11 @@ class Adamax(Optimizer):
                         "epsilon": real(0.0)}
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
-                 name="Adamax", clipnorm=None, clipvalue=None, global_clipnorm=None):
+                 name="Adamax", clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 slot_dtype=None, stochastic_rounding=False, seed=0):
         super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+                         slot_dtype=slot_dtype, stochastic_rounding=stochastic_rounding,
+                         seed=seed,
                          beta_1=beta_1, beta_2=beta_2, epsilon=epsilon)
 
     def _hypers(self, lr, dtype):
@@ -253,8 +278,8 @@ class Adamax(Optimizer):
 
     def _prepare_dense(self, grad, var, state, lr, stage):
         return [self._op(stage, adam_ops.APPLY_ADA_MAX, var, state, grad,
-                         **self._hypers(lr, var.dtype))]
+                         **self._hypers(lr, self._math_dtype(var)))]
 
     def _prepare_sparse(self, values, indices, var, state, lr, stage):
         return [self._op(stage, adam_ops.SPARSE_APPLY_ADA_MAX, var, state, values,
-                         indices, **self._hypers(lr, var.dtype))]
+                         indices, **self._hypers(lr, self._math_dtype(var)))]

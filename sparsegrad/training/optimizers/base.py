@@ -50,17 +50,18 @@ from ...autodiff.tape import GradientTape
 from ...errors import InvalidArgumentError, NotFoundError
 from ...framework import sparse_rows
 from ...framework.backend import backend_of
-from ...framework.dtypes import FLOAT_DTYPES
+from ...framework.dtypes import FLOAT_DTYPES, HALF_DTYPES, is_half
 from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import Tensor
 from ...framework.variable import Variable
-from ..training_ops import core
+from ..training_ops import core, mixed
 from . import schedules as _schedules
 from . import state as saved_state
 from .checks import (
     check_clip,
     check_learning_rate,
     check_number,
+    check_slot_dtype,
     gradient_pairs,
     parameters_section,
 )
@@ -96,6 +97,33 @@ class Optimizer:
         (:func:`sparsegrad.clip_by_global_norm`, in the variables' dtype, or
         float64 when they differ), fused into the update kernels.  At most
         one of the three clipping arguments may be set.
+    slot_dtype : {None, "float32", "float16", "bfloat16"}, optional
+        The slots of a float16 or bfloat16 variable: float32 (None, the
+        default) or the variable's own half type.  Slots of float32 and
+        float64 variables always have the variable's dtype.
+    stochastic_rounding : bool, default=False
+        How a half variable's new values (and half slots) are stored:
+        rounded to nearest (ties to even), or stochastically.
+    seed : int, default=0
+        The seed of stochastic rounding, in [0, 2**64).
+
+    Half-precision variables
+    ------------------------
+    A float16 or bfloat16 variable trains in *mixed precision*: each update
+    reads the variable (and half slots) as float32, computes in float32 with
+    hyper-parameters rounded to float32, and stores each result rounded
+    once.  So the step is the float32 optimizer's on upcast arrays, then one
+    rounding per stored value.  Its gradient may be float32 or the
+    variable's type (dense or IndexedSlices; any other dtype is converted to
+    float32).  Stochastic rounding stores a value as its upper neighbour
+    with probability proportional to its distance from the lower one
+    (16 random bits for bfloat16, 13 for float16), so that updates smaller
+    than half a unit in the last place are kept on average instead of lost;
+    its random words are a hash of the seed, the step count, the variable's
+    index among the optimizer's variables (:meth:`tracked_variables`), the
+    array (the variable or one of its slots) and the element's position,
+    so the bits are the same for any thread count.  Mixed-precision updates
+    run on the host.
 
     Notes
     -----
@@ -154,7 +182,8 @@ class Optimizer:
             cls.__doc__ = f"{head.rstrip()}\n\n{section}{examples}{tail}"
 
     def __init__(self, learning_rate, name, clipnorm=None, clipvalue=None,
-                 global_clipnorm=None, **hyperparameters):
+                 global_clipnorm=None, slot_dtype=None, stochastic_rounding=False,
+                 seed=0, **hyperparameters):
         if not isinstance(name, str):
             raise InvalidArgumentError(f"name must be a str, got {name!r}")
         self._learning_rate = check_learning_rate(learning_rate)
@@ -171,6 +200,9 @@ class Optimizer:
             )
         if not callable(self._learning_rate):
             self._validate_learning_rate(self._learning_rate)
+        self.slot_dtype = check_slot_dtype(slot_dtype)
+        self.stochastic_rounding = bool(stochastic_rounding)
+        self.seed = mixed.check_seed(seed)
         self._store_hyperparameters(hyperparameters)
         self._iterations = Variable(np.int64(0), trainable=False, name="iterations")
         # uid -> (variable, State); dicts keep the order variables were first seen.
@@ -234,12 +266,33 @@ class Optimizer:
         """The step count as a Python int."""
         return int(self._iterations._value)
 
+    def _slot_dtype(self, var):
+        """The dtype of `var`'s slots: var's own, or for a half variable
+        float32 or (``slot_dtype``) var's half type."""
+        if not is_half(var.dtype):
+            return var.dtype
+        if self.slot_dtype is None or self.slot_dtype == mixed.MATH_DTYPE:
+            return mixed.MATH_DTYPE
+        if self.slot_dtype != var.dtype:
+            raise InvalidArgumentError(
+                f"slot_dtype {self.slot_dtype} does not match variable {var.name!r} "
+                f"of dtype {var.dtype}; half slots have the variable's type "
+                "(or leave slot_dtype=None for float32 slots)")
+        return var.dtype
+
+    @staticmethod
+    def _math_dtype(var):
+        """The dtype `var`'s updates compute in: float32 for a half variable
+        (mixed precision), else var's."""
+        return mixed.MATH_DTYPE if is_half(var.dtype) else var.dtype
+
     def _slot_variable(self, var, slot_name, fill=0.0, shape=None):
-        """A slot Variable of `var`'s dtype filled with `fill`."""
+        """A slot Variable of :meth:`_slot_dtype` filled with `fill` (rounded
+        to it once)."""
         shape = var.shape if shape is None else shape
         xp = backend_of(var._value).xp
-        return Variable(xp.full(shape, fill, dtype=var.dtype), trainable=False,
-                        name=f"{var.name}/{slot_name}")
+        return Variable(xp.full(shape, fill, dtype=self._slot_dtype(var)),
+                        trainable=False, name=f"{var.name}/{slot_name}")
 
     def _create_slots(self, var):
         """The State of a new variable `var`: by default every field of
@@ -327,10 +380,10 @@ class Optimizer:
             raise TypeError(
                 f"{what} must be a sparsegrad.Variable, got {type(var).__name__}"
             )
-        if var._value.dtype not in FLOAT_DTYPES:
+        if var._value.dtype not in FLOAT_DTYPES + HALF_DTYPES:
             raise InvalidArgumentError(
                 f"variable {var.name!r} has dtype {var.dtype}; optimizers update "
-                "float32 and float64 variables"
+                "float16, bfloat16, float32 and float64 variables"
             )
 
     def _as_gradient(self, grad, var):
@@ -371,9 +424,9 @@ class Optimizer:
                 )
             # else: an IndexedSlices with a dense_shape holds indices in
             # [0, dense_shape[0]) (checked when it was made).
-            if values.dtype != target.dtype or not values.flags.c_contiguous:
-                values = be.xp.ascontiguousarray(
-                    values.astype(target.dtype, copy=False))
+            dtype = _gradient_dtype(values.dtype, target.dtype)
+            if values.dtype != dtype or not values.flags.c_contiguous:
+                values = be.xp.ascontiguousarray(values.astype(dtype, copy=False))
             return (self._unaliased(values, var, be), indices, grad), be
         if isinstance(grad, (Variable, Tensor)):
             grad = grad._value
@@ -384,7 +437,7 @@ class Optimizer:
             raise InvalidArgumentError(
                 f"the gradient of {var.name!r} is not convertible to an array: {exc}"
             ) from None
-        if array.dtype.kind not in "fiub":
+        if array.dtype.kind not in "fiub" and not is_half(array.dtype):
             raise InvalidArgumentError(
                 f"the gradient of {var.name!r} has dtype {array.dtype}; expected a "
                 "real floating dtype"
@@ -394,12 +447,13 @@ class Optimizer:
                 f"var and grad do not have the same shape: variable {var.name!r} "
                 f"has shape {var.shape}, its gradient {array.shape}"
             )
+        dtype = _gradient_dtype(array.dtype, var.dtype)
         if not be.on_gpu:
             # np.asarray, not np.ascontiguousarray: the latter makes a 0-d
             # array 1-D.
-            array = np.asarray(array, dtype=var.dtype, order="C")
-        elif array.dtype != var.dtype or not array.flags.c_contiguous:
-            array = array.astype(var.dtype, order="C")
+            array = np.asarray(array, dtype=dtype, order="C")
+        elif array.dtype != dtype or not array.flags.c_contiguous:
+            array = array.astype(dtype, order="C")
         return self._unaliased(array, var, be), be
 
     def _unaliased(self, array, var, be):
@@ -457,7 +511,7 @@ class Optimizer:
             return self._iterations
         lr = self.current_learning_rate()
         self._validate_learning_rate(lr)
-        for dtype in {var._value.dtype for _, _, var in pairs}:
+        for dtype in {self._math_dtype(var) for _, _, var in pairs}:
             self._validate_learning_rate_in(lr, dtype)
         grads = [g for g, _, _ in pairs]
         variables = [var for _, _, var in pairs]
@@ -470,7 +524,8 @@ class Optimizer:
             groups = [g[2]._row_groups(var.shape[0] - 1, be)
                       if isinstance(g, tuple) else None for g, be, var in pairs]
             scales = global_clip_scales(grads, variables, groups,
-                                        self.global_clipnorm)
+                                        self.global_clipnorm,
+                                        [self._math_dtype(v) for v in variables])
         elif self.clipnorm is not None or self.clipvalue is not None:
             grads = clip_gradients(grads, [var.shape for var in variables],
                                    self.clipnorm, self.clipvalue)
@@ -478,21 +533,25 @@ class Optimizer:
         # registered, and kernels run, only when every pair has passed.
         new_slots = {}
         updates = []
+        indices = {uid: k for k, uid in enumerate(self._slots)}
         for grad, scale, (_, be, var) in zip(grads, scales, pairs):
             entry = self._slots.get(var._uid)
             if entry is None:
+                indices[var._uid] = len(indices)
                 entry = new_slots[var._uid] = (var, self._create_slots(var))
+            rounding = self._rounding(var, indices[var._uid])
             if isinstance(grad, tuple):
                 # The update kernel coalesces on the groups the gradient
                 # carries (the global norm, or a clip op before this step,
                 # made them); without any, it groups the rows itself as it
                 # applies them (the by-row kernels).
-                stage = GradientStage(scale, grad[1], grad[2]._groups, be)
+                stage = GradientStage(scale, grad[1], grad[2]._groups, be, rounding)
                 updates += self._prepare_sparse(grad[0], grad[1], var, entry[1],
                                                 lr, stage)
             else:
                 stage = (UNIT_STAGE if scale == 1.0 and not be.on_gpu
-                         else GradientStage(scale, backend=be))
+                         and rounding is None
+                         else GradientStage(scale, backend=be, rounding=rounding))
                 updates += self._prepare_dense(grad, var, entry[1], lr, stage)
         self._slots.update(new_slots)
         for update in updates:
@@ -502,6 +561,16 @@ class Optimizer:
         count[()] = int(count) + 1
         self._iterations._bump()
         return self._iterations
+
+    def _rounding(self, var, index):
+        """How the update of `var` (the optimizer's variable number `index`)
+        stores: None for a float32 or float64 variable, else a
+        :class:`~sparsegrad.training.training_ops.mixed.Rounding`."""
+        if not is_half(var.dtype):
+            return None
+        if not self.stochastic_rounding:
+            return mixed.NEAREST
+        return mixed.Rounding(True, self.seed, self.iterations_count, index)
 
     def _finish_step(self):
         """Hook: advance the optimizer's own state (not a slot) once per step
@@ -571,8 +640,9 @@ class Optimizer:
         rows summed into a dense gradient on the stage's backend, then
         `prepare_dense` (default :meth:`_prepare_dense`).  Costs O(table
         size), as the optimizers' docstrings say."""
-        dense = stage.backend.xp.zeros(var.shape, var.dtype)
-        sparse_rows.scatter_add(dense, indices, stage.scaled(values),
+        dtype = self._math_dtype(var)
+        dense = stage.backend.xp.zeros(var.shape, dtype)
+        sparse_rows.scatter_add(dense, indices, stage.scaled(values.astype(dtype)),
                                 be=stage.backend)
         return (prepare_dense or self._prepare_dense)(dense, var, state, lr,
                                                       stage.unscaled())
@@ -587,7 +657,7 @@ class Optimizer:
         return spec.prepare_trusted(var, slots, grad, indices, hyper,
                                     grad_scale=stage.scale,
                                     groups=stage.groups_of(indices),
-                                    be=stage.backend).run
+                                    be=stage.backend, rounding=stage.rounding).run
 
     def minimize(self, loss, var_list, tape=None):
         """Compute the gradient of `loss` and apply it.
@@ -639,6 +709,9 @@ class Optimizer:
             "clipnorm": self.clipnorm,
             "clipvalue": self.clipvalue,
             "global_clipnorm": self.global_clipnorm,
+            "slot_dtype": None if self.slot_dtype is None else self.slot_dtype.name,
+            "stochastic_rounding": self.stochastic_rounding,
+            "seed": self.seed,
         }
         for key in self._config_keys:
             config[key] = getattr(self, key)
@@ -657,3 +730,12 @@ class Optimizer:
 
     save_state = saved_state.save_state
     load_state = saved_state.load_state
+
+
+def _gradient_dtype(given, var_dtype):
+    """The dtype a gradient of dtype `given` is applied in to a variable of
+    `var_dtype`: var's; for a half variable, `given` when it is var's type
+    or float32, else float32 (mixed precision)."""
+    if not is_half(var_dtype):
+        return var_dtype
+    return given if given in (var_dtype, mixed.MATH_DTYPE) else mixed.MATH_DTYPE

@@ -9,10 +9,14 @@ import math
 import numbers
 from typing import Callable, NamedTuple
 
+import numpy as np
+
 from ...errors import InvalidArgumentError
+from ...framework.dtypes import BFLOAT16, FLOAT16
 from . import schedules as _schedules
 
-__all__ = ["check_number", "check_learning_rate", "check_clip", "Hyper", "real",
+__all__ = ["check_number", "check_learning_rate", "check_clip", "check_slot_dtype",
+           "Hyper", "real",
            "flag", "parameters_section", "gradient_pairs"]
 
 
@@ -49,6 +53,20 @@ def check_clip(value, name):
     if value is None:
         return None
     return check_number(value, name, low=0.0, low_open=True)
+
+
+def check_slot_dtype(value):
+    """None, or the dtype float32, float16 or bfloat16 that `value` names."""
+    if value is None:
+        return None
+    try:
+        dtype = np.dtype(value)
+    except TypeError:
+        dtype = None
+    if dtype not in (np.dtype(np.float32), FLOAT16, BFLOAT16):
+        raise InvalidArgumentError(
+            f"slot_dtype must be None, float32, float16 or bfloat16, got {value!r}")
+    return dtype
 
 
 class Hyper(NamedTuple):
@@ -112,6 +130,8 @@ def parameters_section(cls, learning_rate_note=""):
     lines.append(f'name : str, default="{defaults["name"]}"')
     lines.append("clipnorm, clipvalue, global_clipnorm : float, optional\n"
                  "    See :class:`Optimizer` (at most one of them).")
+    lines.append("slot_dtype, stochastic_rounding, seed : optional\n"
+                 "    Half-precision variables: see :class:`Optimizer`.")
     return "Parameters\n----------\n" + "\n".join(lines) + "\n"
 
 

@@ -68,9 +68,12 @@ class Ftrl(Optimizer):
                  initial_accumulator_value=0.1, l1_regularization_strength=0.0,
                  l2_regularization_strength=0.0,
                  l2_shrinkage_regularization_strength=0.0, beta=0.0, name="Ftrl",
-                 clipnorm=None, clipvalue=None, global_clipnorm=None):
+                 clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 slot_dtype=None, stochastic_rounding=False, seed=0):
         super().__init__(
             learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+                         slot_dtype=slot_dtype, stochastic_rounding=stochastic_rounding,
+                         seed=seed,
             learning_rate_power=learning_rate_power,
             initial_accumulator_value=initial_accumulator_value,
             l1_regularization_strength=l1_regularization_strength,

@@ -92,16 +92,20 @@ class Lamb(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
                  name="Lamb", clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 slot_dtype=None, stochastic_rounding=False, seed=0,
                  lazy=False):
         super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+                         slot_dtype=slot_dtype, stochastic_rounding=stochastic_rounding,
+                         seed=seed,
                          beta_1=beta_1, beta_2=beta_2, epsilon=epsilon, lazy=lazy)
 
     def _prepare_dense(self, grad, var, state, lr, stage):
         return [self._op(stage, adam_ops.APPLY_LAMB, var, state, grad,
-                         **moment_hyperparameters(self, lr, var.dtype))]
+                         **moment_hyperparameters(self, lr, self._math_dtype(var)))]
 
     def _prepare_sparse(self, values, indices, var, state, lr, stage):
         if not self.lazy:   # Keras's semantics: every row's moments decay
             return self._prepare_densified(values, indices, var, state, lr, stage)
+        hypers = moment_hyperparameters(self, lr, self._math_dtype(var))
         return [self._op(stage, adam_ops.SPARSE_APPLY_LAMB, var, state, values,
-                         indices, **moment_hyperparameters(self, lr, var.dtype))]
+                         indices, **hypers)]

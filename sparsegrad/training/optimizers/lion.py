@@ -66,8 +66,11 @@ class Lion(Optimizer):
     }
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.99, name="Lion",
-                 clipnorm=None, clipvalue=None, global_clipnorm=None, lazy=False):
+                 clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 slot_dtype=None, stochastic_rounding=False, seed=0, lazy=False):
         super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+                         slot_dtype=slot_dtype, stochastic_rounding=stochastic_rounding,
+                         seed=seed,
                          beta_1=beta_1, beta_2=beta_2, lazy=lazy)
 
     def _hypers(self, lr):

@@ -125,8 +125,11 @@ class Nadam(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
                  name="Nadam", clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 slot_dtype=None, stochastic_rounding=False, seed=0,
                  lazy=False):
         super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+                         slot_dtype=slot_dtype, stochastic_rounding=stochastic_rounding,
+                         seed=seed,
                          beta_1=beta_1, beta_2=beta_2, epsilon=epsilon, lazy=lazy)
         self._u_product = np.float32(1.0)
 
@@ -171,10 +174,10 @@ class Nadam(Optimizer):
 
     def _prepare_dense(self, grad, var, state, lr, stage):
         return [self._op(stage, adam_ops.APPLY_NADAM, var, state, grad,
-                         **self._hypers(lr, var.dtype))]
+                         **self._hypers(lr, self._math_dtype(var)))]
 
     def _prepare_sparse(self, values, indices, var, state, lr, stage):
         if not self.lazy:   # Keras's semantics: every row's moments decay
             return self._prepare_densified(values, indices, var, state, lr, stage)
         return [self._op(stage, adam_ops.SPARSE_APPLY_NADAM, var, state, values,
-                         indices, **self._hypers(lr, var.dtype))]
+                         indices, **self._hypers(lr, self._math_dtype(var)))]

@@ -53,8 +53,11 @@ class ProximalGradientDescent(Optimizer):
 
     def __init__(self, learning_rate=0.01, l1_regularization_strength=0.0,
                  l2_regularization_strength=0.0, name="ProximalGradientDescent",
-                 clipnorm=None, clipvalue=None, global_clipnorm=None):
+                 clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 slot_dtype=None, stochastic_rounding=False, seed=0):
         super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+                         slot_dtype=slot_dtype, stochastic_rounding=stochastic_rounding,
+                         seed=seed,
                          l1_regularization_strength=l1_regularization_strength,
                          l2_regularization_strength=l2_regularization_strength)
 
@@ -113,8 +116,11 @@ class ProximalAdagrad(Optimizer):
     def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1,
                  l1_regularization_strength=0.0, l2_regularization_strength=0.0,
                  name="ProximalAdagrad", clipnorm=None, clipvalue=None,
-                 global_clipnorm=None):
+                 global_clipnorm=None,
+                 slot_dtype=None, stochastic_rounding=False, seed=0):
         super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+                         slot_dtype=slot_dtype, stochastic_rounding=stochastic_rounding,
+                         seed=seed,
                          initial_accumulator_value=initial_accumulator_value,
                          l1_regularization_strength=l1_regularization_strength,
                          l2_regularization_strength=l2_regularization_strength)

@@ -59,8 +59,11 @@ class RMSprop(Optimizer):
 
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7,
                  centered=False, name="RMSprop", clipnorm=None, clipvalue=None,
-                 global_clipnorm=None):
+                 global_clipnorm=None,
+                 slot_dtype=None, stochastic_rounding=False, seed=0):
         super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+                         slot_dtype=slot_dtype, stochastic_rounding=stochastic_rounding,
+                         seed=seed,
                          rho=rho, momentum=momentum, epsilon=epsilon,
                          centered=centered)
 

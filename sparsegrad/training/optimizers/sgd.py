@@ -51,8 +51,11 @@ class SGD(Optimizer):
     _hyperparameters = {"momentum": real(0.0, 1.0), "nesterov": flag()}
 
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD",
-                 clipnorm=None, clipvalue=None, global_clipnorm=None):
+                 clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 slot_dtype=None, stochastic_rounding=False, seed=0):
         super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm,
+                         slot_dtype=slot_dtype, stochastic_rounding=stochastic_rounding,
+                         seed=seed,
                          momentum=momentum, nesterov=nesterov)
 
     def _create_slots(self, var):

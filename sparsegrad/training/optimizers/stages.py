@@ -43,6 +43,9 @@ class GradientStage(NamedTuple):
     indices: object = None
     groups: tuple = None
     backend: object = CPU
+    #: A half variable's mixed-precision rounding
+    #: (:class:`~sparsegrad.training.training_ops.mixed.Rounding`), else None.
+    rounding: object = None
 
     def scaled(self, values):
         """`values` times :attr:`scale` (each product rounded to their dtype):
@@ -55,9 +58,10 @@ class GradientStage(NamedTuple):
 
     def unscaled(self):
         """This stage with the scale 1.0 (already applied by :meth:`scaled`)
-        and no groups, on the same backend."""
-        return UNIT_STAGE if self.backend is CPU else GradientStage(
-            backend=self.backend)
+        and no groups, on the same backend, with the same rounding."""
+        if self.backend is CPU and self.rounding is None:
+            return UNIT_STAGE
+        return GradientStage(backend=self.backend, rounding=self.rounding)
 
     def groups_of(self, indices):
         """The grouping of `indices` when they are this stage's, else None."""
@@ -89,18 +93,18 @@ def clip_gradients(grads, shapes, clipnorm, clipvalue):
     return out
 
 
-def global_clip_scales(grads, variables, groups, global_clipnorm):
+def global_clip_scales(grads, variables, groups, global_clipnorm, dtypes):
     """global_clipnorm: the scale of each gradient, TensorFlow's
-    ``clip_by_global_norm`` formula in the variables' dtype (float64 when
-    they differ), rounded to each variable's dtype.  `groups` holds
-    :func:`~sparsegrad.framework.sparse_rows.group_rows` of each sparse
-    gradient's indices (None for a dense one)."""
+    ``clip_by_global_norm`` formula in the variables' math dtypes `dtypes`
+    (float64 when they differ; float32 for half variables), rounded to each.
+    `groups` holds :func:`~sparsegrad.framework.sparse_rows.group_rows` of
+    each sparse gradient's indices (None for a dense one)."""
     total = clip_ops.sum_of_squares([
         (g[0], g[1], var.shape[0], grouped) if isinstance(g, tuple) else g
         for g, var, grouped in zip(grads, variables, groups)])
-    dtypes = {var.dtype for var in variables}
-    dtype = dtypes.pop() if len(dtypes) == 1 else np.dtype(np.float64)
+    distinct = set(dtypes)
+    dtype = distinct.pop() if len(distinct) == 1 else np.dtype(np.float64)
     scale = clip_ops.global_norm_scale(
         np.asarray(math.sqrt(total), dtype),
         np.asarray(global_clipnorm, dtype))
-    return [float(scale.astype(var.dtype)) for var in variables]
+    return [float(scale.astype(d)) for d in dtypes]

@@ -13,7 +13,7 @@ from ...framework import sparse_rows
 from ...framework.backend import CPU
 from ...framework.dtypes import BFLOAT16, is_half
 from ...framework.threads import get_num_threads
-from . import arrays
+from . import arrays, mixed
 from .locks import Held
 from .steps import Call
 
@@ -94,7 +94,7 @@ class Spec:
                         be=call.be)
 
     def prepare_trusted(self, var, slots, grad, indices, args, *, grad_scale=1.0,
-                        groups=None, be=CPU):
+                        groups=None, be=CPU, rounding=None):
         """Prepare a call from an optimizer, on arrays it has checked.
 
         Only the hyper-parameter steps run, on `args`; nothing else is
@@ -131,6 +131,13 @@ class Spec:
         be : Backend, default=CPU
             The backend the optimizer chose for var at its entry (where the
             gradient's device was checked).
+        rounding : mixed.Rounding, optional
+            A half var (float16 or bfloat16) updated in mixed precision
+            (:mod:`.mixed`): float32 arithmetic, hyper-parameters rounded to
+            float32, slots float32 or var's type, the gradient float32 or
+            var's type, each stored value rounded once as `rounding` says.
+            None: the op's own semantics (TensorFlow's half kernels for a
+            half var).
 
         Returns
         -------
@@ -139,6 +146,10 @@ class Spec:
         """
         array = var._value
         dtype = array.dtype
+        if rounding is not None and is_half(dtype):
+            dtype = mixed.MATH_DTYPE
+        else:
+            rounding = None
         # An optimizer passes the same hyper-parameters step after step:
         # their checked kernel array is kept (a small cache per spec).  Not
         # for zeros (0.0 and -0.0 are equal keys, but not the same bits) nor
@@ -151,7 +162,7 @@ class Spec:
         except (TypeError, ValueError):         # arrays among the values
             key = None
         if hp is None:
-            call = Call.trusted(args, array, be)
+            call = Call.trusted(args, array, be, dtype)
             for check in self.hyper_steps:
                 check(call)
             hp = self.kernel_hyper(call.hyper)
@@ -162,7 +173,7 @@ class Spec:
         grad, indices = arrays.kernel_arrays(grad, indices, dtype, be, self.driver,
                                              trusted=True)
         return Prepared(self, array, [s._value for s in slots], [var, *slots], grad,
-                        indices, hp, grad_scale, groups, be)
+                        indices, hp, grad_scale, groups, be, rounding)
 
     def kernel_hyper(self, hyper):
         """The kernel's ``hp`` array: the hyper-parameters `hyper` (by name)
@@ -199,13 +210,16 @@ class Prepared:
         Sparse ops: the groups of `indices` (see :meth:`Spec.prepare_trusted`).
     be : Backend, default=CPU
         The backend of the arrays, chosen at the call's entry.
+    rounding : mixed.Rounding, optional
+        A mixed-precision update of a half var (see
+        :meth:`Spec.prepare_trusted`), or None.
     """
 
     __slots__ = ("spec", "var", "slots", "variables", "grad", "indices", "hp",
-                 "grad_scale", "groups", "be")
+                 "grad_scale", "groups", "be", "rounding")
 
     def __init__(self, spec, var, slots, variables, grad, indices, hp,
-                 grad_scale=1.0, groups=None, be=CPU):
+                 grad_scale=1.0, groups=None, be=CPU, rounding=None):
         self.spec = spec
         self.var = var
         self.slots = slots
@@ -216,6 +230,7 @@ class Prepared:
         self.grad_scale = grad_scale
         self.groups = groups
         self.be = be
+        self.rounding = rounding
 
     def _call(self, use_locking, kernel, *args, **kwargs):
         """Run `kernel`, holding the locks of var and the slots if asked."""
@@ -234,6 +249,11 @@ class Prepared:
         one kernel (see :meth:`_sparse`).
         """
         spec, var = self.spec, self.var
+        if self.rounding is not None:
+            mixed.run(self, use_locking, self.rounding)
+            for variable in self.variables:
+                variable._bump()
+            return
         if is_half(var.dtype):
             self._run_half(use_locking, coalesce)
             return

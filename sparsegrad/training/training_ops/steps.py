@@ -203,14 +203,15 @@ class Call:
         self.indices = None
 
     @classmethod
-    def trusted(cls, args, var, be):
+    def trusted(cls, args, var, be, dtype=None):
         """A call of the hyper-parameter steps alone, on an optimizer's
-        checked array `var`."""
+        checked array `var`; the hyper-parameters are rounded to `dtype`
+        (default var's: float32 for a mixed-precision update)."""
         call = cls.__new__(cls)
         call.args = args
         call.be = be
         call.var = var
-        call.dtype = var.dtype
+        call.dtype = var.dtype if dtype is None else dtype
         call.hyper = {}
         return call
 

@@ -1,0 +1,241 @@
+"""Mixed precision: the optimizers' updates of half-precision variables.
+
+A float16 or bfloat16 variable trained by a Keras-style optimizer is updated
+with float32 arithmetic and rounded once when it is stored: its values (and
+those of half slots) are read into float32, the float32 op runs (the
+float32 kernels' own element functions, hyper-parameters rounded to
+float32), and each result is stored back rounded to the variable's type, to
+nearest (ties to even) or stochastically.  Slots are float32, or the
+variable's half type.  So an update is bit for bit the float32 op on upcast
+arrays followed by one rounding of each array it writes: the tests' NumPy
+model.
+
+Stochastic rounding draws one random word per stored element from a
+counter-based stream: a hash of the element's flat position in its array
+and of a key that :func:`stream_keys` derives from the seed, the step, the
+variable's index in its optimizer and the array (var, or slot 1 to 3).  The
+bits depend on nothing else: not on the thread count, the CPU, or the device.
+``include/sg_mixed.h`` states the rounding rule.
+
+The host kernels are ``mixed_dense``, ``mixed_sparse`` (coalesced on
+groups) and ``mixed_dense_rowwise`` of ``sparsegrad._kernels.training_half``;
+Lamb, whose norms span whole rows or the whole variable, runs the float32
+Lamb kernel on float32 copies of the touched rows between
+``mixed_load_rows`` and ``mixed_store_rows``.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ...errors import InvalidArgumentError
+from ...framework import sparse_rows
+from ...framework.backend import CPU
+from ...framework.dtypes import BFLOAT16, is_half
+from ...framework.threads import get_num_threads
+
+__all__ = ["Rounding", "stream_keys", "check_seed", "run", "MATH_DTYPE"]
+
+#: The arithmetic of every mixed-precision update.
+MATH_DTYPE = np.dtype(np.float32)
+_MASK64 = (1 << 64) - 1
+_UINT16 = np.dtype(np.uint16)
+
+
+def _splitmix64(z):
+    """One step of SplitMix64's output function on a 64-bit integer."""
+    z = (z + 0x9E3779B97F4A7C15) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+def check_seed(seed):
+    """`seed` as an int in [0, 2**64), or InvalidArgumentError naming it."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise InvalidArgumentError(
+            f"seed must be an int in [0, 2**64), got {seed!r}")
+    seed = int(seed)
+    if not 0 <= seed <= _MASK64:
+        raise InvalidArgumentError(f"seed must be an int in [0, 2**64), got {seed}")
+    return seed
+
+
+def stream_keys(seed, step, variable, salt=0):
+    """The keys of the four random streams of one update: ``(k0, k1)``, two
+    uint32 arrays of 4 (stream 0: var; 1..3: the slots), from the seed, the
+    step (the optimizer's iteration count), the variable's index among
+    the optimizer's variables, and `salt` (0 for the update itself; another
+    value for a second store of the same step, e.g. AdamW's decay).
+
+    Examples
+    --------
+    >>> k0, k1 = stream_keys(0, 0, 0)
+    >>> k0.dtype, k0.shape
+    (dtype('uint32'), (4,))
+    """
+    base = _splitmix64(_splitmix64(_splitmix64(seed) ^ (step & _MASK64))
+                       ^ (variable & _MASK64))
+    base = _splitmix64(base ^ salt)
+    words = [_splitmix64(base + stream) for stream in range(4)]
+    k0 = np.array([w & 0xFFFFFFFF for w in words], dtype=np.uint32)
+    k1 = np.array([w >> 32 for w in words], dtype=np.uint32)
+    return k0, k1
+
+
+class Rounding(NamedTuple):
+    """How one mixed-precision update stores: to nearest, or stochastically
+    with the streams of (seed, step, variable) (:func:`stream_keys`)."""
+
+    stochastic: bool = False
+    seed: int = 0
+    step: int = 0
+    variable: int = 0
+
+    def mode(self, dtype, salt=0):
+        """The kernels' ``mode`` array for a variable of half `dtype`."""
+        mode = np.zeros(10, dtype=np.uint32)
+        mode[0] = dtype == BFLOAT16
+        if self.stochastic:
+            mode[1] = 1
+            mode[2:6], mode[6:10] = stream_keys(self.seed, self.step,
+                                                self.variable, salt)
+        return mode
+
+
+#: Rounding to nearest: what an optimizer does unless asked otherwise.
+NEAREST = Rounding()
+
+
+def _bits(array):
+    """A half array's bits (the kernels take ``uint16``); float32 as it is."""
+    return array.view(_UINT16) if is_half(array.dtype) else array
+
+
+def run(prepared, use_locking, rounding):
+    """Run the checked call `prepared` (a ``Prepared`` of the spec layer,
+    whose var is half and whose hyper-parameters are float32's) as a
+    mixed-precision update with `rounding`; sparse updates coalesce.
+
+    Raises
+    ------
+    InvalidArgumentError
+        On the GPU backend, which has no mixed-precision kernels yet.
+    """
+    spec, var, be = prepared.spec, prepared.var, prepared.be
+    if be.on_gpu:
+        raise InvalidArgumentError(
+            f"{spec.driver}: mixed-precision updates of {var.dtype} variables run "
+            "on the host only; keep the table on the host or use a float32 one")
+    if not var.size or (spec.sparse and not prepared.indices.shape[0]):
+        return
+    k = be.kernels("training_half")
+    mode = rounding.mode(var.dtype)
+    n_threads = get_num_threads()
+    grad = _bits(prepared.grad)
+    hp, scale = prepared.hp, prepared.grad_scale
+    call = prepared._call
+    if spec.kernel == "lamb":
+        _lamb(prepared, use_locking, mode, n_threads)
+    elif not spec.sparse and spec.rowwise:
+        var_rows, accum = prepared._row_state()[:2]
+        call(use_locking, k.mixed_dense_rowwise, _bits(var_rows), _bits(accum),
+             grad.reshape(var.shape[0], -1), hp, scale, mode, n_threads)
+    elif not spec.sparse:
+        flat = _unused_as_first(spec, prepared._flat_state())
+        call(use_locking, k.mixed_dense, k.MIXED_OPS[spec.kernel],
+             *[_bits(a) for a in flat], grad.reshape(-1), hp, scale, mode,
+             n_threads)
+    else:
+        rows = prepared._row_state()
+        if not spec.rowwise:
+            rows = _unused_as_first(spec, rows)
+        unique, order, starts = _groups(prepared)
+        call(use_locking, k.mixed_sparse, k.MIXED_OPS[spec.kernel],
+             *[_bits(r) for r in rows], grad.reshape(order.shape[0], -1), unique,
+             order, starts, hp, scale, mode, n_threads)
+
+
+def _unused_as_first(spec, state):
+    """var and its slots for the mixed kernels: a slot the op lacks is its
+    first slot (the kernels take the slots in one type) or var when it has
+    none."""
+    n_slots = len(spec.slots)
+    if n_slots == 0:
+        return state
+    return state[:1 + n_slots] + [state[1]] * (3 - n_slots)
+
+
+def _groups(prepared):
+    """The groups of the call's indices: the caller's, or made here."""
+    if prepared.groups is not None:
+        unique, order, starts = prepared.groups
+    else:
+        unique, order, starts = sparse_rows.group_rows(
+            prepared.indices, prepared.var.shape[0] - 1)
+    return tuple(a if a.dtype == np.int64 else a.astype(np.int64)
+                 for a in (unique, order, starts))
+
+
+def _lamb(prepared, use_locking, mode, n_threads):
+    """Lamb: the float32 kernel on float32 copies of the rows it touches
+    (all of them for the dense op), each stored back rounded once."""
+    var, be = prepared.var, prepared.be
+    k = be.kernels("training_half")
+    f32 = be.kernels("training")
+    n_rows = var.shape[0] if var.ndim else 1
+    state = [var.reshape(n_rows, -1)] + [s.reshape(n_rows, -1) for s in prepared.slots]
+    grad = prepared.grad
+    if grad.dtype != MATH_DTYPE:
+        grad = grad.astype(MATH_DTYPE)
+    if prepared.spec.sparse:
+        unique, order, starts = _groups(prepared)
+        rows = unique
+    else:
+        rows = np.arange(n_rows, dtype=np.int64)
+    copies = [_load_rows(k, a, rows, n_threads) for a in state]
+
+    def update():
+        if prepared.spec.sparse:
+            f32.sparse_lamb_grouped(
+                copies[0], copies[1], copies[2], copies[0],
+                grad.reshape(order.shape[0], -1), np.arange(rows.shape[0]), order,
+                starts, prepared.hp, prepared.grad_scale, n_threads)
+        else:
+            flat = [c.reshape(-1) for c in copies]
+            f32.dense_lamb(flat[0], flat[1], flat[2], flat[0], grad.reshape(-1),
+                           prepared.hp, prepared.grad_scale, n_threads)
+        for stream, (array, copy) in enumerate(zip(state, copies)):
+            if is_half(array.dtype):
+                k.mixed_store_rows(copy, rows, _bits(array), mode, stream, n_threads)
+            else:
+                array[rows] = copy
+
+    prepared._call(use_locking, update)
+
+
+def update_rows(array, rows, fn, rounding, salt):
+    """Rows `rows` (distinct; None: every row) of the half array `array`
+    (host, viewed as ``(shape[0], -1)``) replaced by ``fn(float32 copy)``,
+    rounded once as `rounding` says with streams of `salt` (stream 0): a
+    float32 update of a half array outside the kernels (AdamW's decay)."""
+    k = CPU.kernels("training_half")
+    n_threads = get_num_threads()
+    rows2d = array.reshape(array.shape[0] if array.ndim else 1, -1)
+    if rows is None:
+        rows = np.arange(rows2d.shape[0], dtype=np.int64)
+    elif rows.dtype != np.int64:
+        rows = rows.astype(np.int64)
+    new = np.ascontiguousarray(fn(_load_rows(k, rows2d, rows, n_threads)),
+                               dtype=MATH_DTYPE)
+    k.mixed_store_rows(new, rows, _bits(rows2d), rounding.mode(array.dtype, salt), 0,
+                       n_threads)
+
+
+def _load_rows(k, array, rows, n_threads):
+    """Rows `rows` of `array` (half or float32) as a new float32 array."""
+    if not is_half(array.dtype):
+        return array[rows]
+    out = np.empty((rows.shape[0], array.shape[1]), dtype=MATH_DTYPE)
+    k.mixed_load_rows(_bits(array), rows, out, array.dtype == BFLOAT16, n_threads)
+    return out
