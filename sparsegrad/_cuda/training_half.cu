@@ -42,3 +42,31 @@ extern "C" __global__ void round_bits_f64(const double* x, unsigned short* out,
                                           i64 n, int bf16) {
     SG_GRID_LOOP(i, n) out[i] = bf16 ? sg_f64_to_bf16(x[i]) : sg_f64_to_f16(x[i]);
 }
+
+// Mixed precision (sparsegrad.training.training_ops.mixed): the half rows
+// of an update as float32, and float32 rows stored back rounded once as
+// sg_mixed.h rounds them (the twins of training_half.pyx's mixed_load_rows
+// and mixed_store_rows: element j of row i is position i * R + j).
+#include "sg_mixed.h"
+
+extern "C" __global__ void mixed_load_rows(const unsigned short* src,
+                                           const i64* rows, float* out, i64 n,
+                                           i64 R, int bf16) {
+    SG_GRID_LOOP(t, n * R) {
+        i64 k = t / R, j = t - k * R;
+        unsigned short h = src[rows[k] * R + j];
+        out[t] = bf16 ? sg_bf16_to_f32(h) : sg_f16_to_f32(h);
+    }
+}
+
+extern "C" __global__ void mixed_store_rows(const float* src, const i64* rows,
+                                            unsigned short* out, i64 n, i64 R,
+                                            int bf16, int stochastic,
+                                            unsigned int k0, unsigned int k1) {
+    SG_GRID_LOOP(t, n * R) {
+        i64 k = t / R, j = t - k * R;
+        sg_u64 pos = (sg_u64)rows[k] * (sg_u64)R + (sg_u64)j;
+        sg_u32 r = stochastic ? sg_sr_word(k0, k1, pos) : 0u;
+        out[rows[k] * R + j] = sg_mixed_round(src[t], bf16, stochastic, r);
+    }
+}

@@ -27,6 +27,11 @@ grad_scale=1.0)``
     the chunks' sums, or None (made here).
 ``round_bits``, ``widen_bits``, ``round_bits_f64``
     The conversions of ``sg_half.h`` on the device.
+``mixed_load_rows(src, rows, out, bf16, n_threads)``,
+``mixed_store_rows(src, rows, out, mode, stream, n_threads)``
+    Mixed precision (:mod:`sparsegrad.training.training_ops.mixed`): half
+    rows as float32, and float32 rows stored back rounded once, to nearest
+    or stochastically (``sg_mixed.h``; `mode` is the host's uint32 array).
 
 The keywords are the device's own.  The host module takes a gradient scaled
 beforehand (each product rounded once) and duplicates summed beforehand (in
@@ -48,7 +53,7 @@ from .sort import group_rows
 
 __all__ = ["HYPERPARAMETERS", "generated_source", "dense_rowwise_adagrad",
            "dense_lamb", "lamb_sums_size", "round_bits", "widen_bits",
-           "round_bits_f64"]
+           "round_bits_f64", "mixed_load_rows", "mixed_store_rows"]
 
 _FAMILY = "training_half"
 _UINT16 = np.dtype(np.uint16)
@@ -145,6 +150,27 @@ def widen_bits(h, out, bf16):
 def round_bits_f64(x, out, bf16):
     """The half bits of each float64 of `x`, rounded once."""
     _convert("round_bits_f64", x, out, bf16)
+
+
+def mixed_load_rows(src, rows, out, bf16, n_threads):
+    """``out[k] = src[rows[k]]`` as float32, from the half bits `src`
+    (n_rows, R); `out` is (len(rows), R) float32."""
+    n, R = rows.shape[0], src.shape[1]
+    if n and R:
+        launch(_FAMILY, "mixed_load_rows", blocks_for(n * R),
+               (src, rows, out, np.int64(n), np.int64(R), np.int32(bool(bf16))))
+
+
+def mixed_store_rows(src, rows, out, mode, stream, n_threads):
+    """``out[rows[k]] = src[k]`` rounded as the host ``mode`` array says, with
+    the words of stream `stream` (rows distinct)."""
+    n, R = rows.shape[0], out.shape[1]
+    if n and R:
+        mode = np.asarray(mode, dtype=np.uint32)
+        launch(_FAMILY, "mixed_store_rows", blocks_for(n * R),
+               (src, rows, out, np.int64(n), np.int64(R), np.int32(mode[0]),
+                np.int32(mode[1]), np.uint32(mode[2 + stream]),
+                np.uint32(mode[6 + stream])))
 
 
 for _name in _DENSE:

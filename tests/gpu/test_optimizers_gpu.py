@@ -158,3 +158,40 @@ def test_state_saved_on_device_loads_on_device(device, tmp_path):
             np.testing.assert_array_equal(device.asnumpy(loaded._value),
                                           device.asnumpy(saved._value))
     assert restored.iterations_count == 1
+
+
+HALF_CASES = [
+    ("Adagrad", {"learning_rate": 0.1}),
+    ("RowwiseAdagrad", {"learning_rate": 0.1}),
+    ("Adam", {"learning_rate": 0.01, "lazy": True}),
+    ("AdamW", {"learning_rate": 0.01, "lazy": True, "weight_decay": 0.1}),
+    ("Ftrl", {"learning_rate": 0.1, "l1_regularization_strength": 0.01}),
+    ("RMSprop", {"learning_rate": 0.01, "momentum": 0.5, "centered": True}),
+    ("Lamb", {"learning_rate": 0.01, "lazy": True}),
+]
+
+
+@pytest.mark.parametrize("stochastic", (False, True), ids=("nearest", "stochastic"))
+@pytest.mark.parametrize("half_slots", (False, True), ids=("f32slots", "halfslots"))
+@pytest.mark.parametrize("name, kwargs", HALF_CASES,
+                         ids=[n for n, _ in HALF_CASES])
+def test_mixed_precision_steps_on_device_match_cpu(device, name, kwargs,
+                                                   half_slots, stochastic):
+    # float16 tables (bfloat16 device arrays need CuPy 14 with ml_dtypes):
+    # float32 arithmetic through copies of the rows on the device, stored
+    # back rounded once, with the host's fused kernels' bits
+    dtype = np.dtype(np.float16)
+    cls = getattr(sg.optimizers, name)
+    extra = {"stochastic_rounding": stochastic, "seed": 5,
+             "slot_dtype": dtype if half_slots else None}
+    host_opt, dev_opt = cls(**kwargs, **extra), cls(**kwargs, **extra)
+    host, dev = _train_both(host_opt, dev_opt, device, dtype, 3)
+    for hv, dv in zip(host, dev):
+        assert dv.dtype == dtype
+        states = [(hv._value, dv._value)] + [
+            (hs._value, ds._value) for hs, ds in zip(host_opt.get_state(hv),
+                                                     dev_opt.get_state(dv))
+            if hs is not None]
+        for want, got in states:
+            np.testing.assert_array_equal(device.asnumpy(got).view(np.uint8),
+                                          want.view(np.uint8))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import sparsegrad as sg
-from sparsegrad._kernels import parallel, training_half
+from sparsegrad._kernels import parallel, training_half, training_table
 from sparsegrad.errors import InvalidArgumentError
 from sparsegrad.framework.backend import CPU
 from sparsegrad.training.training_ops import mixed
@@ -173,6 +173,33 @@ def test_optimizer_steps_match_the_model(name, config, dtype, stochastic, slot_h
             np.testing.assert_array_equal(slot.numpy().view(np.uint8),
                                           want.view(np.uint8),
                                           err_msg=f"{name} step {step} {slot.name}")
+
+
+@pytest.mark.parametrize("dtype", HALF, ids=["bfloat16", "float16"])
+@pytest.mark.parametrize("name, config", _optimizers(),
+                         ids=lambda v: v if isinstance(v, str) else "")
+def test_the_copies_path_gives_the_fused_kernels_bits(name, config, dtype,
+                                                      monkeypatch):
+    # what the GPU runs (the float32 kernel between loads and stores of the
+    # touched rows) against the host's fused kernels, stochastic, half slots
+    rng = np.random.default_rng(6)
+    table = rng.normal(size=(11, 9)).astype(dtype)
+    grads = [sg.IndexedSlices(rng.normal(size=(6, 9)).astype(np.float32),
+                              rng.integers(0, 11, 6), (11, 9)),
+             rng.normal(size=(11, 9)).astype(dtype)]
+    out = []
+    for copies in (set(), {op[0] for op in training_table.OPS}):
+        monkeypatch.setattr(mixed, "THROUGH_COPIES", copies | {"lamb"})
+        var = sg.Variable(table.copy())
+        opt = getattr(sg.optimizers, name)(**config, slot_dtype=dtype,
+                                           stochastic_rounding=True, seed=3)
+        for g in grads:
+            opt.apply_gradients([(g, var)])
+        out.append([var.numpy().view(np.uint16).copy()]
+                   + [s.numpy().view(np.uint16).copy()
+                      for s in opt.get_state(var) if s is not None])
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("dtype", HALF, ids=["bfloat16", "float16"])

@@ -30,7 +30,7 @@ import numpy as np
 
 from ...errors import InvalidArgumentError
 from ...framework import sparse_rows
-from ...framework.backend import CPU
+from ...framework.backend import backend_of
 from ...framework.dtypes import BFLOAT16, is_half
 from ...framework.threads import get_num_threads
 
@@ -117,17 +117,14 @@ def run(prepared, use_locking, rounding):
     whose var is half and whose hyper-parameters are float32's) as a
     mixed-precision update with `rounding`; sparse updates coalesce.
 
-    Raises
-    ------
-    InvalidArgumentError
-        On the GPU backend, which has no mixed-precision kernels yet.
-    """
+    On the host the ops run the fused kernels (``mixed_dense``,
+    ``mixed_sparse``, ``mixed_dense_rowwise``), Lamb :func:`through_copies`;
+    on the GPU every op runs through copies, with the same bits."""
     spec, var, be = prepared.spec, prepared.var, prepared.be
-    if be.on_gpu:
-        raise InvalidArgumentError(
-            f"{spec.driver}: mixed-precision updates of {var.dtype} variables run "
-            "on the host only; keep the table on the host or use a float32 one")
     if not var.size or (spec.sparse and not prepared.indices.shape[0]):
+        return
+    if be.on_gpu or spec.kernel in THROUGH_COPIES:
+        prepared._call(use_locking, through_copies, prepared, rounding)
         return
     k = be.kernels("training_half")
     mode = rounding.mode(var.dtype)
@@ -135,9 +132,7 @@ def run(prepared, use_locking, rounding):
     grad = _bits(prepared.grad)
     hp, scale = prepared.hp, prepared.grad_scale
     call = prepared._call
-    if spec.kernel == "lamb":
-        _lamb(prepared, use_locking, mode, n_threads)
-    elif not spec.sparse and spec.rowwise:
+    if not spec.sparse and spec.rowwise:
         var_rows, accum = prepared._row_state()[:2]
         call(use_locking, k.mixed_dense_rowwise, _bits(var_rows), _bits(accum),
              grad.reshape(var.shape[0], -1), hp, scale, mode, n_threads)
@@ -156,6 +151,11 @@ def run(prepared, use_locking, rounding):
              order, starts, hp, scale, mode, n_threads)
 
 
+#: The host ops that run :func:`through_copies` (their update spans whole
+#: rows; every op does on the GPU).
+THROUGH_COPIES = {"lamb"}
+
+
 def _unused_as_first(spec, state):
     """var and its slots for the mixed kernels: a slot the op lacks is its
     first slot (the kernels take the slots in one type) or var when it has
@@ -168,74 +168,98 @@ def _unused_as_first(spec, state):
 
 def _groups(prepared):
     """The groups of the call's indices: the caller's, or made here."""
+    be = prepared.be
     if prepared.groups is not None:
-        unique, order, starts = prepared.groups
+        groups = prepared.groups
     else:
-        unique, order, starts = sparse_rows.group_rows(
-            prepared.indices, prepared.var.shape[0] - 1)
-    return tuple(a if a.dtype == np.int64 else a.astype(np.int64)
-                 for a in (unique, order, starts))
+        groups = sparse_rows.group_rows(prepared.indices, prepared.var.shape[0] - 1,
+                                        be)
+    return tuple(a if a.dtype == np.int64 else a.astype(np.int64) for a in groups)
 
 
-def _lamb(prepared, use_locking, mode, n_threads):
-    """Lamb: the float32 kernel on float32 copies of the rows it touches
-    (all of them for the dense op), each stored back rounded once."""
-    var, be = prepared.var, prepared.be
-    k = be.kernels("training_half")
-    f32 = be.kernels("training")
+def through_copies(prepared, rounding):
+    """The float32 kernel of the op run on float32 copies of the rows the
+    update touches (every row for a dense op), each copy then stored back
+    rounded once: the bits of the fused kernels, for the ops whose update
+    spans whole rows (Lamb) and on the GPU (``sparsegrad._cuda``'s float32
+    kernels between ``mixed_load_rows`` and ``mixed_store_rows``)."""
+    spec, var, be = prepared.spec, prepared.var, prepared.be
+    xp = be.xp
+    k16, k32 = be.kernels("training_half"), be.kernels("training")
+    n_threads = get_num_threads()
     n_rows = var.shape[0] if var.ndim else 1
-    state = [var.reshape(n_rows, -1)] + [s.reshape(n_rows, -1) for s in prepared.slots]
+    state = [var.reshape(n_rows, -1)]
+    if spec.rowwise:
+        state.append(prepared.slots[0].reshape(n_rows, 1))
+    else:
+        state += [s.reshape(n_rows, -1) for s in prepared.slots]
     grad = prepared.grad
     if grad.dtype != MATH_DTYPE:
-        grad = grad.astype(MATH_DTYPE)
-    if prepared.spec.sparse:
+        grad = _widened(k16, grad, n_threads, xp)
+    hp, scale = prepared.hp, prepared.grad_scale
+    if spec.sparse:
         unique, order, starts = _groups(prepared)
         rows = unique
     else:
-        rows = np.arange(n_rows, dtype=np.int64)
-    copies = [_load_rows(k, a, rows, n_threads) for a in state]
-
-    def update():
-        if prepared.spec.sparse:
-            f32.sparse_lamb_grouped(
-                copies[0], copies[1], copies[2], copies[0],
-                grad.reshape(order.shape[0], -1), np.arange(rows.shape[0]), order,
-                starts, prepared.hp, prepared.grad_scale, n_threads)
+        rows = xp.arange(n_rows, dtype=np.int64)
+    copies = [_load_rows(k16, a, rows, n_threads, xp) for a in state]
+    # the float32 kernels' layout: a slot the op lacks is var
+    four = copies + [copies[0]] * (4 - len(copies))
+    if spec.rowwise and not spec.sparse:
+        k32.dense_rowwise_adagrad(copies[0], copies[1],
+                                  grad.reshape(n_rows, -1), hp, scale, n_threads)
+    elif not spec.sparse:
+        getattr(k32, spec.driver)(*[c.reshape(-1) for c in four], grad.reshape(-1),
+                                  hp, scale, n_threads)
+    else:
+        if spec.rowwise:
+            four = [copies[0]] + [copies[1]] * 3
+        getattr(k32, spec.driver + "_grouped")(
+            *four, grad.reshape(order.shape[0], -1),
+            xp.arange(rows.shape[0], dtype=np.int64), order, starts, hp, scale,
+            n_threads)
+    mode = rounding.mode(var.dtype)
+    for stream, (array, copy) in enumerate(zip(state, copies)):
+        if is_half(array.dtype):
+            k16.mixed_store_rows(copy, rows, _bits(array), mode, stream, n_threads)
         else:
-            flat = [c.reshape(-1) for c in copies]
-            f32.dense_lamb(flat[0], flat[1], flat[2], flat[0], grad.reshape(-1),
-                           prepared.hp, prepared.grad_scale, n_threads)
-        for stream, (array, copy) in enumerate(zip(state, copies)):
-            if is_half(array.dtype):
-                k.mixed_store_rows(copy, rows, _bits(array), mode, stream, n_threads)
-            else:
-                array[rows] = copy
-
-    prepared._call(use_locking, update)
+            array[rows] = copy
 
 
 def update_rows(array, rows, fn, rounding, salt):
     """Rows `rows` (distinct; None: every row) of the half array `array`
-    (host, viewed as ``(shape[0], -1)``) replaced by ``fn(float32 copy)``,
-    rounded once as `rounding` says with streams of `salt` (stream 0): a
-    float32 update of a half array outside the kernels (AdamW's decay)."""
-    k = CPU.kernels("training_half")
+    (host or device, viewed as ``(shape[0], -1)``) replaced by ``fn(float32
+    copy)``, rounded once as `rounding` says with streams of `salt` (stream
+    0): a float32 update of a half array outside the kernels (AdamW's
+    decay)."""
+    be = backend_of(array)
+    xp = be.xp
+    k = be.kernels("training_half")
     n_threads = get_num_threads()
     rows2d = array.reshape(array.shape[0] if array.ndim else 1, -1)
     if rows is None:
-        rows = np.arange(rows2d.shape[0], dtype=np.int64)
+        rows = xp.arange(rows2d.shape[0], dtype=np.int64)
     elif rows.dtype != np.int64:
         rows = rows.astype(np.int64)
-    new = np.ascontiguousarray(fn(_load_rows(k, rows2d, rows, n_threads)),
+    new = xp.ascontiguousarray(fn(_load_rows(k, rows2d, rows, n_threads, xp)),
                                dtype=MATH_DTYPE)
     k.mixed_store_rows(new, rows, _bits(rows2d), rounding.mode(array.dtype, salt), 0,
                        n_threads)
 
 
-def _load_rows(k, array, rows, n_threads):
+def _load_rows(k, array, rows, n_threads, xp):
     """Rows `rows` of `array` (half or float32) as a new float32 array."""
     if not is_half(array.dtype):
         return array[rows]
-    out = np.empty((rows.shape[0], array.shape[1]), dtype=MATH_DTYPE)
+    out = xp.empty((rows.shape[0], array.shape[1]), dtype=MATH_DTYPE)
     k.mixed_load_rows(_bits(array), rows, out, array.dtype == BFLOAT16, n_threads)
     return out
+
+
+def _widened(k, array, n_threads, xp):
+    """A gradient as float32 (exact from the half types)."""
+    if not is_half(array.dtype):
+        return array.astype(MATH_DTYPE)
+    flat = array.reshape(1, -1)
+    out = _load_rows(k, flat, xp.zeros(1, dtype=np.int64), n_threads, xp)
+    return out.reshape(array.shape)
