@@ -23,6 +23,7 @@ from .rows import (
     Rows,
     dense,
     float_values,
+    rows_batches,
     rows_sum_of_squares,
     scalar_norm_arg,
     scaled,
@@ -133,7 +134,8 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         slices = None
         if be.on_gpu and len(axes) == xv.ndim:
-            z = device_clip_by_norm(be, rows, xv, c, dtype)  # the norm stays there
+            # the norm stays there
+            z = device_clip_by_norm(be, rows_batches(be, [rows]), xv, c, dtype)
         elif len(axes) == xv.ndim:
             norm = np.asarray(math.sqrt(rows_sum_of_squares(be, [rows])), dtype)
             divisor = np.maximum(norm, c)

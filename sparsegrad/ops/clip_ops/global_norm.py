@@ -17,7 +17,15 @@ from .._clip_gpu import (
 )
 from .._helpers import as_tensor
 from ..collective_ops import check_sharded, norm_across_ranks
-from .rows import FLOATS, as_list, dense, rows_sum_of_squares, scalar_norm_arg, scaled
+from .rows import (
+    FLOATS,
+    as_list,
+    dense,
+    rows_batches,
+    rows_sum_of_squares,
+    scalar_norm_arg,
+    scaled,
+)
 
 __all__ = ["global_norm", "global_norm_scale", "clip_by_global_norm"]
 
@@ -29,7 +37,7 @@ def _global_norm(be, entries, dtype):
     """``(norm as a 0-d array of dtype, float64 norm)`` of a list of Rows
     (for CuPy entries both 0-d device arrays)."""
     if be.on_gpu:
-        norm, total = device_norm(be, entries, dtype)
+        norm, total = device_norm(be, rows_batches(be, entries), dtype)
         return norm, be.xp.sqrt(total)  # math.sqrt's bits
     norm64 = math.sqrt(rows_sum_of_squares(be, entries))
     return np.asarray(norm64, dtype), norm64
