@@ -219,13 +219,20 @@ def sum_of_squares(grads):
 
 def float_values(rows, op_name, arg):
     """The dtype of `rows`, which must be float16, bfloat16, float32 or
-    float64."""
-    dtype = rows.values._value.dtype
+    float64 (not bfloat16 on the GPU)."""
+    values = rows.values._value
+    dtype = values.dtype
     check_numeric(dtype, f"{op_name}: {arg}")
     if dtype not in FLOATS:
         raise InvalidArgumentError(
             f"{op_name}: {arg} has dtype {dtype}; norms need float16, bfloat16, "
             "float32 or float64 values (cast integers first)"
+        )
+    if dtype == BFLOAT16 and backend_of(values).on_gpu:
+        raise InvalidArgumentError(
+            f"{op_name}: {arg} is a bfloat16 CuPy array; the clip ops compute "
+            "float16, float32 and float64 on the GPU: cast it to float32 first "
+            "(sg.cast)"
         )
     return dtype
 

@@ -44,7 +44,9 @@ _SECTIONS = """\
 Parameters
 ----------
 data : array_like, Tensor or Variable of shape (n, ...)
-    A real dtype (complex and bool are rejected).
+    A real dtype (complex and bool are rejected).  float16 and bfloat16
+    data are reduced in float32 and the result rounded once to their dtype
+    (host arrays; float16 CuPy data is refused).
 segment_ids : array_like or Tensor of shape (n,), int32 or int64
     Sorted and non-negative.
 name : str, optional
@@ -148,7 +150,8 @@ def segment_sum(data, segment_ids, name=None):
     """Sum the rows of `data` that share a segment id.
 
     ``output[s] = sum(data[i] for i with segment_ids[i] == s)``, in the order
-    of the rows, accumulated in the dtype of `data` (float32 stays float32;
+    of the rows, accumulated in the dtype of `data` (float32 stays float32,
+    float16 and bfloat16 are summed in float32 and rounded once;
     a long 1-D segment is summed with eight interleaved partial sums).
 
     {sections}
@@ -178,7 +181,8 @@ def segment_mean(data, segment_ids, name=None):
     """Average the rows of `data` that share a segment id.
 
     The sum of the segment's rows (as :func:`segment_sum`), divided by their
-    count in the dtype of `data`.  Integer data uses integer division
+    count in the dtype of `data` (in float32 for float16 and bfloat16 data,
+    then rounded once).  Integer data uses integer division
     (truncated toward zero), as TensorFlow does.
 
     {sections}
@@ -256,7 +260,8 @@ def segment_min(data, segment_ids, name=None):
 def segment_prod(data, segment_ids, name=None):
     """The elementwise product of the rows of `data` that share a segment id.
 
-    Multiplied in the order of the rows, in the dtype of `data`; segments
+    Multiplied in the order of the rows, in the dtype of `data` (in float32
+    for float16 and bfloat16 data, then rounded once); segments
     without rows give 1.
 
     {sections}

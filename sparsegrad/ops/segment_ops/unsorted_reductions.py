@@ -47,7 +47,9 @@ _PARAMETERS = """\
 Parameters
 ----------
 data : array_like, Tensor or Variable
-    A real dtype.
+    A real dtype.  float16 and bfloat16 data are reduced in float32 and
+    the result rounded once to their dtype (host arrays; float16 CuPy data
+    is refused).
 segment_ids : array_like or Tensor, int16, int32 or int64
     Any shape that is a prefix of ``data.shape``; ids below
     `num_segments` (negative ids are dropped).
@@ -247,7 +249,8 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     """Sum the entries of `data` that share a segment id, ids in any order.
 
     ``output[s] = sum(data[p] for positions p with segment_ids[p] == s)``,
-    in the order of the positions, in the dtype of `data`; negative ids are
+    in the order of the positions, in the dtype of `data` (in float32 for
+    float16 and bfloat16 data, then rounded once); negative ids are
     dropped (their data is ignored).  Sorted ids are reduced in one pass;
     otherwise the ids are grouped first (a stable O(n) radix sort).
 
