@@ -177,6 +177,7 @@ def test_non_finite_inputs(dtype):
     assert np.isnan(sg.global_norm([nan]).numpy())
     for t in (inf, nan):
         clipped, norm = sg.clip_by_global_norm([t, np.ones(2, dtype)], 1.0)
+        assert norm.dtype == dtype
         for c in clipped:
             assert c.dtype == dtype and np.isnan(c.numpy()).all()
     # clip_by_norm: an inf norm zeroes the finite elements (as the float path)
