@@ -25,16 +25,23 @@ def onto_device_of(be, gradient, like):
     return be.host(gradient) if be.on_gpu else there.asarray(gradient)
 
 
-def device_norm(be, entries, dtype):
-    """``(norm, total)`` of a list of clip_ops ``Rows`` holding CuPy arrays
-    (None skipped): the float64 sum of squares (the CPU's bits) and its
-    square root rounded once to `dtype`, both 0-d device arrays."""
-    squares = [r.squares_entry(be) for r in entries if r is not None]
+def device_norm(be, batches, dtype):
+    """``(norm, total)`` of CuPy tensors given as the kernel batches of
+    clip_ops' ``squares_batches`` (float16 values converted to float32 in the
+    CPU's pieces): the float64 sum of squares (the CPU's bits: the batches'
+    totals added on the device in the CPU's order) and its square root
+    rounded once to `dtype`, both 0-d device arrays."""
     kernels = be.kernels("clip")
-    if is_kernel_float(dtype):
-        return kernels.norm_of_list(squares, dtype)
-    norm64, total = kernels.norm_of_list(squares, np.dtype(np.float64))
-    return norm64.astype(dtype), total  # float16: one rounding, as the CPU
+    wide = dtype if is_kernel_float(dtype) else np.dtype(np.float64)
+    norm, total = kernels.norm_of_list(next(batches), wide)
+    for batch in batches:
+        total = total + kernels.sum_of_squares_list(batch, 1)
+        norm = None
+    if norm is None:
+        norm = be.xp.sqrt(total).astype(wide)
+    if wide != dtype:
+        norm = norm.astype(dtype)  # float16: one rounding, as the CPU
+    return norm, total
 
 
 def device_scaled(be, x, cd):
@@ -62,11 +69,12 @@ def device_global_scale(be, norm, c):
     return xp.stack([scale, xp.ones_like(scale)])
 
 
-def device_clip_by_norm(be, rows, xv, c, dtype):
-    """clip_by_norm over every axis of CuPy values `xv` (`rows`: their
-    clip_ops ``Rows``; `c` a host 0-d array of `dtype`, >= 0): the CPU's
-    operations in its order, the norm and the divisor kept on the device."""
-    norm, _ = device_norm(be, [rows], dtype)
+def device_clip_by_norm(be, batches, xv, c, dtype):
+    """clip_by_norm over every axis of CuPy values `xv` (`batches`: the
+    kernel batches of their sum of squares, as :func:`device_norm`; `c` a
+    host 0-d array of `dtype`, >= 0): the CPU's operations in its order, the
+    norm and the divisor kept on the device."""
+    norm, _ = device_norm(be, batches, dtype)
     if is_kernel_float(dtype):
         return device_scaled(be, xv, be.kernels("clip").norm_divisor(norm, c[()]))
     xp = be.xp

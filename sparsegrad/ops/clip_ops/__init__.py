@@ -11,10 +11,16 @@ indices are distinct).
 Sums of squares are accumulated in float64 in an order fixed by the data, not
 the thread count, in one kernel pass (``sparsegrad._kernels.clip``); each norm
 is rounded once to the inputs' dtype; scalars such as the global-norm scale are
-computed in that dtype with TensorFlow's formulas. Every function records
-itself on active tapes; the gradient functions sit next to the forward
-functions. Their results are computed with the arrays' module (NumPy or CuPy),
-not with sparsegrad ops, so a gradient of a clip op is not itself
+computed in that dtype with TensorFlow's formulas.  Half inputs (float16,
+bfloat16) are converted to float32 for the kernel (exactly; a large dense
+tensor piece by piece, ``rows.squares_batches``), so their norm is the wide
+norm rounded once to the half type (TensorFlow sums their squares in the half
+type, which overflows float16 once the norm passes 256); the clipped values are
+computed in the half type as TensorFlow computes them.  Gradients w.r.t. half
+inputs are computed in float64 and rounded once to the input's dtype.  Every
+function records itself on active tapes; the gradient functions sit next to the
+forward functions.  Their results are computed with the arrays' module (NumPy
+or CuPy), not with sparsegrad ops, so a gradient of a clip op is not itself
 differentiable (second-order gradients through clipping are not supported).
 
 CuPy arguments are clipped on the GPU (``sparsegrad._cuda.clip``) with the

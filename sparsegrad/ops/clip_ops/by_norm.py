@@ -23,6 +23,7 @@ from .rows import (
     Rows,
     dense,
     float_values,
+    rows_batches,
     rows_sum_of_squares,
     scalar_norm_arg,
     scaled,
@@ -82,6 +83,14 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     inf in a slice makes the norm NaN or inf, and the slice NaN (or zeros
     where it was finite and the norm is inf).
 
+    For half values (float16, bfloat16) the norm is accumulated wide (in
+    float64, from the values converted to float32) and rounded once to the
+    half type, so it overflows only where that norm exceeds the type's range
+    (TensorFlow's half sum of squares overflows float16 once the norm passes
+    256); then, as in TensorFlow, ``t * clip_norm`` is rounded to the half
+    type and divided by ``maximum(norm, clip_norm)`` in it, each element
+    rounded once per operation.
+
     For an IndexedSlices the values are scaled and an IndexedSlices over the
     same indices comes back; its norm is that of the tensor it represents
     (rows of a repeated index summed before squaring, TensorFlow squares the
@@ -91,7 +100,7 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     Parameters
     ----------
     t : Tensor, Variable, IndexedSlices or array_like
-        float16, float32 or float64.
+        float16, bfloat16, float32 or float64.
     clip_norm : Tensor, Variable or number
         A scalar (a one-element array is accepted); a Python or NumPy number
         adopts t's dtype; a Tensor is cast to it and receives a gradient.
@@ -108,8 +117,8 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     Raises
     ------
     InvalidArgumentError
-        If t is not float16/32/64, `clip_norm` is not a scalar, or an axis is
-        out of range or repeated.
+        If t is not float16/bfloat16/float32/float64, `clip_norm` is not a
+        scalar, or an axis is out of range or repeated.
 
     Examples
     --------
@@ -133,7 +142,8 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         slices = None
         if be.on_gpu and len(axes) == xv.ndim:
-            z = device_clip_by_norm(be, rows, xv, c, dtype)  # the norm stays there
+            # the norm stays there
+            z = device_clip_by_norm(be, rows_batches(be, [rows]), xv, c, dtype)
         elif len(axes) == xv.ndim:
             norm = np.asarray(math.sqrt(rows_sum_of_squares(be, [rows])), dtype)
             divisor = np.maximum(norm, c)
@@ -204,7 +214,7 @@ def clip_by_average_norm(t, clip_norm, name=None):
     Parameters
     ----------
     t : Tensor, Variable, IndexedSlices or array_like
-        float16, float32 or float64.
+        float16, bfloat16, float32 or float64.
     clip_norm : Tensor, Variable or number
         A scalar.
     name : str, optional

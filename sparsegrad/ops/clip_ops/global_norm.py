@@ -17,7 +17,15 @@ from .._clip_gpu import (
 )
 from .._helpers import as_tensor
 from ..collective_ops import check_sharded, norm_across_ranks
-from .rows import FLOATS, as_list, dense, rows_sum_of_squares, scalar_norm_arg, scaled
+from .rows import (
+    FLOATS,
+    as_list,
+    dense,
+    rows_batches,
+    rows_sum_of_squares,
+    scalar_norm_arg,
+    scaled,
+)
 
 __all__ = ["global_norm", "global_norm_scale", "clip_by_global_norm"]
 
@@ -29,10 +37,11 @@ def _global_norm(be, entries, dtype):
     """``(norm as a 0-d array of dtype, float64 norm)`` of a list of Rows
     (for CuPy entries both 0-d device arrays)."""
     if be.on_gpu:
-        norm, total = device_norm(be, entries, dtype)
+        norm, total = device_norm(be, rows_batches(be, entries), dtype)
         return norm, be.xp.sqrt(total)  # math.sqrt's bits
     norm64 = math.sqrt(rows_sum_of_squares(be, entries))
-    return np.asarray(norm64, dtype), norm64
+    with np.errstate(over="ignore"):  # past a half type's range: inf
+        return np.asarray(norm64, dtype), norm64
 
 
 def _norm_input_grads(be, entries, g_norm, norm64):
@@ -50,21 +59,26 @@ def _norm_input_grads(be, entries, g_norm, norm64):
 def global_norm(t_list, name=None):
     """The L2 norm of all the tensors of a list together.
 
-    ``sqrt(sum of the squares of every element)``, accumulated in float64
-    (the same bits for any thread count) and rounded once to the tensors'
-    dtype.  `None` entries are skipped; an empty list (or only `None`) gives
-    0.0 as float32.  An IndexedSlices counts as the tensor it represents: rows
-    of a repeated index are summed before squaring (TensorFlow squares the raw
-    values, so it counts a row hit k times as the sum of k squared norms; the
-    two agree when the indices are distinct).  The coalesced rows are never
-    written out.  The gradient is ``t / global_norm`` (NaN when the norm is 0,
-    as in TensorFlow).
+    ``sqrt(sum of the squares of every element)``, accumulated in float64 (the same
+    bits for any thread count) and rounded once to the tensors' dtype.  Half
+    tensors (float16, bfloat16) are converted to float32 exactly for the sum (a
+    large dense one piece by piece, never as a whole float32 copy), so their
+    norm too is the wide norm rounded once: inf only when that norm exceeds the
+    half type's range (TensorFlow, which sums the squares in the half type,
+    gives a float16 inf once the norm passes 256).  The result has the tensors'
+    dtype, as in TensorFlow, which also refuses a list of mixed dtypes.  `None`
+    entries are skipped; an empty list (or only `None`) gives 0.0 as float32.
+    An IndexedSlices counts as the tensor it represents: rows of a repeated
+    index are summed before squaring (TensorFlow squares the raw values, so it
+    counts a row hit k times as the sum of k squared norms; the two agree when
+    the indices are distinct).  The coalesced rows are never written out.  The
+    gradient is ``t / global_norm`` (NaN when the norm is 0, as in TensorFlow).
 
     Parameters
     ----------
     t_list : list or tuple
         Tensors, Variables, IndexedSlices, array_likes or None, all of one
-        float dtype (float16, float32 or float64).
+        float dtype (float16, bfloat16, float32 or float64).
     name : str, optional
         Ignored (TensorFlow compatibility).
 
@@ -79,7 +93,8 @@ def global_norm(t_list, name=None):
         If `t_list` is not a list or tuple (a Tensor, a dict, a generator, a
         string).
     InvalidArgumentError
-        If an entry is not float16/32/64, or the entries' dtypes differ.
+        If an entry is not float16/bfloat16/float32/float64, or the entries'
+        dtypes differ.
 
     Examples
     --------
@@ -153,6 +168,12 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None, *, comm=Non
     ``clip_norm / maximum(global_norm, clip_norm)``, computed in the norm's
     dtype with TensorFlow's formula (so a negative `clip_norm` gives a scale
     of 1, and an infinite or NaN global norm makes every output entirely NaN).
+    Each tensor is then multiplied by the scale cast to its dtype, every
+    product rounded once to that dtype (TensorFlow's ``t * cast(scale,
+    t.dtype)``).  For half tensors (float16, bfloat16) the norm is the wide
+    norm rounded once (:func:`global_norm`), the scale is computed from it in
+    the half type as TensorFlow computes it (each operation rounded to the
+    half type), and each element's product with it is rounded once.
     `None` entries stay `None`; an IndexedSlices comes back as an
     IndexedSlices over the same indices.  The global norm is that of
     :func:`global_norm` (IndexedSlices count as the tensors they represent).
@@ -161,8 +182,8 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None, *, comm=Non
     ----------
     t_list : list or tuple
         Tensors, Variables, IndexedSlices, array_likes or None, all of one
-        float dtype (of any float dtypes when `use_norm` is given: the scale
-        is cast to each).
+        float dtype, float16, bfloat16, float32 or float64 (of any of them
+        when `use_norm` is given: the scale is cast to each).
     clip_norm : Tensor, Variable or number
         A scalar.  A Tensor must have the norm's dtype and receives a
         gradient.

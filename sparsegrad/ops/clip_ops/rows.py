@@ -9,7 +9,7 @@ import numpy as np
 from ...errors import InvalidArgumentError
 from ...framework import buffers, sparse_rows
 from ...framework.backend import backend_of
-from ...framework.dtypes import check_numeric, is_kernel_float
+from ...framework.dtypes import BFLOAT16, check_numeric, is_half, is_kernel_float
 from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import Tensor
 from ...framework.threads import get_num_threads
@@ -17,12 +17,20 @@ from ...framework.variable import Variable
 from .. import array_ops
 from .._helpers import as_borrowed_tensor, as_tensor
 
-__all__ = ["FLOATS", "Rows", "repeated", "squares_entry", "sum_of_squares",
-           "float_values", "as_list", "scalar_norm_arg", "rows_sum_of_squares",
-           "scaled", "dense"]
+__all__ = ["FLOATS", "HALF_BATCH", "Rows", "repeated", "squares_batches",
+           "sum_batches", "sum_of_squares", "float_values", "as_list",
+           "scalar_norm_arg", "rows_batches", "rows_sum_of_squares", "scaled",
+           "dense"]
 
 
-FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+FLOATS = (np.dtype(np.float16), BFLOAT16, np.dtype(np.float32),
+          np.dtype(np.float64))
+
+#: Half values (float16, bfloat16) of one sum of squares are converted to
+#: float32 at most this many at a time (beyond one IndexedSlices' values): a
+#: multiple of the kernel's 4,096-element block, so that cutting a dense
+#: tensor into pieces of this size leaves its blocks unchanged.
+HALF_BATCH = 1 << 22
 
 
 # -- arguments ---------------------------------------------------------------------
@@ -60,10 +68,9 @@ class Rows:
             return None
         return repeated(self.slices._row_groups(be=be))
 
-    def squares_entry(self, be):
-        """This argument as an entry of ``sum_of_squares_list`` (the clip
-        kernels')."""
-        return squares_entry(be, self.values._value, self.groups(be))
+    def squares_item(self, be):
+        """This argument as an item of :func:`squares_batches`."""
+        return self.values._value, self.groups(be)
 
     def represented(self, be):
         """``(rows, row_group)``: the rows of the represented tensor in float64
@@ -71,10 +78,13 @@ class Rows:
 
         The rows of an index are summed in the values' dtype, in their original
         order, from zero (``sparse_rows.group_sum`` on the grouping the
-        IndexedSlices keeps), as the norm kernel sums them."""
+        IndexedSlices keeps), as the norm kernel sums them: half values in
+        float32, as the kernel receives them."""
         values = self.values._value
         if self.groups(be) is None:
             return values.astype(np.float64), None
+        if is_half(values.dtype):
+            values = values.astype(np.float32)  # an IndexedSlices' values only
         indices = self.slices.indices._value
         unique, order, starts = self.slices._row_groups(be=be)
         rows = sparse_rows.group_sum(values, order, starts, be)
@@ -88,22 +98,80 @@ def repeated(grouped):
     return (order, starts) if starts.shape[0] - 1 < order.shape[0] else None
 
 
-def squares_entry(be, values, groups):
-    """An entry of the clip kernels' ``sum_of_squares_list``: `values` (rows
-    grouped by `groups` when not None)."""
-    if not is_kernel_float(values.dtype):
-        values = values.astype(np.float32)  # float16: exact in float32
+def _entry(be, values, groups):
+    """An entry of the clip kernels' ``sum_of_squares_list``: float32 or
+    float64 `values` (rows grouped by `groups` when not None)."""
     values = be.xp.ascontiguousarray(values)
     if groups is None:
         return (values,)
     return (values.reshape(values.shape[0], -1),) + groups
 
 
+def squares_batches(be, items):
+    """The entries of one sum of squares, cut into the lists (batches) of
+    the kernel calls that sum them; the caller adds the calls' totals in
+    order.
+
+    float32 and float64 values enter as they are.  Half values are converted
+    to float32 (exactly): an IndexedSlices' values at once, a dense tensor
+    in pieces of :data:`HALF_BATCH` elements, and a batch is closed before a
+    converted piece would bring its converted elements past that count.  So
+    no whole float32 copy of a large dense half tensor is made, and when the
+    half values hold at most ``HALF_BATCH`` elements together there is one
+    call, with the bits of the same call on the values converted beforehand.
+    The cuts depend on the shapes only, not on the thread count.
+
+    Parameters
+    ----------
+    be : Backend
+        The backend of every array.
+    items : iterable of (values, groups)
+        The values of each tensor and, for an IndexedSlices with repeated
+        indices, their ``(order, starts)`` (see :func:`repeated`), else None.
+
+    Yields
+    ------
+    list
+        Entries of ``sum_of_squares_list``; at least one list, maybe empty.
+    """
+    batch, converted = [], 0
+    for values, groups in items:
+        if not is_half(values.dtype):
+            batch.append(_entry(be, values, groups))
+            continue
+        if groups is None:
+            flat = values.reshape(-1)
+            pieces = [flat[i:i + HALF_BATCH] for i in range(0, flat.size, HALF_BATCH)]
+        else:
+            pieces = [values]
+        for piece in pieces:
+            if converted and converted + piece.size > HALF_BATCH:
+                yield batch
+                batch, converted = [], 0
+            batch.append(_entry(be, piece.astype(np.float32), groups))
+            converted += piece.size
+    yield batch
+
+
+def sum_batches(be, batches):
+    """The float64 sum of squares of :func:`squares_batches`: each batch's
+    total by one kernel call, added in order (a CuPy 0-d array for device
+    entries, nothing read back)."""
+    kernels, threads = be.kernels("clip"), get_num_threads()
+    total = None
+    for batch in batches:
+        part = kernels.sum_of_squares_list(batch, threads)
+        total = part if total is None else total + part
+    return total
+
+
 def sum_of_squares(grads):
     """The float64 sum of squares of a list of gradients, of any float dtypes.
 
     For the optimizers, whose gradients are already checked: no conversion,
-    no copy (float16 excepted).  The same bits for any thread count.
+    no copy of float32/float64 values; half values (float16, bfloat16) are
+    converted to float32 as :func:`squares_batches` says.  The same bits for
+    any thread count.
 
     Parameters
     ----------
@@ -133,7 +201,7 @@ def sum_of_squares(grads):
     # (NumPy and CuPy arrays must not mix)
     be = backend_of(*(a for g in grads for a in (g[:2] if isinstance(g, tuple)
                                                   else (g,))))
-    entries = []
+    items = []
     for g in grads:
         if isinstance(g, tuple):
             values, indices, n_rows = g[:3]
@@ -143,20 +211,28 @@ def sum_of_squares(grads):
                 groups = repeated(g[3])
             else:
                 groups = repeated(sparse_rows.group_rows(indices, n_rows - 1))
-            entries.append(squares_entry(be, values, groups))
+            items.append((values, groups))
         else:
-            entries.append(squares_entry(be, g, None))
-    return be.kernels("clip").sum_of_squares_list(entries, get_num_threads())
+            items.append((g, None))
+    return sum_batches(be, squares_batches(be, items))
 
 
 def float_values(rows, op_name, arg):
-    """The dtype of `rows`, which must be float16, float32 or float64."""
-    dtype = rows.values._value.dtype
+    """The dtype of `rows`, which must be float16, bfloat16, float32 or
+    float64 (not bfloat16 on the GPU)."""
+    values = rows.values._value
+    dtype = values.dtype
     check_numeric(dtype, f"{op_name}: {arg}")
     if dtype not in FLOATS:
         raise InvalidArgumentError(
-            f"{op_name}: {arg} has dtype {dtype}; norms need float16, float32 or "
-            "float64 values (cast integers first)"
+            f"{op_name}: {arg} has dtype {dtype}; norms need float16, bfloat16, "
+            "float32 or float64 values (cast integers first)"
+        )
+    if dtype == BFLOAT16 and backend_of(values).on_gpu:
+        raise InvalidArgumentError(
+            f"{op_name}: {arg} is a bfloat16 CuPy array; the clip ops compute "
+            "float16, float32 and float64 on the GPU: cast it to float32 first "
+            "(sg.cast)"
         )
     return dtype
 
@@ -221,11 +297,16 @@ def scalar_norm_arg(value, dtype, op_name, arg):
     return np.asarray(array.reshape(()), dtype=dtype), tensor
 
 
+def rows_batches(be, entries):
+    """The kernel batches (:func:`squares_batches`) of the sum of squares of
+    a list of Rows (None skipped)."""
+    return squares_batches(
+        be, (r.squares_item(be) for r in entries if r is not None))
+
+
 def rows_sum_of_squares(be, entries):
     """The float64 sum of squares of a list of host Rows (None skipped)."""
-    return be.kernels("clip").sum_of_squares_list(
-        [r.squares_entry(be) for r in entries if r is not None], get_num_threads()
-    )
+    return sum_batches(be, rows_batches(be, entries))
 
 
 def scaled(be, x, c, d=1.0):

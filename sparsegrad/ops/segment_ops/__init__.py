@@ -3,9 +3,15 @@
 Row ``s`` of the result reduces the rows of `data` whose segment id is ``s``.
 float32 and float64 data run the compiled kernels of ``_kernels/segment.pyx``
 (each segment reduced by one thread, in the order of its rows, in the data's
-dtype: the bits do not depend on the thread count); other real dtypes
-(integers, float16) take a NumPy path.  Sorted ids are checked in the same
-pass that reduces them; a problem is reported with TensorFlow's message by
+dtype: the bits do not depend on the thread count).  Half data (float16,
+bfloat16) is cast to float32 (exactly, a recorded cast), reduced by those
+kernels and the result rounded once to the data's dtype (the mean and the
+square-root-of-n ops divide in float32 before that one rounding; the empty
+segments of the unsorted max and min get the half type's bounds, as in
+TensorFlow); its gradients follow through the casts, so they too are the
+float32 gradients rounded once.  Integers take a NumPy path.  Sorted ids are
+checked in the same pass that reduces them; a problem is reported with
+TensorFlow's message by
 :func:`~sparsegrad.framework.sparse_rows.sorted_segment_splits`.
 
 CuPy arrays (float32 / float64) run the CUDA twins of those kernels
@@ -14,7 +20,8 @@ element reduced by one device thread in the CPU's order, so the same bits;
 the ids are checked with one device reduction and one read back first.
 Integer CuPy data is reduced by CuPy operations in a fixed order, with the
 CPU's results (integer sums and products wrap the same in any order);
-float16 CuPy data is not supported (cast it to float32).
+float16 CuPy data is not supported (cast it to float32; CuPy has no
+bfloat16).
 
 Gradients w.r.t. `data` are dense Tensors (they cover every row of `data`);
 segment ids and ``num_segments`` get None.  They are written with sparsegrad

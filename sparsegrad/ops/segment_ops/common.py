@@ -1,13 +1,14 @@
 """What the sorted and unsorted segment reductions share: the reduction
 codes, the checks of their arguments and the recording of a reduction."""
 
+import ml_dtypes
 import numpy as np
 
 from ..._kernels import segment as _segment
 from ...autodiff.recording import is_recording, record_operation
 from ...errors import InvalidArgumentError
 from ...framework import sparse_rows
-from ...framework.dtypes import check_numeric
+from ...framework.dtypes import check_numeric, is_floating
 from ...framework.tensor import wrap
 from ...framework.variable import Variable
 from .._helpers import as_borrowed_tensor
@@ -17,6 +18,7 @@ __all__ = [
     "SUM", "MEAN", "MAX", "MIN", "PROD", "UFUNC",
     "data_tensor", "ids_array", "rows_2d", "fill_value", "checked_num_segments",
     "record_reduction", "check_below", "operand", "segment_counts",
+    "half_buffers",
 ]
 
 SUM, MEAN, MAX, MIN, PROD = (
@@ -61,8 +63,16 @@ def fill_value(op, dtype, unsorted):
         return 1
     if not unsorted or op in (SUM, MEAN):
         return 0
-    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    info = ml_dtypes.finfo(dtype) if is_floating(dtype) else np.iinfo(dtype)
     return info.min if op == MAX else info.max
+
+
+def half_buffers(d, out_shape, what):
+    """What computing half data `d` in float32 adds for ``check_allocation``:
+    the float32 copy of the data and the float32 result (`out_shape`, sized
+    by the argument `what` names)."""
+    return [(d.shape, np.float32, f"{what.split(':')[0]}: data"),
+            (out_shape, np.float32, what)]
 
 
 def checked_num_segments(value, what):

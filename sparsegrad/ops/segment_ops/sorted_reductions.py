@@ -6,9 +6,10 @@ import numpy as np
 from ...errors import InvalidArgumentError
 from ...framework import buffers, dispatch, sparse_rows
 from ...framework.buffers import check_allocation
-from ...framework.dtypes import is_kernel_float
+from ...framework.dtypes import is_floating, is_half, is_kernel_float
 from ...framework.tensor import wrap
 from ...framework.threads import get_num_threads
+from .. import array_ops
 from .._device import sorted_segment_reduce
 from .._helpers import backend_of_arguments
 from ..math_ops.arithmetic import real_divide
@@ -22,6 +23,7 @@ from .common import (
     UFUNC,
     data_tensor,
     fill_value,
+    half_buffers,
     ids_array,
     record_reduction,
     rows_2d,
@@ -42,7 +44,9 @@ _SECTIONS = """\
 Parameters
 ----------
 data : array_like, Tensor or Variable of shape (n, ...)
-    A real dtype (complex and bool are rejected).
+    A real dtype (complex and bool are rejected).  float16 and bfloat16
+    data are reduced in float32 and the result rounded once to their dtype
+    (host arrays; float16 CuPy data is refused).
 segment_ids : array_like or Tensor of shape (n,), int32 or int64
     Sorted and non-negative.
 name : str, optional
@@ -87,18 +91,25 @@ def _sorted_reduce(data, segment_ids, op, what):
         sparse_rows.sorted_segment_splits(np.ascontiguousarray(ids), be=be)  # raises
     n_segments = int(ids[-1]) + 1 if n else 0
     shape = (n_segments,) + d.shape[1:]
-    kernel = is_kernel_float(d.dtype) and 0 not in d.shape[1:]
+    half = is_half(d.dtype)  # reduced in float32 (a recorded cast), rounded once
+    work = np.dtype(np.float32) if half else d.dtype
+    kernel = is_kernel_float(work) and 0 not in d.shape[1:]
     # everything this call allocates: the result, the splits off the kernel,
-    # and contiguous copies of broadcast (or other strided) arguments
+    # contiguous copies of broadcast (or other strided) arguments, and for
+    # half data its float32 copy and the float32 result
     check_allocation(
         (shape, d.dtype, f"{what}: segment_ids"),
         None if kernel else ((n_segments + 1,), np.int64, f"{what}: segment_ids"),
         buffers.copy_of(ids, f"{what}: segment_ids"),
-        buffers.copy_of(d._value, f"{what}: data"))
+        *(half_buffers(d, shape, f"{what}: segment_ids") if half
+          else (buffers.copy_of(d._value, f"{what}: data"),)))
+    half_dtype = d.dtype
+    if half:
+        d = array_ops.cast(d, work)
     ids = np.ascontiguousarray(ids)
     x = rows_2d(be, d._value, n)
     if kernel:
-        out = np.empty((n_segments, x.shape[1]), dtype=d.dtype)
+        out = np.empty((n_segments, x.shape[1]), dtype=work)
         if be.kernels("segment").segment_reduce_ids(x, ids, op, fill, False, out,
                                                     get_num_threads()):
             sparse_rows.sorted_segment_splits(ids, be=be)  # raises TensorFlow's error
@@ -106,7 +117,8 @@ def _sorted_reduce(data, segment_ids, op, what):
     else:
         splits = sparse_rows.sorted_segment_splits(ids, be=be)
         out = _reduce_splits(x, splits, op, fill)
-    return record_reduction(SORTED_TYPES[op], d, ids, out.reshape(shape))
+    result = record_reduction(SORTED_TYPES[op], d, ids, out.reshape(shape))
+    return array_ops.cast(result, half_dtype) if half else result
 
 
 def _reduce_splits(x, splits, op, fill):
@@ -138,7 +150,8 @@ def segment_sum(data, segment_ids, name=None):
     """Sum the rows of `data` that share a segment id.
 
     ``output[s] = sum(data[i] for i with segment_ids[i] == s)``, in the order
-    of the rows, accumulated in the dtype of `data` (float32 stays float32;
+    of the rows, accumulated in the dtype of `data` (float32 stays float32,
+    float16 and bfloat16 are summed in float32 and rounded once;
     a long 1-D segment is summed with eight interleaved partial sums).
 
     {sections}
@@ -168,7 +181,8 @@ def segment_mean(data, segment_ids, name=None):
     """Average the rows of `data` that share a segment id.
 
     The sum of the segment's rows (as :func:`segment_sum`), divided by their
-    count in the dtype of `data`.  Integer data uses integer division
+    count in the dtype of `data` (in float32 for float16 and bfloat16 data,
+    then rounded once).  Integer data uses integer division
     (truncated toward zero), as TensorFlow does.
 
     {sections}
@@ -246,7 +260,8 @@ def segment_min(data, segment_ids, name=None):
 def segment_prod(data, segment_ids, name=None):
     """The elementwise product of the rows of `data` that share a segment id.
 
-    Multiplied in the order of the rows, in the dtype of `data`; segments
+    Multiplied in the order of the rows, in the dtype of `data` (in float32
+    for float16 and bfloat16 data, then rounded once); segments
     without rows give 1.
 
     {sections}
@@ -297,11 +312,20 @@ def segment_sqrt_n(data, segment_ids, name=None):
     what = "segment_sqrt_n"
     be = backend_of_arguments(data, segment_ids)
     d = data_tensor(data, what, be)
-    if d.dtype.kind != "f":
+    if not is_floating(d.dtype):
         raise InvalidArgumentError(
             f"{what}: data of dtype {d.dtype} is not supported (the square root "
             "of the counts needs a floating dtype)"
         )
+    if is_half(d.dtype) and not be.on_gpu:
+        # the sum and the quotient in float32, rounded once
+        d32 = array_ops.cast(d, np.float32)
+        return array_ops.cast(_sqrt_n(be, d32, segment_ids, what), d.dtype)
+    return _sqrt_n(be, d, segment_ids, what)
+
+
+def _sqrt_n(be, d, segment_ids, what):
+    """segment_sqrt_n of a data Tensor `d` (a floating dtype)."""
     total = _sorted_reduce(d, segment_ids, SUM, what)
     ids = ids_array(segment_ids, what, be)
     counts = segment_counts(be, ids, total.shape[0], total.ndim - 1, d.dtype)

@@ -7,7 +7,7 @@ import numpy as np
 from ...errors import InvalidArgumentError
 from ...framework import buffers, dispatch
 from ...framework.buffers import check_allocation
-from ...framework.dtypes import is_kernel_float
+from ...framework.dtypes import is_floating, is_half, is_kernel_float
 from ...framework.tensor import wrap
 from ...framework.threads import get_num_threads
 from .. import array_ops
@@ -25,6 +25,7 @@ from .common import (
     checked_num_segments,
     data_tensor,
     fill_value,
+    half_buffers,
     ids_array,
     record_reduction,
     rows_2d,
@@ -46,7 +47,9 @@ _PARAMETERS = """\
 Parameters
 ----------
 data : array_like, Tensor or Variable
-    A real dtype.
+    A real dtype.  float16 and bfloat16 data are reduced in float32 and
+    the result rounded once to their dtype (host arrays; float16 CuPy data
+    is refused).
 segment_ids : array_like or Tensor, int16, int32 or int64
     Any shape that is a prefix of ``data.shape``; ids below
     `num_segments` (negative ids are dropped).
@@ -100,14 +103,26 @@ def _unsorted_reduce(data, segment_ids, num_segments, op, what):
 
 def _reduce_checked(be, d, ids, n_segments, op):
     """The recorded reduction of checked arguments (their buffers checked
-    too) on backend `be`."""
+    too) on backend `be`; half host data is reduced in float32 (a recorded
+    cast) and the result rounded once (cast back)."""
+    if is_half(d.dtype) and not be.on_gpu:
+        reduced = _reduce_recorded(be, array_ops.cast(d, np.float32), ids,
+                                   n_segments, op, fill_dtype=d.dtype)
+        return array_ops.cast(reduced, d.dtype)
+    return _reduce_recorded(be, d, ids, n_segments, op)
+
+
+def _reduce_recorded(be, d, ids, n_segments, op, fill_dtype=None):
+    """_reduce_checked of data `d` of the dtype it is reduced in; the empty
+    segments of max and min get the bounds of `fill_dtype` (default: d's)."""
     row_shape = d.shape[ids.ndim:]
     flat_ids = be.xp.ascontiguousarray(ids.reshape(-1))
     if ids.ndim != 1:
         if not be.on_gpu:  # (the device path checks with its one read back)
             check_below(ids, n_segments)  # reports the multi-dimensional position
         d = array_ops.reshape(d, (flat_ids.shape[0],) + row_shape)
-    out = unsorted_forward(be, d._value, flat_ids, n_segments, op, shaped_ids=ids)
+    out = unsorted_forward(be, d._value, flat_ids, n_segments, op, shaped_ids=ids,
+                           fill_dtype=fill_dtype)
     return record_reduction(UNSORTED_TYPES[op], d, flat_ids,
                             out.reshape((n_segments,) + row_shape),
                             {"num_segments": n_segments})
@@ -169,6 +184,10 @@ def _unsorted_buffers(d, ids, n_segments, op, what):
     copies of broadcast (or other strided) arguments."""
     shape = (n_segments,) + d.shape[ids.ndim:]
     sized = f"{what}: num_segments"
+    if is_half(d.dtype):  # reduced in float32 by the kernels
+        return [(shape, d.dtype, sized),
+                buffers.copy_of(ids, f"{what}: segment_ids"),
+                *half_buffers(d, shape, sized)]
     nan_counts = (op in (MAX, MIN) and d.dtype.kind == "f"
                   and not is_kernel_float(d.dtype))
     return [(shape, d.dtype, sized),
@@ -177,18 +196,20 @@ def _unsorted_buffers(d, ids, n_segments, op, what):
             buffers.copy_of(d._value, f"{what}: data")]
 
 
-def unsorted_forward(be, data, ids, n_segments, op, shaped_ids=None):
+def unsorted_forward(be, data, ids, n_segments, op, shaped_ids=None,
+                     fill_dtype=None):
     """The unsorted reduction of `data` (n, ...) by 1-D `ids` as an
     (n_segments, width) array; raises for an id >= n_segments before writing
     anything the caller sees (`shaped_ids`: the ids as the caller shaped
-    them, for the position in the message)."""
+    them, for the position in the message).  Empty segments of max and min
+    get the bounds of `fill_dtype` (default: data's dtype; float32 data
+    reduced for half data gets the half type's, which float32 holds)."""
+    fill = fill_value(op, np.dtype(fill_dtype or data.dtype), unsorted=True)
     if be.on_gpu:
         return unsorted_segment_reduce(
-            be, data, ids, n_segments, op,
-            fill_value(op, data.dtype, unsorted=True), check_below, shaped_ids)
+            be, data, ids, n_segments, op, fill, check_below, shaped_ids)
     n = ids.shape[0]
     x = rows_2d(be, data, n)
-    fill = fill_value(op, x.dtype, unsorted=True)
     out = np.empty((n_segments, x.shape[1]), dtype=x.dtype)
     if n == 0 or x.shape[1] == 0 or n_segments == 0:
         check_below(ids, n_segments)
@@ -228,7 +249,8 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     """Sum the entries of `data` that share a segment id, ids in any order.
 
     ``output[s] = sum(data[p] for positions p with segment_ids[p] == s)``,
-    in the order of the positions, in the dtype of `data`; negative ids are
+    in the order of the positions, in the dtype of `data` (in float32 for
+    float16 and bfloat16 data, then rounded once); negative ids are
     dropped (their data is ignored).  Sorted ids are reduced in one pass;
     otherwise the ids are grouped first (a stable O(n) radix sort).
 
@@ -340,12 +362,25 @@ def unsorted_segment_prod(data, segment_ids, num_segments, name=None):
 
 def _unsorted_normalized(data, segment_ids, num_segments, what, root):
     d, ids, n_segments, be = _unsorted_args(data, segment_ids, num_segments, what)
-    if root and d.dtype.kind != "f":
+    if root and not is_floating(d.dtype):
         raise InvalidArgumentError(
             f"{what}: data of dtype {d.dtype} is not supported (the square root "
             "of the counts needs a floating dtype)"
         )
-    dtype = d.dtype if d.dtype.kind == "f" else np.dtype(np.float64)
+    if is_half(d.dtype) and not be.on_gpu:
+        # the sum and the quotient in float32, rounded once
+        shape = (n_segments,) + d.shape[ids.ndim:]
+        check_allocation((shape, d.dtype, f"{what}: num_segments"),
+                         *half_buffers(d, shape, f"{what}: num_segments"))
+        d32 = array_ops.cast(d, np.float32)
+        return array_ops.cast(_normalized(be, d32, ids, n_segments, what, root),
+                              d.dtype)
+    return _normalized(be, d, ids, n_segments, what, root)
+
+
+def _normalized(be, d, ids, n_segments, what, root):
+    """The sum of checked arguments divided by the counts (or their roots)."""
+    dtype = d.dtype if is_floating(d.dtype) else np.dtype(np.float64)
     # the sum, its cast, the counts and the quotient, all of num_segments rows
     shape, sized = (n_segments,) + d.shape[ids.ndim:], f"{what}: num_segments"
     check_allocation(*_unsorted_buffers(d, ids, n_segments, SUM, what),
