@@ -131,6 +131,11 @@ def _optimizers():
         ("Ftrl", dict(learning_rate=0.1, l1_regularization_strength=0.01)),
         ("Lion", dict(learning_rate=0.01, lazy=True)),
         ("Lamb", dict(learning_rate=0.01)),
+        ("Lamb", dict(learning_rate=0.01, lazy=True)),
+        ("ProximalGradientDescent", dict(learning_rate=0.1,
+                                         l1_regularization_strength=0.01)),
+        ("ProximalAdagrad", dict(learning_rate=0.1, l1_regularization_strength=0.01)),
+        ("Ftrl", dict(learning_rate=0.1, learning_rate_power=-0.6)),
     ]
 
 
