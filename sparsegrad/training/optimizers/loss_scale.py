@@ -70,7 +70,8 @@ def _check_initial_scale(value):
     if not (np.isfinite(as_f32) and as_f32 > 0):
         raise InvalidArgumentError(
             f"initial_scale must be a positive float32 number (the scale is "
-            f"kept in float32), got {value!r}, which is {as_f32!r} in float32")
+            f"kept in float32), got {value!r}, which is {float(as_f32)!r} in "
+            "float32")
     return value
 
 
@@ -433,9 +434,11 @@ class LossScaleOptimizer(Optimizer):
             return self.iterations
         scale = self._scale._value
         counter = self._step_counter._value
-        if all(_all_finite(values) for _, _, values in pairs):
-            inner.apply_gradients([(_unscaled(grad, values, scale), var)
-                                   for grad, var, values in pairs])
+        finite = all(_all_finite(values) for _, _, values in pairs)
+        unscaled = [(_unscaled(grad, values, scale), var)
+                    for grad, var, values in pairs]
+        if finite:
+            inner.apply_gradients(unscaled)
             # Keras 3's order: the step first, then the count and the scale.
             if int(counter) == self.dynamic_growth_steps - 1:
                 counter[()] = 0
@@ -444,8 +447,9 @@ class LossScaleOptimizer(Optimizer):
                 counter[()] = int(counter) + 1
                 factor = np.float32(1.0)
         else:
-            for grad, var, _ in pairs:
-                inner._as_gradient(grad, var)      # raises on a bad one
+            # Checked as the inner optimizer would check the step it skips.
+            for grad, var in unscaled:
+                inner._as_gradient(grad, var)
             counter[()] = 0
             factor = np.float32(0.5)
         with np.errstate(over="ignore", under="ignore"):
