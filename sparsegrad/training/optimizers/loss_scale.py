@@ -507,7 +507,7 @@ class LossScaleOptimizer(Optimizer):
         loss = convert_to_tensor(loss, name="loss")
         xp = backend_of(loss._value).xp
         with np.errstate(over="ignore"):
-            seed = xp.full(loss.shape, self._scale._value, dtype=loss.dtype)
+            seed = xp.full(loss.shape, float(self._scale._value), dtype=loss.dtype)
         grads = tape.gradient(loss, var_list, output_gradients=seed)
         return self.apply_gradients(zip(grads, var_list))
 
