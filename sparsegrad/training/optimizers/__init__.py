@@ -69,7 +69,7 @@ _CLASSES = {
                 Nadam, Lamb, LossScaleOptimizer)
 }
 # from_config of a LossScaleOptimizer rebuilds its inner optimizer by name.
-LossScaleOptimizer.known_classes.update(_CLASSES)
+LossScaleOptimizer._known_classes.update(_CLASSES)
 
 
 def serialize(optimizer):

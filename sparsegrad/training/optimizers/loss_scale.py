@@ -198,10 +198,10 @@ class LossScaleOptimizer(Optimizer):
     (array([0., 0.], dtype=float32), 2.0, 1)
     """
 
-    #: Optimizer classes by name, for :meth:`from_config` to rebuild the
-    #: inner optimizer from its ``{"class_name", "config"}`` dict
-    #: (:mod:`sparsegrad.optimizers` registers its classes here).
-    known_classes = {}
+    # Optimizer classes by name, for from_config to rebuild the inner
+    # optimizer from its {"class_name", "config"} dict; the package's
+    # __init__, which knows them all, fills it.
+    _known_classes = {}
 
     def __init__(self, inner_optimizer, initial_scale=2.0**15,
                  dynamic_growth_steps=2000, name=None, **kwargs):
@@ -553,7 +553,7 @@ class LossScaleOptimizer(Optimizer):
             )
         inner = config.pop("inner_optimizer")
         if isinstance(inner, dict):
-            inner = registry.from_config(inner, cls.known_classes, custom_objects,
+            inner = registry.from_config(inner, cls._known_classes, custom_objects,
                                          "an optimizer",
                                          custom_objects=custom_objects)
         return cls(inner, **config)
