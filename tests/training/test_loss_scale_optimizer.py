@@ -320,6 +320,11 @@ def test_bad_gradients_raise_on_skipped_and_applied_steps_alike(rng):
     for bad_value in (1.0, np.inf):
         cases = [
             ([(np.full((4, 3), bad_value), w)], "same shape"),
+            # a 4 TiB view: refused by its shape before anything is allocated
+            ([(np.broadcast_to(np.float32(bad_value), (2**20, 2**20)), w)],
+             r"has shape \(1048576, 1048576\), the variable \(4, 2\)"),
+            ([(sg.IndexedSlices(np.full((1, 3), bad_value), [0]), w)],
+             r"rows of shape \(3,\)"),
             ([(sg.IndexedSlices(np.full((1, 2), bad_value), [4]), w)],
              r"not in \[0, 4\)"),
             ([(np.full(2, bad_value), b), (np.ones(2), b)], "appears twice"),

@@ -75,24 +75,34 @@ def _check_initial_scale(value):
     return value
 
 
-def _gradient_values(grad, name):
-    """The array of `grad` whose elements the finiteness check reads: an
-    IndexedSlices' values, a Tensor's value, or `grad` as an array."""
+def _gradient_values(grad, var):
+    """The array of `grad` whose elements the finiteness check reads (an
+    IndexedSlices' values, a Tensor's value, or `grad` as an array), checked
+    to be real and shaped for `var` first: the check and the unscaling
+    allocate its size."""
     if isinstance(grad, IndexedSlices):
-        return grad._values._value
-    if isinstance(grad, (Tensor, Variable)):
-        return grad._value
-    be = backend_of(grad)
-    try:
-        array = grad if be.on_gpu else np.asarray(grad)
-    except (TypeError, ValueError) as exc:
-        raise InvalidArgumentError(
-            f"the gradient of {name!r} is not convertible to an array: {exc}"
-        ) from None
+        array = grad._values._value
+        shape, want = array.shape[1:], var.shape[1:]
+    else:
+        if isinstance(grad, (Tensor, Variable)):
+            array = grad._value
+        else:
+            try:
+                array = grad if backend_of(grad).on_gpu else np.asarray(grad)
+            except (TypeError, ValueError) as exc:
+                raise InvalidArgumentError(
+                    f"the gradient of {var.name!r} is not convertible to an "
+                    f"array: {exc}") from None
+        shape, want = array.shape, var.shape
     if not is_real(array.dtype):
         raise InvalidArgumentError(
-            f"the gradient of {name!r} has dtype {array.dtype}; expected a real "
-            "floating dtype")
+            f"the gradient of {var.name!r} has dtype {array.dtype}; expected a "
+            "real floating dtype")
+    if shape != want:
+        rows = "rows of shape " if isinstance(grad, IndexedSlices) else "shape "
+        raise InvalidArgumentError(
+            f"var and grad do not have the same shape: the gradient of "
+            f"{var.name!r} has {rows}{shape}, the variable {var.shape}")
     return array
 
 
@@ -429,7 +439,7 @@ class LossScaleOptimizer(Optimizer):
                     "its gradients first"
                 )
             seen.add(var._uid)
-            pairs.append((grad, var, _gradient_values(grad, var.name)))
+            pairs.append((grad, var, _gradient_values(grad, var)))
         if not pairs:
             return self.iterations
         scale = self._scale._value
