@@ -651,6 +651,24 @@ def test_save_restore_continues_bit_for_bit(name, kwargs, rng, tmp_path):
         np.testing.assert_array_equal(v_new.numpy(), v_ref.numpy())
 
 
+def test_same_bits_for_any_thread_count(rng):
+    table0 = rng.standard_normal((5, 3)).astype(np.float32)
+    bias0 = rng.standard_normal(3).astype(np.float32)
+    stream = _stream(rng, 8)
+    results = []
+    for threads in (1, 2, 3):
+        sg.set_num_threads(threads)
+        opt = LSO(sg.optimizers.Adam(learning_rate=0.125), initial_scale=256.0,
+                  dynamic_growth_steps=2)
+        table, bias = sg.Variable(table0), sg.Variable(bias0)
+        for g_table, g_bias in stream:
+            opt.apply_gradients([(g_table, table), (g_bias, bias)])
+        results.append(snapshot(opt, [table, bias]))
+    assert results[0][-3:] == [256.0, 1, 6]      # skips on steps 2 and 6
+    for other in results[1:]:
+        assert_same(results[0], other)
+
+
 def _saved(opt, var):
     buf = io.BytesIO()
     opt.save_state(buf)
