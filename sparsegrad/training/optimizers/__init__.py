@@ -14,6 +14,7 @@ from .base import Optimizer
 from .ftrl import Ftrl, FtrlState
 from .lamb import Lamb, LambState
 from .lion import Lion, LionState
+from .loss_scale import LossScaleOptimizer
 from .nadam import Nadam, NadamState
 from .proximal import (
     ProximalAdagrad,
@@ -54,6 +55,7 @@ __all__ = [
     "LionState",
     "Nadam",
     "NadamState",
+    "LossScaleOptimizer",
     "schedules",
     "serialize",
     "deserialize",
@@ -64,8 +66,10 @@ _CLASSES = {
     cls.__name__: cls
     for cls in (SGD, Adagrad, RowwiseAdagrad, Adadelta, Adam, AdamW, Adamax, Ftrl,
                 RMSprop, ProximalGradientDescent, ProximalAdagrad, Lion,
-                Nadam, Lamb)
+                Nadam, Lamb, LossScaleOptimizer)
 }
+# from_config of a LossScaleOptimizer rebuilds its inner optimizer by name.
+LossScaleOptimizer._known_classes.update(_CLASSES)
 
 
 def serialize(optimizer):
