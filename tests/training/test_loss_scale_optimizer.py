@@ -472,17 +472,6 @@ def test_int_gradients_are_unscaled_in_float32():
     np.testing.assert_array_equal(var.numpy(), [-1.0, -0.5])
 
 
-def _sgd_takes_float16():
-    try:
-        sg.optimizers.SGD().build([sg.Variable(np.zeros(1, np.float16))])
-    except (InvalidArgumentError, TypeError):
-        return False
-    return True
-
-
-@pytest.mark.skipif(not _sgd_takes_float16(), reason=(
-    "sg.optimizers.SGD does not take a float16 Variable in this branch (the "
-    "lead's mixed-precision optimizers add it); unskip then"))
 def test_float16_model_end_to_end():
     # A float16 variable and a float16 loss: at scale 2**16 the seed itself
     # is inf in float16 and the step is skipped; at 2**15 the gradient
