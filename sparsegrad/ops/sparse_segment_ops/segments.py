@@ -91,7 +91,8 @@ def _sparse_segment(combiner, data, indices, segment_ids, num_segments, dtype):
     n = _num_segments(num_segments, what)
     n_rows = t.shape[0]
     if be.on_gpu:
-        check_device_dtype(t.dtype, what, half=True)
+        # the kernels' dtype: float32 for half data (its rows converted there)
+        check_device_dtype(work_dtype(t.dtype), what)
     # the output (and, off the kernel, the gathered rows) with the splits
     sized_by = f"{what}: {'segment_ids' if n is None else 'num_segments'}"
     splits = sparse_rows.sorted_segment_splits(

@@ -153,7 +153,8 @@ def bags_on(be, params, ids, splits, weights, combiner, ids_below=None, *,
                                            f"{what}: splits", f"{what}: ids",
                                            out_dtype))
     if be.on_gpu:
-        check_device_dtype(t.dtype, what, half=True)
+        # the kernels' dtype: float32 for a half table (its rows converted there)
+        check_device_dtype(work, what)
         sparse_rows.check_in_range(idx, t.shape[0], "ids", be)
         # As below: private copies while a tape records.
         copy = is_recording()
