@@ -108,3 +108,28 @@ def test_an_integer_watch_still_warns(monkeypatch):
         tape.watch(x)
         y = x * 2
     assert tape.gradient(y, x) is None
+
+
+@HALVES
+def test_half_and_float32_gradients_of_one_table_meet_in_float32(dtype):
+    # the table read in its dtype and as float32: each contribution as it
+    # came, summed in float32 (no rounding to half)
+    table = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], dtype)
+    v = sg.Variable(table)
+    with sg.GradientTape(persistent=True) as tape:
+        wide = sg.reduce_sum(sg.gather(v, [1, 2], dtype="float32") * 1.0009765625)
+        narrow = sg.reduce_sum(sg.gather(v, [2, 0]))
+        dense = sg.reduce_sum(v)
+        sparse_sparse = wide + sg.cast(narrow, np.float32)
+        sparse_dense = wide + sg.cast(dense, np.float32)
+        columns = sg.gather(v, [0, 1], axis=1, dtype="float32")   # dense float32
+        dense_dense = sg.reduce_sum(columns[1:] * 1.0009765625) + \
+            sg.cast(dense, np.float32)
+    g = tape.gradient(sparse_sparse, v)
+    assert isinstance(g, sg.IndexedSlices) and g.values.dtype == np.float32
+    # 1 + 2**-10 is no bfloat16, and 2 + 2**-10 neither float16 nor bfloat16
+    assert g.to_dense().numpy()[:, 0].tolist() == [1.0, 1.0009765625, 2.0009765625]
+    for y in (sparse_dense, dense_dense):
+        g = tape.gradient(y, v)
+        assert g.dtype == np.float32
+        assert g.numpy()[:, 0].tolist()[1:] == [2.0009765625] * 2
