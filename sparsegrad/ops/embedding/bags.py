@@ -112,7 +112,7 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights=None, combiner="mean",
         weights that do not match the ids, scalar `params`, shards that do
         not split a table, a `dtype` other than those above (``dtype must be
         None, the table's dtype (float32) or float32 for a float16 or
-        bfloat16 table, got 'float64'``), or an output larger than the
+        bfloat16 table, got float64``), or an output larger than the
         memory the process has.
 
     Notes

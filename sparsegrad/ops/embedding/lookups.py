@@ -102,7 +102,7 @@ def gather(params, indices, axis=None, name=None, *, batch_dims=0, dtype=None):
         `params` is a scalar, `axis` or `batch_dims` is out of range, the
         batch dimensions differ, or `dtype` is another than those above
         (``gather: dtype must be None, the table's dtype (float64) or float32
-        for a float16 or bfloat16 table, got 'float32'``).
+        for a float16 or bfloat16 table, got float32``).
 
     Notes
     -----
@@ -481,7 +481,7 @@ def embedding_lookup(params, ids, max_norm=None, name=None, *,
         neither "div" nor "mod", or `max_norm` is not a scalar, or `dtype`
         is another than those above (``embedding_lookup: dtype must be None,
         the table's dtype (float32) or float32 for a float16 or bfloat16
-        table, got 'float16'``).
+        table, got float16``).
     TypeError
         If `max_norm` is not a real number (``embedding_lookup: max_norm must
         be a real number, got 'a'``).

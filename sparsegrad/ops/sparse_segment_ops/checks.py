@@ -154,7 +154,7 @@ def output_dtype(dtype, table_dtype, what):
         For a `dtype` that is not a dtype, or another dtype than those
         above (``embedding_lookup: dtype must be None, the table's dtype
         (float32) or float32 for a float16 or bfloat16 table, got
-        'float64'``).
+        float64``).
 
     Examples
     --------
@@ -173,9 +173,10 @@ def output_dtype(dtype, table_dtype, what):
         wanted = None
     if wanted == table_dtype or (wanted == _FLOAT32 and is_half(table_dtype)):
         return wanted
+    shown = repr(dtype) if wanted is None else wanted.name
     raise InvalidArgumentError(
         f"{what}: dtype must be None, the table's dtype ({table_dtype}) or "
-        f"float32 for a float16 or bfloat16 table, got {dtype!r}"
+        f"float32 for a float16 or bfloat16 table, got {shown}"
     )
 
 

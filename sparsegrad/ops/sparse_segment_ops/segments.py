@@ -177,7 +177,7 @@ def sparse_segment_sum(data, indices, segment_ids, num_segments=None, name=None,
         ``Shape must be at least rank 1`` for scalar `data`; a negative
         `num_segments`; non-integer indices; a `dtype` other than those
         above (``dtype must be None, the table's dtype (float32) or float32
-        for a float16 or bfloat16 table, got 'float16'``); a result (sized by
+        for a float16 or bfloat16 table, got float16``); a result (sized by
         the last segment id or `num_segments`) that needs more memory than
         the process may allocate, before anything is allocated.
 
