@@ -14,6 +14,8 @@ with the keys of its targets and sources.
 
 from operator import attrgetter
 
+import numpy as np
+
 from ..errors import FailedPreconditionError, InternalError
 from ..framework import indexed_slices, sparse_rows
 from ..framework.backend import backend_of
@@ -35,6 +37,7 @@ _NONE_OK = {
 }
 
 _op_id_key = attrgetter("id")
+_FLOAT32 = np.dtype(np.float32)
 
 
 # -- aggregation ---------------------------------------------------------------
@@ -45,7 +48,9 @@ def aggregate_gradients(grads):
     Dense + dense adds; IndexedSlices + IndexedSlices concatenates (no
     densifying, no deduplication); dense + IndexedSlices scatter-adds the rows
     into a copy of the dense sum.  While a tape is recording (higher order),
-    the sum is built from differentiable ops.
+    the sum is built from differentiable ops.  Gradients of several floating
+    dtypes (float32 and a half type: a half table read with and without
+    ``dtype=float32``) are summed in the widest, float32 at least.
 
     Parameters
     ----------
@@ -63,6 +68,7 @@ def aggregate_gradients(grads):
         return None
     if len(grads) == 1:
         return grads[0]
+    grads = _in_one_dtype(grads)
     dense = []
     sparse = []
     for g in grads:
@@ -96,6 +102,28 @@ def aggregate_gradients(grads):
         out, merged.indices._value, xp.ascontiguousarray(merged.values._value)
     )
     return wrap(out)
+
+
+def _in_one_dtype(grads):
+    """The gradients of one tensor in one dtype: contributions of several
+    floating dtypes (a half table read in its dtype and, elsewhere, with
+    ``dtype=float32``) meet in the widest, float32 at least, so that none is
+    rounded."""
+    dtypes = {(g.values if isinstance(g, IndexedSlices) else g).dtype for g in grads}
+    if len(dtypes) == 1:
+        return grads
+    wide = max(dtypes, key=attrgetter("itemsize"))
+    if wide.itemsize < 4:     # float16 and bfloat16
+        wide = _FLOAT32
+    out = []
+    for g in grads:
+        if isinstance(g, IndexedSlices):
+            g = IndexedSlices._from_trusted(array_ops.cast(g.values, wide),
+                                            g.indices, g.dense_shape)
+        else:
+            g = array_ops.cast(g, wide)
+        out.append(g)
+    return out
 
 
 def _join_rows(values):

@@ -8,8 +8,8 @@ ops and reads what was recorded here.
 * Every active tape of this thread sits on a stack.  When no tape is active,
   :func:`record_operation` costs one list check.  A tape records an op when
   one of its inputs is on the tape (watched, or produced by an op the tape
-  recorded); only floating-point outputs ever enter a tape, which is also
-  TensorFlow's "trainable dtype" rule.
+  recorded); only floating-point outputs (bfloat16 included) ever enter a
+  tape, which is also TensorFlow's "trainable dtype" rule.
 * What a tape recorded (:class:`TapeRecord`) is one dict, ``tensor id ->
   Operation`` (or :data:`WATCHED` for a watched source).  Operations get
   increasing ids, so a consumer always has a larger id than its producers:
@@ -23,6 +23,7 @@ ops and reads what was recorded here.
 import threading
 from itertools import count
 
+from ..framework.dtypes import BFLOAT16
 from . import registry
 
 __all__ = [
@@ -204,7 +205,8 @@ def record_operation(op_type, inputs, outputs, attrs=None, grad_fn=None):
         if op is None:
             op = Operation(op_type, tuple(inputs), tuple(outputs), attrs, grad_fn)
         for t in outputs:
-            if t._value.dtype.kind == "f":
+            dtype = t._value.dtype
+            if dtype.kind == "f" or dtype == BFLOAT16:
                 tt[t._id] = op
     return op
 
@@ -226,7 +228,10 @@ def record_variable_read(var, tensor):
     for watcher in state.watchers:
         watcher.accessed(var)
     tapes = state.tapes
-    if not tapes or var._value.dtype.kind != "f":
+    if not tapes:
+        return
+    dtype = var._value.dtype
+    if dtype.kind != "f" and dtype != BFLOAT16:
         return
     key = -var._uid
     op = None

@@ -98,12 +98,8 @@ _warned = {"int_watch": 0, "persistent": False}
 def _warn_int_watch(dtype):
     if _warned["int_watch"] < 5:
         _warned["int_watch"] += 1
-        if is_floating(dtype):    # bfloat16
-            message = (f"Tapes do not differentiate {dtype} yet (cast it to "
-                       "float32); the watched tensor gets no gradient")
-        else:
-            message = (f"The dtype of the watched tensor must be floating (e.g. "
-                       f"float32), got {dtype}; it gets no gradient")
+        message = (f"The dtype of the watched tensor must be floating (e.g. "
+                   f"float32), got {dtype}; it gets no gradient")
         warnings.warn(message, UserWarning, stacklevel=3)
 
 
@@ -236,7 +232,7 @@ class GradientTape:
         for leaf in leaves:
             if isinstance(leaf, IndexedSlices):
                 leaf = leaf.values
-            if leaf.dtype.kind != "f":
+            if not is_floating(leaf.dtype):    # bfloat16 is recorded too
                 _warn_int_watch(leaf.dtype)
                 if isinstance(leaf, Variable):
                     self._tape.variables[leaf._uid] = leaf

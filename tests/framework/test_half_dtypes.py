@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 import sparsegrad as sg
-from sparsegrad.autodiff import tape as tape_module
 from sparsegrad.errors import InvalidArgumentError
 from sparsegrad.framework.dtypes import can_cast_same_kind
 
@@ -314,13 +313,3 @@ def test_ops_without_bfloat16_arithmetic_say_so(op, arg):
         op(x)
     # the way out the message gives works
     assert op(sg.cast(x, np.float32)).dtype in (np.float32, np.bool_)
-
-
-def test_watching_a_bfloat16_tensor_says_tapes_do_not_differentiate_it(monkeypatch):
-    monkeypatch.setitem(tape_module._warned, "int_watch", 0)   # warned 5 times
-    x = sg.constant(np.array([1.0, 2.0], BF16))
-    warning = r"Tapes do not differentiate bfloat16 yet \(cast it to float32\)"
-    with pytest.warns(UserWarning, match=warning), sg.GradientTape() as tape:
-        tape.watch(x)
-        y = x * 2.0
-    assert tape.gradient(y, x) is None

@@ -8,7 +8,7 @@ from ...autodiff.registry import no_gradient, register_gradient
 from ...errors import InvalidArgumentError
 from ...framework import dispatch
 from ...framework.buffers import check_allocation
-from ...framework.dtypes import check_numeric
+from ...framework.dtypes import check_numeric, is_floating
 from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import wrap
 from .._helpers import as_tensor, backend_for, same_device
@@ -69,8 +69,8 @@ def cast(x, dtype, name=None):
 @register_gradient("Cast")
 def _cast_grad(op, grad):
     x = op.inputs[0]
-    if x._value.dtype.kind != "f" or op.outputs[0]._value.dtype.kind != "f":
-        return None
+    if not (is_floating(x._value.dtype) and is_floating(op.outputs[0]._value.dtype)):
+        return None   # (bfloat16 counts as floating)
     if type(grad) is IndexedSlices:
         return IndexedSlices._from_trusted(
             cast(grad.values, x.dtype), grad.indices, grad.dense_shape

@@ -12,19 +12,23 @@ import numpy as np
 from ...errors import InvalidArgumentError
 from ...framework import scipy_input, sparse_rows
 from ...framework.buffers import check_allocation
-from ...framework.tensor import Tensor
+from ...framework.dtypes import FLOAT_DTYPES, is_floating, is_half
+from ...framework.tensor import Tensor, convert_to_tensor
 from ...framework.variable import Variable
 from .. import array_ops
 from .._helpers import backend_for, backend_of_arguments
 from ..sparse_segment_ops import bags_on, check_bag_splits, check_combiner
+from ..sparse_segment_ops.checks import output_dtype
 from .clipping import check_max_norm, clip_rows
 from .lookups import embedding_lookup
 
-__all__ = ["embedding_lookup_sparse", "table_backend"]
+__all__ = ["embedding_lookup_sparse", "table_backend", "table_dtype"]
+
+_FLOAT32 = FLOAT_DTYPES[0]
 
 
 def embedding_lookup_sparse(params, sp_ids, sp_weights=None, combiner="mean",
-                            max_norm=None, name=None):
+                            max_norm=None, name=None, *, dtype=None):
     """Combine the embeddings of each row of a sparse or ragged batch of ids.
 
     Row ``r`` of the result combines ``params[id]`` over the ids ``id`` of
@@ -37,9 +41,9 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights=None, combiner="mean",
     Parameters
     ----------
     params : Variable, Tensor or array_like of shape (n_rows, ...), or a list of them
-        The table (float32, float64 or float16), or its shards split by rows
-        as :func:`embedding_lookup` accepts ("div" layout).  An ndarray is
-        read in place, not copied.
+        The table (float32, float64, float16 or bfloat16), or its shards
+        split by rows as :func:`embedding_lookup` accepts ("div" layout).
+        An ndarray is read in place, not copied.
     sp_ids : scipy.sparse matrix or array, or RaggedTensor
         A 2-D ``scipy.sparse`` matrix of any format (CSR, CSC, COO, BSR, DOK,
         LIL, DIA; matrix or array): the column of each stored entry is an id
@@ -62,22 +66,30 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights=None, combiner="mean",
     max_norm : float, optional
         Each looked-up embedding is clipped to norm `max_norm` before it is
         combined, as :func:`embedding_lookup` does (TensorFlow's formula: a
-        negative `max_norm` acts as 0, an infinite one gives NaN).
+        negative `max_norm` acts as 0, an infinite one gives NaN; half rows
+        in float32).
     name : str, optional
         Ignored.
+    dtype : dtype, optional
+        The result's dtype: None (the default) or the dtype of `params`, as
+        TensorFlow gives; float32 for a float16 or bfloat16 table.  Either
+        way a half table's bags are summed in float32 (its looked-up rows
+        converted, never the table); the half result is that sum rounded
+        once.  Any other dtype is refused.
 
     Returns
     -------
-    Tensor of shape ``(n_out,) + params.shape[1:]`` and the dtype of `params`
+    Tensor of shape ``(n_out,) + params.shape[1:]`` and dtype `dtype`
+        (by default the dtype of `params`).
         For a ``scipy.sparse`` `sp_ids`, ``n_out = sp_ids.shape[0]``: every
         row of the matrix has its output row, empty rows give zeros.  This
         differs from TensorFlow's SparseTensor path, which drops the empty
         rows after the last row holding an id.  For a RaggedTensor `sp_ids`,
         ``n_out`` is the last (outer) row holding an id plus one, as in
         TensorFlow (leading and interior empty rows give zeros).  Bags are accumulated
-        in the dtype of `params`, in the order of the ids (a matrix's
-        values are cast to that dtype; a CSR or COO row is read in its
-        stored order, a CSC one by column).
+        in the dtype of `params` (float32 for float16 and bfloat16), in the
+        order of the ids (a matrix's values are cast to that dtype; a CSR or
+        COO row is read in its stored order, a CSC one by column).
 
     Raises
     ------
@@ -98,16 +110,20 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights=None, combiner="mean",
         ``embedding_lookup_sparse: sp_ids.indptr must have shape[0] + 1 = 4
         entries, got 3``), a matrix that is not 2-D or holds complex values,
         weights that do not match the ids, scalar `params`, shards that do
-        not split a table, or an output larger than the memory the process
-        has.
+        not split a table, a `dtype` other than those above (``dtype must be
+        None, the table's dtype (float32) or float32 for a float16 or
+        bfloat16 table, got float64``), or an output larger than the
+        memory the process has.
 
     Notes
     -----
     The gradient w.r.t. `params` is an :class:`~sparsegrad.IndexedSlices`
     over the sorted distinct ids (with `max_norm` or shards, one row per id
     occurrence): forward and gradient cost O(nnz x row width), never
-    O(table rows).  A matrix of another format than CSR is read into CSR
-    arrays first, O(nnz + n_out) (a sort of its entries by row when they
+    O(table rows).  Its values have the result's dtype: a half table read
+    with ``dtype=float32`` gets the float32 gradient of the float32 bags,
+    not rounded to half.  A matrix of another format than CSR is read into
+    CSR arrays first, O(nnz + n_out) (a sort of its entries by row when they
     are not in row order).
 
     Examples
@@ -163,13 +179,15 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights=None, combiner="mean",
     combiner = check_combiner(combiner)
     max_norm = check_max_norm(max_norm, op)
     be = table_backend(params)
+    if dtype is not None:
+        dtype = output_dtype(dtype, table_dtype(params), op)
     ids, splits, weights, _ = bag_ids(
         sp_ids, sp_weights, op, ("sp_ids", "sp_weights"),
-        buffers=lambda n_out: output_buffers(params, n_out, op, be))
+        buffers=lambda n_out: output_buffers(params, n_out, op, be, dtype))
     # the structure check put a matrix's ids below its number of columns
     ids_below = sp_ids.shape[1] if scipy_input.is_scipy_sparse(sp_ids) else None
     return combine(params, ids, splits, weights, combiner, max_norm,
-                   ids_below=ids_below, be=be)
+                   ids_below=ids_below, be=be, dtype=dtype)
 
 
 def _first_table(params):
@@ -178,44 +196,68 @@ def _first_table(params):
     return first._value if isinstance(first, (Variable, Tensor)) else first
 
 
+def table_dtype(params):
+    """The dtype of a bag op's table (of its first shard), read without
+    recording a Variable read."""
+    first = _first_table(params)
+    if hasattr(first, "dtype"):
+        return first.dtype
+    return convert_to_tensor(first, name="params").dtype
+
+
 def table_backend(params):
     """The one choice of a bag op: the backend of its table (of its first
     shard); the ids go to that device."""
     return backend_of_arguments(_first_table(params))
 
 
-def output_buffers(params, n_out, op, be):
-    """The ``(shape, dtype, what)`` of a bag op's output of `n_out` rows, for
+def output_buffers(params, n_out, op, be, dtype=None):
+    """The ``(shape, dtype, what)`` of a bag op's output of `n_out` rows (and
+    of a half table's float32 sums), for
     :func:`~sparsegrad.framework.buffers.check_allocation` (none for a table
-    on the GPU, or one the op will reject); `be`: the table's backend."""
+    on the GPU, or one the op will reject); `be`: the table's backend,
+    `dtype`: the output's (None: the table's)."""
     table = _first_table(params)
     if be.on_gpu or not hasattr(table, "shape") or len(table.shape) < 1:
         return []
-    return [((n_out,) + tuple(table.shape[1:]), table.dtype,
-             f"{op}: the output of {n_out} bags")]
+    shape = (n_out,) + tuple(table.shape[1:])
+    what = f"{op}: the output of {n_out} bags"
+    out = [(shape, table.dtype if dtype is None else dtype, what)]
+    if is_half(table.dtype):
+        out.append((shape, _FLOAT32, what))
+    return out
 
 
 def combine(params, ids, splits, weights, combiner, max_norm, cast_to=None,
-            ids_below=None, *, be):
+            ids_below=None, *, be, dtype=None):
     """The bags of checked ids, splits and weights (ndarrays): through
     embedding_bag, or for shards, `max_norm` or `cast_to` (a dtype the rows
     are cast to first) over the looked-up rows.  `ids_below`: a bound the
     ids are already known to respect (see embedding_bag); `be`: the table's
-    backend (:func:`table_backend`), where the ids go."""
+    backend (:func:`table_backend`), where the ids go; `dtype`: the output's
+    (None: the table's, or `cast_to`), checked by the caller."""
     first = params[0] if isinstance(params, (list, tuple)) and params else params
     ids, splits, weights = _ids_to_device_of(be, ids, splits, weights)
     sharded = isinstance(params, (list, tuple)) and len(params) != 1
     if max_norm is None and cast_to is None and not sharded:
-        return bags_on(be, first, ids, splits, weights, combiner, ids_below)
+        return bags_on(be, first, ids, splits, weights, combiner, ids_below,
+                       dtype=dtype)
     # The rows go through embedding_lookup (its shard layout), the cast and
     # the clipping, then one bag per row over those rows.
-    rows = embedding_lookup(params, ids)
-    if cast_to is not None:
-        rows = array_ops.cast(rows, cast_to)
+    if cast_to is None:
+        rows = embedding_lookup(params, ids, dtype=dtype)
+    else:
+        rows = array_ops.cast(embedding_lookup(params, ids), cast_to)
+        if dtype is not None and dtype != rows.dtype:  # float32 from half
+            rows = array_ops.cast(rows, dtype)
+    out_dtype = rows.dtype
     if max_norm is not None:
+        if is_half(rows.dtype):  # clipped and summed in float32, rounded once
+            rows = array_ops.cast(rows, _FLOAT32)
         rows = clip_rows(rows, max_norm, 1)
     positions = be.xp.arange(ids.shape[0], dtype=np.int64)
-    return bags_on(be, rows, positions, splits, weights, combiner)
+    out = bags_on(be, rows, positions, splits, weights, combiner)
+    return out if out.dtype == out_dtype else array_ops.cast(out, out_dtype)
 
 
 def _ids_to_device_of(be, ids, splits, weights):
@@ -361,7 +403,7 @@ def _ragged_weights(sp_weights, nested, nnz, op, names):
             f"{op}: {weights_name} must hold one weight per id ({nnz}), got "
             f"shape {weights.shape}"
         )
-    if weights.dtype.kind not in "iuf":
+    if weights.dtype.kind not in "iuf" and not is_floating(weights.dtype):
         raise InvalidArgumentError(
             f"{op}: {weights_name} must be real numbers, got dtype {weights.dtype}"
         )

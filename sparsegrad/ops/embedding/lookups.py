@@ -7,6 +7,11 @@ up, so it is returned as an :class:`~sparsegrad.IndexedSlices` of
 O(ids x row width), never O(table rows).  A Variable is read through
 :func:`~sparsegrad.ops._helpers.read_variable`, so ``tape.gradient(loss, var)``
 returns that IndexedSlices.
+
+A float16 or bfloat16 table gives rows of its own dtype (TensorFlow's rule),
+or float32 rows with ``dtype=float32``: the gathered rows are converted
+(exactly), never the table, and the gradient flows back in the rows' dtype
+(float32 IndexedSlices for a half table read as float32: no rounding).
 """
 
 import numpy as np
@@ -16,14 +21,18 @@ from ...autodiff.registry import register_gradient
 from ...errors import InvalidArgumentError
 from ...framework import sparse_rows
 from ...framework.backend import backend_of
+from ...framework.dtypes import FLOAT_DTYPES, is_half
 from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import wrap
 from .. import array_ops
 from .._helpers import as_borrowed_tensor, as_tensor, backend_of_arguments
 from ..array_ops.rows import gather_checked, index_tensor, take
+from ..sparse_segment_ops.checks import output_dtype
 from .clipping import check_max_norm, clip_rows
 
 __all__ = ["gather", "gather_nd", "embedding_lookup"]
+
+_FLOAT32 = FLOAT_DTYPES[0]
 
 
 # -- argument checks -------------------------------------------------------------
@@ -51,7 +60,7 @@ def _check_gather_axis(axis, ndim):
 # -- gather ------------------------------------------------------------------------
 
 
-def gather(params, indices, axis=None, name=None, *, batch_dims=0):
+def gather(params, indices, axis=None, name=None, *, batch_dims=0, dtype=None):
     """Gather slices of `params` along `axis` at `indices`.
 
     ``output[p..., i..., q...] = params[p..., indices[i...], q...]``, where
@@ -74,19 +83,26 @@ def gather(params, indices, axis=None, name=None, *, batch_dims=0):
         In ``[-indices.ndim, indices.ndim]`` (negative counts from the end of
         the indices' dimensions) and at most `axis`; ``params.shape[:b]`` must
         equal ``indices.shape[:b]``.
+    dtype : dtype, optional
+        The result's dtype: None (the default) or the dtype of `params`, as
+        TensorFlow gives (a float16 or bfloat16 table gives half rows);
+        float32 for a float16 or bfloat16 `params`, whose gathered values
+        (never the table) are converted, exactly.  Any other is refused.
 
     Returns
     -------
     Tensor of shape ``params.shape[:axis] + indices.shape[batch_dims:] +
-    params.shape[axis + 1:]`` and the dtype of `params`.
+    params.shape[axis + 1:]`` and the dtype of `params` (or `dtype`).
 
     Raises
     ------
     InvalidArgumentError
         If an index is out of range (``indices[1] = 7 is not in [0, 4)``,
         checked before any work), `indices` is not of an integer dtype,
-        `params` is a scalar, `axis` or `batch_dims` is out of range, or the
-        batch dimensions differ.
+        `params` is a scalar, `axis` or `batch_dims` is out of range, the
+        batch dimensions differ, or `dtype` is another than those above
+        (``gather: dtype must be None, the table's dtype (float64) or float32
+        for a float16 or bfloat16 table, got float32``).
 
     Notes
     -----
@@ -95,7 +111,9 @@ def gather(params, indices, axis=None, name=None, *, batch_dims=0):
     kept, not summed): cost O(indices x row width).  For another axis, or
     with batch dimensions, it is a dense Tensor of the shape of `params`
     (cost O(params.size)), as in TensorFlow.  An incoming IndexedSlices
-    gradient is densified first, as TensorFlow does.
+    gradient is densified first, as TensorFlow does.  The gradient has the
+    dtype of the result: a half table read with ``dtype=float32`` gets
+    float32 IndexedSlices (not rounded to half).
 
     Examples
     --------
@@ -120,6 +138,12 @@ def gather(params, indices, axis=None, name=None, *, batch_dims=0):
     ...           batch_dims=1).numpy()
     array([[3., 1.],
            [5., 5.]])
+
+    A float16 table, and its rows read as float32:
+
+    >>> half = sg.Variable(np.array([[0.5, 1.5], [2.5, 3.5]], "float16"))
+    >>> sg.gather(half, [1]).dtype, sg.gather(half, [1], dtype="float32").dtype
+    (dtype('float16'), dtype('float32'))
     """
     del name
     p = as_borrowed_tensor(params, "params")  # an ndarray (or cupy) table is not copied
@@ -129,10 +153,23 @@ def gather(params, indices, axis=None, name=None, *, batch_dims=0):
     idx = index_tensor(indices, be=be)
     batch_dims = _check_batch_dims(batch_dims, idx.ndim)
     axis = _check_gather_axis(batch_dims if axis is None else axis, p.ndim)
+    dtype = output_dtype(dtype, p.dtype, "gather")
     sparse_rows.check_in_range(idx._value, p.shape[axis], be=be)
     if batch_dims:
-        return _batched_gather(p, idx, axis, batch_dims)
-    return gather_checked(p, idx, axis, be)
+        return _batched_gather(p, idx, axis, batch_dims, dtype)
+    return _gather_as(p, idx, axis, be, dtype)
+
+
+def _gather_as(p, idx, axis, be, dtype):
+    """The checked gather of Tensor `p` at `idx`, its values in `dtype` (that
+    of `p`, or float32 for a half `p`: the gathered values are converted,
+    exactly), recorded as GatherV2, whose gradient keeps the result's
+    dtype."""
+    if dtype == p.dtype:
+        return gather_checked(p, idx, axis, be)
+    out = wrap(take(p._value, idx._value, axis, be).astype(dtype))
+    record_operation("GatherV2", (p, idx), (out,), {"axis": axis})
+    return out
 
 
 def _check_batch_dims(batch_dims, indices_ndim):
@@ -146,7 +183,7 @@ def _check_batch_dims(batch_dims, indices_ndim):
     return batch_dims % indices_ndim if batch_dims < 0 else batch_dims
 
 
-def _batched_gather(p, idx, axis, b):
+def _batched_gather(p, idx, axis, b, dtype):
     """gather with `b` batch dimensions, built from differentiable ops: the
     axis is moved next to the (flattened) batch, each batch entry's indices
     are offset into its own block of rows, one axis-0 gather, then the
@@ -174,7 +211,7 @@ def _batched_gather(p, idx, axis, b):
     local = idx._value.reshape((n_batch,) + idx.shape[b:])
     offsets = (np.arange(n_batch, dtype=np.int64) * n).reshape(
         (n_batch,) + (1,) * (local.ndim - 1))
-    rows = gather(x, wrap(local + offsets), axis=0)
+    rows = gather(x, wrap(local + offsets), axis=0, dtype=dtype)
     # rows: (n_batch, *i, *before, *after) -> (n_batch, *before, *i, *after)
     m = local.ndim - 1
     perm = ((0,) + tuple(range(m + 1, m + 1 + k)) + tuple(range(1, m + 1))
@@ -395,7 +432,7 @@ def _gather_nd_grad(op, grad):
 
 
 def embedding_lookup(params, ids, max_norm=None, name=None, *,
-                     partition_strategy="div"):
+                     partition_strategy="div", dtype=None):
     """Look up the rows of an embedding table: ``gather(params, ids)``.
 
     Parameters
@@ -413,7 +450,9 @@ def embedding_lookup(params, ids, max_norm=None, name=None, *,
         `max_norm` is scaled down to it, the others keep their values up to
         one rounding.  A negative `max_norm` acts as 0 (every row becomes
         zeros), and an infinite one makes every row NaN (``inf / inf``), as
-        in TensorFlow.  A zero row stays zeros.
+        in TensorFlow.  A zero row stays zeros.  Rows of a float16 or
+        bfloat16 table are clipped in float32, then rounded once to the
+        result's dtype.
     name : str, optional
         Ignored.
     partition_strategy : {"div", "mod"}, default="div"
@@ -422,10 +461,15 @@ def embedding_lookup(params, ids, max_norm=None, name=None, *,
         first shard ids ``0 .. n // p + (0 < n % p) - 1``.  "mod" (TensorFlow
         1's default): id ``i`` is row ``i // p`` of shard ``i % p``.  Ignored
         for a single table.
+    dtype : dtype, optional
+        The result's dtype: None (the default) or the table's dtype, as
+        TensorFlow gives; float32 for a float16 or bfloat16 table (the
+        looked-up rows are converted, exactly, never the table).  Any other
+        is refused.
 
     Returns
     -------
-    Tensor of shape ``ids.shape + params.shape[1:]``.
+    Tensor of shape ``ids.shape + params.shape[1:]`` and the table's dtype (or `dtype`).
 
     Raises
     ------
@@ -434,7 +478,10 @@ def embedding_lookup(params, ids, max_norm=None, name=None, *,
         shards ``ids[3] = 9 is not in [0, 4)``) or not an integer, or `params`
         is a scalar, or the shards disagree in dtype or row shape, or their
         sizes do not split the table as above, or `partition_strategy` is
-        neither "div" nor "mod", or `max_norm` is not a scalar.
+        neither "div" nor "mod", or `max_norm` is not a scalar, or `dtype`
+        is another than those above (``embedding_lookup: dtype must be None,
+        the table's dtype (float32) or float32 for a float16 or bfloat16
+        table, got float16``).
     TypeError
         If `max_norm` is not a real number (``embedding_lookup: max_norm must
         be a real number, got 'a'``).
@@ -444,7 +491,9 @@ def embedding_lookup(params, ids, max_norm=None, name=None, *,
     The gradient w.r.t. `params` (w.r.t. each shard) is an
     :class:`~sparsegrad.IndexedSlices` with one row per id (per id of that
     shard) and the dense shape of the table (shard); forward and gradient cost
-    O(ids x row width).
+    O(ids x row width).  Its values have the result's dtype: a half table
+    read with ``dtype=float32`` gets a float32 gradient (not rounded to
+    half), as the float32 lookup of the upcast table would.
 
     Examples
     --------
@@ -490,20 +539,33 @@ def embedding_lookup(params, ids, max_norm=None, name=None, *,
         if len(params) == 1:
             params = params[0]
         else:
-            rows = _sharded_lookup(params, ids, partition_strategy)
-            if max_norm is None:
-                return rows
-            return clip_rows(rows, max_norm, rows.ndim - _table_rank(params[0]) + 1)
-    rows = gather(params, ids, axis=0)
+            rows = _sharded_lookup(params, ids, partition_strategy, dtype)
+            return _clipped(rows, max_norm, _table_rank(params[0]))
+    if dtype is not None:   # the message names this op
+        p = as_borrowed_tensor(params, "params")
+        if p.ndim:
+            dtype = output_dtype(dtype, p.dtype, "embedding_lookup")
+        params = p
+    rows = gather(params, ids, axis=0, dtype=dtype)
+    return _clipped(rows, max_norm, _table_rank(params))
+
+
+def _clipped(rows, max_norm, table_rank):
+    """The looked-up `rows` clipped to `max_norm` (None: unchanged): half
+    rows in float32, rounded once back to their dtype."""
     if max_norm is None:
         return rows
-    return clip_rows(rows, max_norm, rows.ndim - _table_rank(params) + 1)
+    ids_rank = rows.ndim - table_rank + 1
+    if not is_half(rows.dtype):
+        return clip_rows(rows, max_norm, ids_rank)
+    wide = array_ops.cast(rows, _FLOAT32)
+    return array_ops.cast(clip_rows(wide, max_norm, ids_rank), rows.dtype)
 
 
-def _sharded_lookup(shards, ids, strategy):
+def _sharded_lookup(shards, ids, strategy, dtype):
     """Lookup in a table split by rows ("div" or "mod" layout): one gather per
-    shard, then the rows are put back in the order of `ids`.  Cost O(ids x
-    width)."""
+    shard (its rows in `dtype`, checked here), then the rows are put back in
+    the order of `ids`.  Cost O(ids x width)."""
     tensors = [
         as_borrowed_tensor(p, name=f"params[{k}]") for k, p in enumerate(shards)
     ]
@@ -519,6 +581,7 @@ def _sharded_lookup(shards, ids, strategy):
                 f"params[{k}] has {t.dtype} rows of shape {t.shape[1:]}, "
                 f"params[0] has {first.dtype} rows of shape {first.shape[1:]}"
             )
+    dtype = output_dtype(dtype, first.dtype, "embedding_lookup")
     n_shards = len(tensors)
     sizes = [t.shape[0] for t in tensors]
     n_rows = sum(sizes)
@@ -560,7 +623,8 @@ def _sharded_lookup(shards, ids, strategy):
     pieces = []
     for s, t in enumerate(tensors):
         positions = order[int(bounds[s]) : int(bounds[s + 1])]
-        pieces.append(gather(t, local[positions].astype(flat.dtype, copy=False)))
+        pieces.append(gather(t, local[positions].astype(flat.dtype, copy=False),
+                             dtype=dtype))
     stacked = array_ops.concat(pieces, axis=0)
     inverse = xp.empty_like(order)
     inverse[order] = xp.arange(order.size, dtype=order.dtype)

@@ -7,12 +7,14 @@ import numpy as np
 
 from ...errors import InvalidArgumentError
 from ...framework.backend import backend_of
+from ...framework.dtypes import is_floating
 from ...framework.tensor import Tensor, wrap
 from ...framework.variable import Variable
 from .. import array_ops, math_ops
 from .._helpers import as_tensor
 from ..sparse_segment_ops import check_combiner
-from .bags import bag_ids, combine, output_buffers, table_backend
+from ..sparse_segment_ops.checks import output_dtype
+from .bags import bag_ids, combine, output_buffers, table_backend, table_dtype
 from .clipping import check_max_norm
 
 __all__ = ["safe_embedding_lookup_sparse"]
@@ -22,7 +24,7 @@ _OP = "safe_embedding_lookup_sparse"
 
 def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=None,
                                  combiner="mean", default_id=None, max_norm=None,
-                                 name=None):
+                                 name=None, *, dtype=None):
     """:func:`embedding_lookup_sparse` that skips invalid ids and keeps every row.
 
     Entries with a negative id are dropped; unless `combiner` is "sum",
@@ -64,13 +66,18 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
         row NaN); rows without entries and no `default_id` stay zeros.
     name : str, optional
         Ignored.
+    dtype : dtype, optional
+        As in :func:`embedding_lookup_sparse`: None (the table's dtype, or
+        the weights' as above), that dtype, or float32 when it is float16 or
+        bfloat16 (the bags are summed in float32 either way).
 
     Returns
     -------
     Tensor of shape ``(n_out,) + params.shape[1:]``
         ``n_out`` is the number of rows of `sparse_ids` (``shape[0]`` of a
         matrix, ``nrows()`` of a RaggedTensor).  Its dtype is the table's
-        (the weights' for an array table given `sparse_weights`).  For ids
+        (the weights' for an array table given `sparse_weights`), or
+        `dtype`.  For ids
         of ragged_rank 2 the shape is ``(d0, d1) + params.shape[1:]``: d0
         outer rows, d1 the length of the longest one (the bounding shape,
         as TensorFlow's 3-D ids); a place past the end of a shorter outer
@@ -89,7 +96,8 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
     InvalidArgumentError
         For an id at least ``n_rows``, a `default_id` that is not an int or
         not in ``[0, n_rows)`` when a row needs it (``default_id = 9 is not
-        in [0, 4)``), and as :func:`embedding_lookup_sparse`.
+        in [0, 4)``), a `dtype` other than those above, and as
+        :func:`embedding_lookup_sparse`.
 
     Notes
     -----
@@ -140,9 +148,11 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
                 f"{_OP}: default_id must be an int, got {default_id!r}"
             ) from None
     be = table_backend(embedding_weights)
+    if dtype is not None:
+        dtype = output_dtype(dtype, table_dtype(embedding_weights), _OP)
     ids, splits, weights, lead = bag_ids(
         sparse_ids, sparse_weights, _OP, ("sparse_ids", "sparse_weights"),
-        every_row=True, buffers=lambda n: _buffers(embedding_weights, n, be))
+        every_row=True, buffers=lambda n: _buffers(embedding_weights, n, be, dtype))
     cast_to = None
     source = getattr(sparse_weights, "values", sparse_weights)
     if sparse_weights is not None and not isinstance(source, (list, tuple)):
@@ -150,6 +160,8 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
         # cast to the table's, as the values of a matrix are)
         embedding_weights, cast_to = _table_in_dtype_of(embedding_weights,
                                                         weights.dtype)
+        if cast_to is not None and dtype is not None:  # the table read as cast_to
+            dtype = output_dtype(dtype, cast_to, _OP)
     n_out = splits.shape[0] - 1
     row_of = np.repeat(np.arange(n_out, dtype=np.int64), np.diff(splits))
     keep = ids >= 0
@@ -176,7 +188,7 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
         new_weights[positions] = weights[keep]
         new_weights[filled] = 1
     out = combine(embedding_weights, new_ids, new_splits, new_weights, combiner,
-                  max_norm, cast_to, be=be)
+                  max_norm, cast_to, be=be, dtype=dtype)
     if default_id is None and empty.any():
         # Chosen, not multiplied: a NaN row (max_norm=inf) still gives zeros.
         xp = be.xp
@@ -188,11 +200,13 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
     return out
 
 
-def _buffers(params, n_out, be):
+def _buffers(params, n_out, be, dtype):
     """The output and the row arrays of n_out + 1 entries this op allocates
-    (`be`: the table's backend)."""
+    (`be`: the table's backend, `dtype`: the output's, None for the
+    table's)."""
     what = f"{_OP}: the {n_out} rows of sparse_ids"
-    return output_buffers(params, n_out, _OP, be) + [((n_out + 1,), np.int64, what)] * 4
+    return (output_buffers(params, n_out, _OP, be, dtype)
+            + [((n_out + 1,), np.int64, what)] * 4)
 
 
 def _table_in_dtype_of(params, dtype):
@@ -215,7 +229,7 @@ def _table_in_dtype_of(params, dtype):
                 cast_to = dtype
         else:  # a Python list: converted to the weights' dtype, as TensorFlow does
             shards[k] = as_tensor(p, dtype=dtype, name=label)
-    if cast_to is not None and dtype.kind != "f":
+    if cast_to is not None and not is_floating(dtype):
         raise ValueError(
             f"{_OP}: sparse_weights has dtype {dtype}; an embedding table can "
             f"only be read in a floating dtype"

@@ -14,7 +14,7 @@ from ...autodiff.registry import register_gradient
 from ...errors import InvalidArgumentError
 from ...framework import dispatch, elementwise
 from ...framework.backend import backend_of
-from ...framework.dtypes import true_division_dtype
+from ...framework.dtypes import is_floating, true_division_dtype
 from ...framework.tensor import Tensor, wrap
 from .._helpers import as_tensor, binary_operands
 from ..array_ops import densify
@@ -120,7 +120,7 @@ def _mul_grad(op, grad):
 @dispatch.api
 def divide(x, y, name=None):
     x, y = binary_operands(x, y, "divide")
-    if x._value.dtype.kind != "f":
+    if not is_floating(x._value.dtype):   # bfloat16 divides as it is (recorded)
         # floating copies of both operands first (each may be a broadcast
         # view), of TensorFlow's truediv dtype
         out = true_division_dtype(x._value.dtype)

@@ -21,6 +21,11 @@ CuPy arrays (float32 / float64) run the CUDA twins of the bag kernels
 (``_cuda/segment.cu``), forward and gradient, with the CPU's bits; indices
 and segment ids are checked with one device reduction and one read back.
 
+float16 and bfloat16 tables (on either device) are reduced in float32: the
+gathered rows are converted, the float32 kernels sum them, and the result is
+rounded once to the table's dtype, or kept in float32 with ``dtype=float32``
+(:func:`~.checks.output_dtype` says which dtypes an op may give).
+
 * :mod:`.primitive`: the bag kernels' forward, the table's gradient and its
   gradient.
 * :mod:`.checks`: the argument checks (``check_bag_splits``,

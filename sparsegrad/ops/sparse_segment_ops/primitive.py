@@ -3,7 +3,13 @@ index and reduced per bag (forward), the table's gradient as IndexedSlices
 over the sorted distinct indices, and that gradient's own gradient (a
 weighted bag again).  Every function takes the call's backend `be`: the host
 runs the bag kernels of ``_kernels.segment`` (the AVX2 build where the CPU
-has it), a GPU the CUDA twins of ``_cuda.segment``, with the same bits."""
+has it), a GPU the CUDA twins of ``_cuda.segment``, with the same bits.
+
+Half tables (float16, bfloat16): the gathered rows, never the table, are
+converted to float32; the bags (and the gradient's sums) accumulate in
+float32 and are rounded once to the output's dtype (the table's, or float32
+when asked).  The bits are those of the float32 path on the upcast table,
+rounded once."""
 
 import numpy as np
 
@@ -11,13 +17,13 @@ from ...autodiff.recording import record_operation
 from ...autodiff.registry import register_gradient
 from ...framework import buffers, sparse_rows
 from ...framework.backend import backend_of
-from ...framework.dtypes import is_kernel_float
+from ...framework.dtypes import is_half, is_kernel_float
 from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import wrap
 from ...framework.threads import get_num_threads
 from .. import array_ops
 from .._device import check_device_dtype
-from .checks import COMBINERS
+from .checks import COMBINERS, work_dtype
 
 __all__ = ["reduce_bags", "bag_buffers", "coefficients", "bag_grad",
            "run_bag"]
@@ -30,31 +36,35 @@ _EMPTY = {np.dtype(np.float32): np.zeros(0, np.float32),
 # -- the shared primitive ------------------------------------------------------------
 
 
-def reduce_bags(be, table, indices, weights, splits, combiner):
+def reduce_bags(be, table, indices, weights, splits, combiner, out_dtype=None):
     """The bags of a validated `table` (ndarray of rank >= 1): an ndarray of
-    shape ``(len(splits) - 1,) + table.shape[1:]``.
+    shape ``(len(splits) - 1,) + table.shape[1:]`` and dtype `out_dtype`
+    (None: the table's; float32 for a half table, checked by the caller).
 
     float32/float64 go to the kernel (a non-contiguous table has its rows
-    gathered first, O(nnz)); float16 is computed in float32 and rounded once;
+    gathered first, O(nnz)); float16 and bfloat16 rows are gathered,
+    converted to float32, reduced by the float32 kernel and rounded once;
     integers (sum only) take a NumPy path.
     """
     n_bags = splits.shape[0] - 1
     row_shape = table.shape[1:]
     dtype = table.dtype
+    out_dtype = dtype if out_dtype is None else np.dtype(out_dtype)
     if be.on_gpu:
-        return _reduce_device(be, table, indices, weights, splits, combiner)
+        return _reduce_device(be, table, indices, weights, splits, combiner,
+                              out_dtype)
     if not is_kernel_float(dtype) or not table.flags.c_contiguous:
         rows = table[indices]  # O(nnz x width), never a copy of the table
         if dtype.kind in "iub":  # sum of integers, unweighted (checked)
             out = np.zeros((n_bags,) + row_shape, dtype=dtype)
             np.add.at(out, segment_of(be, splits, indices.shape[0]), rows)
             return out
-        work = np.float32 if dtype == np.float16 else dtype
+        work = work_dtype(dtype)
         rows = np.ascontiguousarray(rows, dtype=work)
         local = np.arange(indices.shape[0], dtype=np.int64)
-        w = None if weights is None else weights.astype(work)
+        w = None if weights is None else weights.astype(work, copy=False)
         return reduce_bags(be, rows, local, w, splits, combiner).astype(
-            dtype, copy=False)
+            out_dtype, copy=False)
     width = int(np.prod(row_shape, dtype=np.int64))
     if n_bags == 0 or width == 0:
         return np.zeros((n_bags,) + row_shape, dtype=dtype)
@@ -69,18 +79,19 @@ def reduce_bags(be, table, indices, weights, splits, combiner):
     return out
 
 
-def _reduce_device(be, table, indices, weights, splits, combiner):
+def _reduce_device(be, table, indices, weights, splits, combiner, out_dtype):
     """:func:`reduce_bags` of a device `table` (indices, weights and splits on
     the device too): the bag kernel of ``_cuda.segment``."""
     xp = be.xp
     n_bags = splits.shape[0] - 1
     row_shape = table.shape[1:]
     dtype = table.dtype
-    if dtype == np.float16:  # in float32, rounded once (as on the CPU)
+    if is_half(dtype):  # the gathered rows in float32, rounded once (as on the CPU)
         rows = xp.ascontiguousarray(table[indices]).astype(np.float32)
         local = xp.arange(indices.shape[0], dtype=np.int64)
         w = None if weights is None else weights.astype(np.float32)
-        return _reduce_device(be, rows, local, w, splits, combiner).astype(dtype)
+        return _reduce_device(be, rows, local, w, splits, combiner,
+                              rows.dtype).astype(out_dtype, copy=False)
     check_device_dtype(dtype, "the bags")
     if not table.flags.c_contiguous:  # its rows, O(nnz x width)
         table = xp.ascontiguousarray(table[indices])
@@ -99,17 +110,21 @@ def _reduce_device(be, table, indices, weights, splits, combiner):
     return out
 
 
-def bag_buffers(table, nnz, n_bags, what, what_rows):
+def bag_buffers(table, nnz, n_bags, what, what_rows, out_dtype=None):
     """What :func:`reduce_bags` allocates for `n_bags` bags of `nnz` rows of
-    `table`, for ``check_allocation``: the output, and off the kernels (other
-    dtypes, a non-contiguous table) the gathered rows and their float32
-    copy."""
+    `table`, for ``check_allocation``: the output (of `out_dtype`, None for
+    the table's), and off the kernels (other dtypes, a non-contiguous table)
+    the gathered rows, and for a half table their float32 copy and the
+    float32 bags before their rounding."""
     row_shape = tuple(table.shape[1:])
-    out = [((n_bags,) + row_shape, table.dtype, what)]
+    out_dtype = table.dtype if out_dtype is None else out_dtype
+    out = [((n_bags,) + row_shape, out_dtype, what)]
     if not is_kernel_float(table.dtype) or not table.flags.c_contiguous:
         out.append(((nnz,) + row_shape, table.dtype, what_rows))
-        if table.dtype == np.float16:
+        if is_half(table.dtype):
             out.append(((nnz,) + row_shape, np.float32, what_rows))
+            if out_dtype != np.float32:
+                out.append(((n_bags,) + row_shape, np.float32, what))
     return out
 
 
@@ -217,7 +232,7 @@ def _bag_grad_device(be, grad, table_shape, indices, segment_of, coef, splits):
     g = xp.ascontiguousarray(grad._value)
     dtype = g.dtype
     work_coef = coef
-    if dtype == np.float16:  # in float32, rounded once (as on the CPU)
+    if is_half(dtype):  # in float32, rounded once (as on the CPU)
         g = g.astype(np.float32)
         work_coef = None if coef is None else coef.astype(np.float32)
     check_device_dtype(g.dtype, "the bag gradient")
@@ -249,28 +264,24 @@ def bag_grad(be, grad, table_shape, indices, segment_of, coef, splits):
                                 splits)
     g = np.ascontiguousarray(grad._value)
     dtype = g.dtype
+    work = work_dtype(dtype)
+    if work != dtype:  # a half upstream: the float32 kernel, rounded once
+        g = g.astype(work)
     n_rows = table_shape[0]
     row_shape = tuple(table_shape[1:])
     width = int(np.prod(row_shape, dtype=np.int64))
     unique, order, starts = _table_rows(be, indices, n_rows)
     shape = (unique.shape[0],) + row_shape
-    if is_kernel_float(dtype) and unique.shape[0] * width:
-        values = buffers.empty(shape, dtype)  # the kernel writes every row
-        c = _EMPTY[dtype] if coef is None else coef.astype(dtype, copy=False)
+    if is_kernel_float(work) and unique.shape[0] * width:
+        values = buffers.empty(shape, work)  # the kernel writes every row
+        c = _EMPTY[work] if coef is None else coef.astype(work, copy=False)
         be.kernels("bags").sparse_segment_reduce_grad(
             g.reshape(g.shape[0], width), order, starts, segment_of, c,
             values.reshape(unique.shape[0], width), get_num_threads(),
         )
+        values = values.astype(dtype, copy=False)
     else:
         values = np.zeros(shape, dtype=dtype)
-    if not is_kernel_float(dtype) and values.size:  # float16: in float32
-        rows = g.astype(np.float32).reshape(g.shape[0], width)[segment_of]
-        if coef is not None:
-            rows *= coef.astype(np.float32)[:, None]
-        group = np.repeat(np.arange(unique.shape[0]), np.diff(starts))
-        acc = np.zeros((unique.shape[0], width), np.float32)
-        np.add.at(acc, group, rows[order])
-        values[...] = acc.reshape(values.shape)
     return _recorded_bag_grad(grad, values, unique, order, starts, coef, splits,
                               table_shape)
 
@@ -294,10 +305,11 @@ def _bag_grad_grad(op, grad):
     return (run_bag(be, grad, group_of, splits, coef, "sum"),)
 
 
-def run_bag(be, table, ids, splits, weights, combiner):
+def run_bag(be, table, ids, splits, weights, combiner, out_dtype=None):
     """Run and record a validated bag: `table` a Tensor, the rest arrays of
-    its device."""
-    out = wrap(reduce_bags(be, table._value, ids, weights, splits, combiner))
+    its device; `out_dtype` as :func:`reduce_bags` takes it."""
+    out = wrap(reduce_bags(be, table._value, ids, weights, splits, combiner,
+                           out_dtype))
     record_operation(
         "EmbeddingBag", (table,), (out,),
         {"ids": ids, "splits": splits, "weights": weights, "combiner": combiner},
@@ -313,7 +325,8 @@ def _embedding_bag_grad(op, grad):
     grad = array_ops.densify(grad)
     be = backend_of(grad._value, ids, splits)
     bags = segment_of(be, splits, ids.shape[0])
-    coef = coefficients(be, splits, weights, combiner, table.dtype, bags)
+    coef = coefficients(be, splits, weights, combiner, work_dtype(table.dtype),
+                        bags)
     return (bag_grad(be, grad, table.shape, ids, bags, coef, splits),)
 
 

@@ -1,0 +1,146 @@
+"""Sparse segment reductions of float16 and bfloat16 data.
+
+TensorFlow 2.21 returns the data's dtype, and its gradient too
+(``tf.sparse.segment_sum/mean/sqrt_n`` on float16 and bfloat16), and sums
+the rows in float32: ``2048 + 1 + 1`` in float16 gives 2050 (258 for ``256
++ 1 + 1`` in bfloat16), and the mean of ``2048, 1, 1, 1`` is 513 in float16
+(65 for ``256, 1, 1, 1`` in bfloat16).  Here each result is the float32
+result of the upcast data rounded once (bit for bit), or that float32 result
+itself with ``dtype=float32``; the gradients likewise.
+"""
+
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import sparsegrad as sg
+from sparsegrad.errors import InvalidArgumentError
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+F16 = np.dtype(np.float16)
+F32 = np.dtype(np.float32)
+HALVES = pytest.mark.parametrize("half", [BF16, F16], ids=["bfloat16", "float16"])
+OUT = pytest.mark.parametrize("dtype", [None, "float32"], ids=["half", "float32"])
+OPS = pytest.mark.parametrize("op", [sg.sparse.segment_sum, sg.sparse.segment_mean,
+                                     sg.sparse.segment_sqrt_n],
+                              ids=["sum", "mean", "sqrt_n"])
+
+
+def _bits(array):
+    array = np.asarray(array)
+    return array.view(np.uint16) if array.dtype.itemsize == 2 else array
+
+
+def _assert_same_bits(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
+def _case(half, seed=0):
+    rng = np.random.default_rng(seed)
+    data = (rng.standard_normal((9, 2, 3)) * 5).astype(half)
+    indices = np.array([4, 0, 4, 8, 1, 1, 1, 7, 3, 4])
+    segment_ids = np.array([0, 0, 0, 2, 2, 3, 3, 3, 3, 5])
+    return data, indices, segment_ids
+
+
+def _forward_and_gradient(op, data, indices, segment_ids, dtype, upstream=None):
+    v = sg.Variable(data)
+    with sg.GradientTape() as tape:
+        y = op(v, indices, segment_ids, num_segments=7, dtype=dtype)
+    if upstream is None:
+        rng = np.random.default_rng(1)
+        upstream = rng.standard_normal(y.shape)
+    g = tape.gradient(y, v, output_gradients=sg.constant(upstream.astype(y.dtype)))
+    return y, g, upstream
+
+
+@HALVES
+@OUT
+@OPS
+def test_half_data_is_reduced_in_float32_and_rounded_once(half, dtype, op):
+    data, indices, segment_ids = _case(half)
+    y, g, upstream = _forward_and_gradient(op, data, indices, segment_ids, dtype)
+    y32, g32, _ = _forward_and_gradient(op, data.astype(np.float32), indices,
+                                        segment_ids, None, upstream.astype(y.dtype))
+    out = half if dtype is None else F32
+    assert y.dtype == out
+    _assert_same_bits(y.numpy(), y32.numpy().astype(out))
+    assert isinstance(g, sg.IndexedSlices) and g.dense_shape == data.shape
+    assert g.indices.numpy().tolist() == [0, 1, 3, 4, 7, 8]   # distinct, sorted
+    np.testing.assert_array_equal(g.indices.numpy(), g32.indices.numpy())
+    assert g.values.dtype == out
+    _assert_same_bits(g.values.numpy(), g32.values.numpy().astype(out))
+
+
+@pytest.mark.parametrize("half,big,sum_,mean", [(F16, 2048.0, 2050.0, 513.0),
+                                                (BF16, 256.0, 258.0, 65.0)])
+def test_the_values_tensorflow_gives(half, big, sum_, mean):
+    data = np.array([[big], [1.0], [1.0]], half)
+    got = sg.sparse.segment_sum(data, [0, 1, 2], [0, 0, 0])
+    assert got.dtype == half and got.numpy().tolist() == [[sum_]]
+    got = sg.sparse.segment_mean(data, [0, 1, 2, 1], [0, 0, 0, 0])
+    assert got.dtype == half and got.numpy().tolist() == [[mean]]
+    wide = sg.sparse.segment_mean(data, [0, 1, 2, 1], [0, 0, 0, 0], dtype=np.float32)
+    assert wide.dtype == F32 and wide.numpy().tolist() == [[(big + 3) / 4]]
+
+
+@HALVES
+@OPS
+def test_the_same_bits_on_one_two_and_three_threads(half, op):
+    rng = np.random.default_rng(5)
+    data = (rng.standard_normal((400, 33)) * 10).astype(half)
+    indices = rng.integers(0, 400, 6000)
+    segment_ids = np.sort(rng.integers(0, 150, 6000))
+    old = sg.get_num_threads()
+    runs = []
+    try:
+        for n in (1, 2, 3):
+            sg.set_num_threads(n)
+            v = sg.Variable(data)
+            with sg.GradientTape() as tape:
+                y = op(v, indices, segment_ids)
+            runs.append((y.numpy(), tape.gradient(y, v).values.numpy()))
+    finally:
+        sg.set_num_threads(old)
+    for y, g in runs[1:]:
+        _assert_same_bits(y, runs[0][0])
+        _assert_same_bits(g, runs[0][1])
+
+
+@HALVES
+def test_a_half_array_is_read_in_place(half):
+    data, indices, segment_ids = _case(half)
+    before = data.copy()
+    got = sg.sparse.segment_sqrt_n(data, indices, segment_ids, dtype="float32")
+    want = sg.sparse.segment_sqrt_n(data.astype(np.float32), indices, segment_ids)
+    _assert_same_bits(got.numpy(), want.numpy())
+    _assert_same_bits(data, before)
+
+
+@pytest.mark.parametrize("data_dtype,dtype", [
+    (F16, "float64"), (BF16, F16), ("float64", "float32"), ("int32", "float32"),
+    ("float32", "nope"),
+])
+def test_another_dtype_is_refused(data_dtype, dtype):
+    shown = "'nope'" if dtype == "nope" else np.dtype(dtype).name
+    data_dtype = np.dtype(data_dtype)
+    v = sg.Variable(np.arange(6).reshape(3, 2).astype(data_dtype))
+    before = v.numpy().copy()
+    with pytest.raises(InvalidArgumentError, match=re.escape(
+            f"sparse_segment_sum: dtype must be None, the table's dtype "
+            f"({data_dtype}) or float32 for a float16 or bfloat16 table, got "
+            f"{shown}")):
+        sg.sparse.segment_sum(v, [0, 2], [0, 1], dtype=dtype)
+    np.testing.assert_array_equal(v.numpy(), before)
+
+
+def test_integer_sums_keep_their_dtype():
+    data = np.array([[1, 2], [3, 4]], np.int32)
+    got = sg.sparse.segment_sum(data, [1, 0, 1], [0, 0, 1], dtype=np.int32)
+    assert got.dtype == np.int32 and got.numpy().tolist() == [[4, 6], [3, 4]]
+    with pytest.raises(InvalidArgumentError, match="floating-point tensor"):
+        sg.sparse.segment_mean(data, [0], [0], dtype=np.int32)
