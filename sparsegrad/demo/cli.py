@@ -28,11 +28,17 @@ Models (--model):
              bag: sg.nn.embedding_lookup_sparse on the CSR rows with
              combiner="sum" (the sum of value * embedding over the stored
              entries), then the same MLP and linear term.
+             --table-dtype bfloat16 (or float16) stores the table in half
+             precision: looked up as float32, trained in mixed precision
+             (float32 arithmetic) with slots of the table's type and
+             stochastic rounding (seeded by --seed); the other weights stay
+             float32.  Half the table's memory; CPU and one process only.
 
 Each epoch prints the held-out log-loss and AUC (scikit-learn's); the end is
 a table of both models, a constant predictor (the train-set rate of label 1,
 the click rate of the synthetic data) as the baseline, examples per second
-and peak resident memory.  With fewer than 50 held-out examples of either
+peak resident memory and the memory of the embedding table with its
+optimizer slots.  With fewer than 50 held-out examples of either
 label, those figures are noise, and a note says so.  Needs the demo extra:
 pip install "sparsegrad[demo]" (tqdm, scikit-learn, matplotlib).
 
@@ -64,7 +70,9 @@ HELP = "train FTRL and embedding CTR models on synthetic or svmlight data"
 
 # Defaults of the run; --resume takes them from the checkpoint instead.
 DEFAULTS = {"examples": 500_000, "seed": 0, "batch_size": 512, "data": None,
-            "buckets": 2**20}
+            "buckets": 2**20, "table_dtype": "float32"}
+# The storage types of --table-dtype.
+TABLE_DTYPES = ("float32", "bfloat16", "float16")
 DEFAULT_EPOCHS = 2
 # The most buckets: the column indices of the features are int32.
 MAX_BUCKETS = 2**31 - 1
@@ -126,6 +134,11 @@ def add_arguments(parser):
              f"linear terms; the synthetic field values and the feature ids of "
              f"--data are hashed into them (default {DEFAULTS['buckets']:,} = "
              f"2**20, at most 2**31 - 1)")
+    parser.add_argument(
+        "--table-dtype", choices=TABLE_DTYPES,
+        help="storage type of the embedding table (default float32); bfloat16 "
+             "or float16 halve its memory: float32 arithmetic, slots of the "
+             "table's type, stochastic rounding (CPU, one process)")
     parser.add_argument(
         "--data", metavar="FILE",
         help="train on this svmlight/libsvm file instead of synthetic data "
@@ -200,13 +213,16 @@ def _check_memory(settings, names, ranks):
     # of the embedding table, and all of the rest)
     buckets = settings["buckets"]
     rows = buckets if ranks is None else -(-buckets // ranks)
+    table_dtype = np.dtype(settings["table_dtype"])
     for name in names:
         what = f"--buckets {buckets:,}: the weights of the {name} model"
         column = ((buckets, 1), np.float32, what)
         if name == "ftrl":
             calls.append([column] * 4)
         else:
-            calls.append([((rows, EMBEDDING_DIM), np.float32, what)] * 4
+            # the table, its two slots, and the float32 rows it starts from
+            calls.append([((rows, EMBEDDING_DIM), table_dtype, what)] * 3
+                         + [((rows, EMBEDDING_DIM), np.float32, what)]
                          + [column] * 3)
     for buffers in calls:
         try:
@@ -221,7 +237,8 @@ def _settings(args, ranks):
     MPI for None)."""
     given = {"examples": args.examples, "seed": args.seed,
              "batch_size": args.batch_size, "buckets": args.buckets,
-             "data": None if args.data is None else os.path.abspath(args.data)}
+             "data": None if args.data is None else os.path.abspath(args.data),
+             "table_dtype": getattr(args, "table_dtype", None)}
     if args.data is not None and args.examples is not None:
         raise UsageError("--examples sets the size of the synthetic data; "
                          "it cannot be combined with --data")
@@ -244,6 +261,7 @@ def _settings(args, ranks):
         raise UsageError(_other_ranks(args.resume, state.get("ranks"), ranks))
     settings = state["settings"]
     settings.setdefault("buckets", DEFAULTS["buckets"])  # saved before --buckets
+    settings.setdefault("table_dtype", "float32")   # saved before --table-dtype
     for key, value in given.items():
         if value is not None and value != settings.get(key):
             option = "--" + key.replace("_", "-")
@@ -304,15 +322,16 @@ def _load_data(settings):
         raise UsageError(f"--data {message}") from None
 
 
-def _models(names, data, seed, device, comm):
+def _models(names, data, settings, device, comm):
     from .models import EmbeddingMLP, FtrlLogistic
 
     for name in names:
         if name == "ftrl":
             yield FtrlLogistic(data.n_buckets, device=device, comm=comm)
         else:
-            yield EmbeddingMLP(data.n_buckets, data.n_fields, seed=seed,
-                               device=device, comm=comm)
+            yield EmbeddingMLP(data.n_buckets, data.n_fields, seed=settings["seed"],
+                               device=device, comm=comm,
+                               table_dtype=settings["table_dtype"])
 
 
 def _check_resume(directory, saved, names, epochs, runner):
@@ -378,7 +397,8 @@ def _train(model, data, args, epochs, history, state, save_dir, runner):
             "auc": done[-1]["test_auc"],
             "examples_per_s": sum(e["examples"] for e in done) / seconds
             if seconds else None,
-            "peak_memory": max(memory) if memory else None}
+            "peak_memory": max(memory) if memory else None,
+            "table_memory": getattr(model, "table_memory", lambda: None)()}
 
 
 def _prepare(args, runner, ranks):
@@ -402,6 +422,12 @@ def _prepare(args, runner, ranks):
             sg.set_num_threads(args.threads)
         except ValueError as exc:
             raise UsageError(f"--threads {args.threads}: {exc}") from None
+    if settings["table_dtype"] != "float32" and "embedding" in names:
+        where = ("--device gpu" if args.device == "gpu"
+                 else "mpiexec" if ranks is not None else None)
+        if where is not None:
+            raise UsageError(f"--table-dtype {settings['table_dtype']} trains on the "
+                             f"CPU in one process; it cannot be combined with {where}")
     if args.device == "gpu":
         from ..framework.backend import cupy_status
 
@@ -502,7 +528,7 @@ def _run(args):
     state = {"settings": settings, "models": {}}
     histories, titles = {}, {}
     with threadpool_limits(limits=threads, user_api="blas"):
-        for model in _models(names, data, settings["seed"], args.device, comm):
+        for model in _models(names, data, settings, args.device, comm):
             history = saved.get(model.name, {"epochs": [], "curve": []})
             state["models"][model.name] = history
             rows.append(_train(model, data, args, epochs, history, state, save_dir,

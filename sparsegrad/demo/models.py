@@ -191,6 +191,13 @@ class EmbeddingMLP:
         start at zero.
     device : {"cpu", "gpu"}, default="cpu"
         Where the weights live (``"gpu"``: CuPy arrays).
+    table_dtype : {"float32", "bfloat16", "float16"}, default="float32"
+        The storage type of the table.  A half type holds the initial rows
+        rounded to it (to nearest), is looked up as float32
+        (``embedding_lookup(..., dtype=float32)``, so the MLP computes in
+        float32 and the table's gradient is float32), and trains in mixed
+        precision: lazy Adam with ``slot_dtype=table_dtype`` and stochastic
+        rounding seeded with `seed`.  Host and one process only.
     comm : mpi4py.MPI.Intracomm, optional
         Train with the ranks of `comm`: the table is a
         ``ShardedEmbedding(n_buckets, dim, comm, seed=seed)`` (``table`` is
@@ -222,9 +229,14 @@ class EmbeddingMLP:
 
     def __init__(self, n_buckets, n_fields=None, *, dim=EMBEDDING_DIM, hidden=(64, 32),
                  learning_rate=0.002, clip_norm=5.0, seed=0, device="cpu",
-                 comm=None):
+                 comm=None, table_dtype="float32"):
         self.xp = xp = array_module(device)
         _check_comm(comm, device)
+        self.table_dtype = np.dtype(table_dtype)
+        half = self.table_dtype != np.float32
+        if half and (device != "cpu" or comm is not None):
+            raise ValueError(f"a {self.table_dtype} table trains on the CPU in one "
+                             "process (no device='gpu', no comm)")
         rng = np.random.default_rng(seed)
         self.n_fields = n_fields
         self.dim = dim
@@ -234,7 +246,8 @@ class EmbeddingMLP:
             # number of ranks: the two runs begin with the same table
             self.embedding = None
             table = uniform_rows(np.arange(n_buckets, dtype=np.int64), dim, seed=seed)
-            self.table = _variable(table, "embeddings", xp)
+            self.table = _variable(table.astype(self.table_dtype, copy=False),
+                                   "embeddings", xp)
             del table
         else:
             from sparsegrad.distributed import ShardedEmbedding
@@ -255,8 +268,10 @@ class EmbeddingMLP:
             self.variables.extend(layer)
             width = units
         if comm is None:
+            mixed = ({"slot_dtype": self.table_dtype, "stochastic_rounding": True,
+                      "seed": seed} if half else {})
             self.optimizer = sg.optimizers.Adam(learning_rate=learning_rate,
-                                                lazy=True)
+                                                lazy=True, **mixed)
             return
         from sparsegrad.distributed import DistributedOptimizer
 
@@ -273,12 +288,13 @@ class EmbeddingMLP:
         """
         if self.n_fields:
             if self.embedding is None:
-                x = sg.nn.embedding_lookup(self.table, batch.ids)
+                x = sg.nn.embedding_lookup(self.table, batch.ids, dtype=np.float32)
             else:
                 x = self.embedding(batch.ids)                  # (n, n_fields, dim)
             x = sg.reshape(x, (-1, self.n_fields * self.dim))
         elif self.embedding is None:
-            x = sg.nn.embedding_lookup_sparse(self.table, batch.X, combiner="sum")
+            x = sg.nn.embedding_lookup_sparse(self.table, batch.X, combiner="sum",
+                                              dtype=np.float32)
         else:
             x = _weighted_bags(self.embedding, batch.X)
         *hidden, (kernel, bias) = self.layers
@@ -286,6 +302,16 @@ class EmbeddingMLP:
             x = sg.nn.relu(sg.matmul(x, w) + b)
         return sg.matmul(x, kernel) + bias + sg.sparse.sparse_dense_matmul(
             batch.X, self.linear)
+
+
+    def table_memory(self):
+        """``(bytes, dtype name)`` of the embedding table (this rank's
+        shard) and its optimizer slots, once they exist."""
+        table = self.table
+        state = self.optimizer.get_state(table) if self.embedding is None else None
+        arrays = [table] + [s for s in (state or ()) if s is not None]
+        return (sum(int(np.prod(a.shape)) * a.dtype.itemsize for a in arrays),
+                str(table.dtype))
 
 
 def _weighted_bags(embedding, X):

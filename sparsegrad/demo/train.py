@@ -354,17 +354,22 @@ def format_table(rows):
     """The final comparison as text: one row per dict of `rows`.
 
     Each row has ``model``, ``log_loss``, ``auc`` and optionally
-    ``examples_per_s`` and ``peak_memory`` (bytes); missing values print as "-".
+    ``examples_per_s``, ``peak_memory`` (bytes) and ``table_memory`` (bytes,
+    with its dtype: the embedding table and its optimizer slots); missing
+    values print as "-".
     """
-    head = ("model", "test log-loss", "test AUC", "examples/s", "peak memory")
+    head = ("model", "test log-loss", "test AUC", "examples/s", "peak memory",
+            "table + slots")
     lines = []
     for row in rows:
         speed = row.get("examples_per_s")
         memory = row.get("peak_memory")
+        table = row.get("table_memory")
         lines.append((
             row["model"], f"{row['log_loss']:.4f}", f"{row['auc']:.4f}",
             "-" if speed is None else f"{speed:,.0f}",
-            "-" if memory is None else f"{memory / 2**20:,.0f} MiB"))
+            "-" if memory is None else f"{memory / 2**20:,.0f} MiB",
+            "-" if table is None else f"{table[0] / 2**20:,.1f} MiB ({table[1]})"))
     widths = [max(len(r[k]) for r in (head, *lines)) for k in range(len(head))]
 
     def fmt(cells):
