@@ -285,7 +285,7 @@ def optimizer_step(quick, make, dtype="float32"):
     >>> step, table = optimizer_step(
     ...     True, lambda sg: sg.optimizers.Adagrad(0.01, **HALF_SLOTS), "bfloat16")
     >>> before = table.numpy().copy()
-    >>> step()
+    >>> _ = step()
     >>> str(table.dtype), bool((table.numpy() != before).any())
     ('bfloat16', True)
     """

@@ -168,7 +168,8 @@ def test_the_half_cases_and_their_peers():
     for name, libraries in HALF_CASES.items():
         assert set(suite[name].setups) == libraries, name
     for name in ("adagrad_step", "adam_lazy_step"):
-        base, half = suite[f"training_ops/{name}"], suite[f"training_ops/{name}_bfloat16"]
+        base = suite[f"training_ops/{name}"]
+        half = suite[f"training_ops/{name}_bfloat16"]
         assert base.memory and base.memory_baseline is None
         assert half.memory and half.memory_baseline == base.name
         assert not suite[f"training_ops/{name}_bfloat16_nearest"].memory
