@@ -29,8 +29,9 @@ LIBRARIES = ("sparsegrad", "tensorflow", "torch", "fbgemm", "numpy")
 
 class Unsupported(Exception):
     """Raised by a case's setup when its library cannot run the case (it has
-    no kernel for the case's dtype, say); the message, one line, is the
-    reason the table's footnote gives, and the library is reported missing.
+    no kernel for the case's dtype, say); the message, one line that names
+    the library, is the reason the table's footnote gives, and the library
+    is reported missing.
 
     Examples
     --------

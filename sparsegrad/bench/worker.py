@@ -115,7 +115,8 @@ def measure(module, case_name, library, repeat, warmup=1, quick=False,
         ``rss_source`` (:func:`~sparsegrad.bench.memory.growth`); or
         ``status`` ``"missing"`` and a one-line ``reason`` when the library
         cannot be imported (:func:`import_failure`) or its setup raises
-        ``ImportError`` or :class:`~sparsegrad.bench.case.Unsupported`.
+        ``ImportError`` (the reason is the library's name and the message)
+        or :class:`~sparsegrad.bench.case.Unsupported` (its message).
 
     Raises
     ------
@@ -147,8 +148,10 @@ def measure(module, case_name, library, repeat, warmup=1, quick=False,
     before = resident_bytes()
     try:
         fn = case.setups[library](quick)
-    except (ImportError, Unsupported) as exc:
+    except ImportError as exc:
         return {"status": "missing", "reason": f"{library}: {exc}"}
+    except Unsupported as exc:
+        return {"status": "missing", "reason": str(exc)}
     for _ in range(warmup):
         fn()
     memory = growth(before, resident_bytes())

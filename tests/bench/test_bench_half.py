@@ -70,7 +70,7 @@ def _small(quick):
 
 
 def _unsupported(quick):
-    raise Unsupported("no kernel for float8 here")
+    raise Unsupported("numpy has no kernel for float8 here")
 
 
 CASES = [
@@ -102,7 +102,7 @@ def test_worker_reports_the_growth_of_its_setup(memory_suite):
 
 def test_an_unsupported_setup_is_a_missing_peer(memory_suite):
     out = worker.measure("membench.cases", "mem/unsupported", "numpy", repeat=1)
-    assert out == {"status": "missing", "reason": "numpy: no kernel for float8 here"}
+    assert out == {"status": "missing", "reason": "numpy has no kernel for float8 here"}
 
 
 def test_memory_reaches_the_table_and_the_json(memory_suite):
@@ -122,7 +122,7 @@ def test_memory_reaches_the_table_and_the_json(memory_suite):
         small["results"]["sparsegrad"]["rss_growth"] / ours["rss_growth"])
     assert small["memory_ratio"] < 0.2
     assert unsupported["results"]["numpy"] == {
-        "status": "missing", "reason": "numpy: no kernel for float8 here"}
+        "status": "missing", "reason": "numpy has no kernel for float8 here"}
     assert not unsupported["memory"] and unsupported["memory_ratio"] is None
 
     table = harness.format_table(rows, settings.libraries)
@@ -137,7 +137,7 @@ def test_memory_reaches_the_table_and_the_json(memory_suite):
             f"{harness.format_bytes(small['results']['sparsegrad']['rss_growth'])}, "
             f"{small['memory_ratio']:.2f}x mem/big "
             f"({harness.format_bytes(ours['rss_growth'])})") in table
-    assert "[1] numpy: no kernel for float8 here" in table
+    assert "[1] numpy has no kernel for float8 here" in table
     # without a memory case, no memory column
     plain = harness.format_table([unsupported], settings.libraries)
     assert "memory" not in plain.splitlines()[0]
