@@ -10,6 +10,8 @@ and :mod:`~sparsegrad.bench.cli` is the command line.  The peers are
 TensorFlow, PyTorch, FBGEMM (the embedding-bag cases) and NumPy, each
 optional.  Training steps are steady-state cases
 (:attr:`~sparsegrad.bench.case.Case.steps`): 100 consecutive steps per
-process, compared block by block.  Nothing in the library imports this
-package.
+process, compared block by block.  Every worker also measures its process's
+resident-memory growth (:mod:`~sparsegrad.bench.memory`), which the cases
+of half-precision tables compare with their float32 cases.  Nothing in the
+library imports this package.
 """

@@ -10,6 +10,14 @@ its processes times ``steps`` consecutive calls after the warm-up instead of
 ``--repeat``, and the harness reports the medians of its blocks of ``block``
 consecutive calls, so that a step that gets slower (or faster) as a run goes
 on shows in the table.
+
+Every worker also measures how much its process's resident memory grew
+from before the setup to the end of the warm-up
+(:mod:`~sparsegrad.bench.memory`); a case with ``memory`` shows sparsegrad's
+figure in the table, and one with ``memory_baseline`` is compared with
+another case's.  A setup whose library cannot run the case at all (no
+kernel for the dtype, say) raises :class:`Unsupported`, and the table says
+why in a footnote.
 """
 
 from dataclasses import dataclass, field
@@ -17,6 +25,19 @@ from typing import Callable, Optional
 
 # The libraries a case may be timed with, in the order the table shows them.
 LIBRARIES = ("sparsegrad", "tensorflow", "torch", "fbgemm", "numpy")
+
+
+class Unsupported(Exception):
+    """Raised by a case's setup when its library cannot run the case (it has
+    no kernel for the case's dtype, say); the message, one line that names
+    the library, is the reason the table's footnote gives, and the library
+    is reported missing.
+
+    Examples
+    --------
+    >>> str(Unsupported("fbgemm 1.8.0 has no CPU kernel for bfloat16 weights"))
+    'fbgemm 1.8.0 has no CPU kernel for bfloat16 weights'
+    """
 
 
 @dataclass(frozen=True)
@@ -47,6 +68,14 @@ class Case:
         Consecutive calls per block of a steady-state case (default 10): the
         harness takes the median of each block, and the table shows the
         slowest block median over the fastest.  Ignored without `steps`.
+    memory : bool, optional
+        Show sparsegrad's resident-memory growth (from before the setup to
+        after the warm-up, measured in its worker process) in the table.
+        Every worker measures it; the JSON output has it for every case.
+    memory_baseline : str, optional
+        The name of another case to compare this one's memory growth with
+        (a bfloat16 table's case with its float32 one): a line under the
+        table gives the ratio when both run.  Implies `memory`.
 
     Raises
     ------
@@ -60,6 +89,8 @@ class Case:
     floor_bytes: Optional[Callable] = None
     steps: Optional[int] = None
     block: int = 10
+    memory: bool = False
+    memory_baseline: Optional[str] = None
 
     def __post_init__(self):
         if self.steps is not None and self.steps < 1:
@@ -68,3 +99,5 @@ class Case:
         if self.block < 1:
             raise ValueError(f"case {self.name!r}: block must be at least 1, "
                              f"got {self.block!r}")
+        if self.memory_baseline is not None:
+            object.__setattr__(self, "memory", True)

@@ -38,7 +38,12 @@ from .machine import (  # noqa: F401 (the harness's API: cli and worker use them
     measure_bandwidth,
     own_environment,
 )
-from .report import format_seconds, format_table, results_json  # noqa: F401
+from .report import (  # noqa: F401
+    format_bytes,
+    format_seconds,
+    format_table,
+    results_json,
+)
 from .sizes import QUICK_STEPS
 from .timing import block_medians, block_ratio, time_calls  # noqa: F401
 
@@ -332,6 +337,16 @@ def _summary(times):
             "max": ordered[-1], "q1": q1, "q3": q3}
 
 
+def _memory(readings):
+    """The resident-memory growth of a library's processes: their median
+    (bytes) and each process's figure, or nothing where none was read."""
+    if not readings:
+        return {}
+    growths = [n for n, _ in readings]
+    return {"rss_growth": int(statistics.median(growths)), "rss_growths": growths,
+            "rss_source": readings[-1][1]}
+
+
 def _blocks(processes, block):
     """The block medians of each process's timings and their ratios."""
     blocks = [block_medians(times, block) for times in processes]
@@ -368,7 +383,12 @@ def run_cases(entries, settings, bandwidth, progress=None):
         ``blocks`` (per process, in the order the processes ran, the list
         of its block medians), ``block_ratio`` (slowest over fastest block
         median over all of them) and ``block_ratio_within`` (the largest
-        such ratio inside one process).
+        such ratio inside one process).  Every ``"ok"`` result whose worker
+        could read its resident memory has ``rss_growth`` (the median over
+        its processes of the bytes gained from before the setup to after the
+        warm-up), ``rss_growths`` (each process's) and ``rss_source``; each
+        row has ``memory`` and ``memory_baseline`` (the case's) and
+        ``memory_ratio`` (:func:`set_memory_ratios`).
 
     Notes
     -----
@@ -384,6 +404,7 @@ def run_cases(entries, settings, bandwidth, progress=None):
         n_calls = calls_per_process(case, settings)
         gathered = {lib: [] for lib in libraries}
         per_process = {lib: [] for lib in libraries}
+        memory = {lib: [] for lib in libraries}
         failed = {lib: {"status": "missing", "reason": absent[lib]}
                   for lib in libraries if lib in absent}
         versions = {}
@@ -403,6 +424,8 @@ def run_cases(entries, settings, bandwidth, progress=None):
                     gathered[lib].extend(out["times"])
                     per_process[lib].append(out["times"])
                     versions[lib] = out.get("version")
+                    if "rss_growth" in out:
+                        memory[lib].append((out["rss_growth"], out["rss_source"]))
                 else:
                     failed[lib] = out
         results = {}
@@ -417,6 +440,7 @@ def run_cases(entries, settings, bandwidth, progress=None):
                                 "times": gathered[lib], **_summary(gathered[lib])}
                 if case.steps is not None:
                     results[lib].update(_blocks(per_process[lib], case.block))
+                results[lib].update(_memory(memory[lib]))
         ours = results.get("sparsegrad", {})
         ours_t = ours.get("median") if ours.get("status") == "ok" else None
         ratios = {
@@ -434,9 +458,36 @@ def run_cases(entries, settings, bandwidth, progress=None):
             "ratios": ratios,
             "steps": n_calls if case.steps is not None else None,
             "block": case.block,
+            "memory": case.memory,
+            "memory_baseline": case.memory_baseline,
         })
     set_floors(rows, bandwidth)
+    set_memory_ratios(rows)
     return rows
+
+
+def set_memory_ratios(rows):
+    """Set each row's ``memory_ratio``: sparsegrad's resident-memory growth
+    over that of the row named by its ``memory_baseline``, or None where the
+    row has no baseline, the baseline did not run, or either lacks the
+    figure.
+
+    Examples
+    --------
+    >>> ok = lambda n: {"sparsegrad": {"status": "ok", "rss_growth": n}}
+    >>> rows = [{"name": "a", "memory_baseline": None, "results": ok(400)},
+    ...         {"name": "b", "memory_baseline": "a", "results": ok(200)}]
+    >>> set_memory_ratios(rows)
+    >>> [row["memory_ratio"] for row in rows]
+    [None, 0.5]
+    """
+    growth = {row["name"]: row["results"].get("sparsegrad", {}).get("rss_growth")
+              for row in rows}
+    for row in rows:
+        base = growth.get(row.get("memory_baseline"))
+        ours = growth.get(row["name"])
+        row["memory_ratio"] = (ours / base if ours is not None
+                               and base is not None and base > 0 else None)
 
 
 def set_floors(rows, bandwidth):

@@ -89,17 +89,23 @@ def n_distinct(ids):
     return int(np.unique(ids).size)
 
 
-def sparse_update_bytes(quick, n_state, itemsize=4):
+def sparse_update_bytes(quick, n_state, itemsize=4, grad_itemsize=None):
     """Bytes a sparse row update must move: each touched row of the variable
     and of its ``n_state - 1`` slots read and written once, the gradient rows
     and the ids read once, for values of `itemsize` bytes (2 for float16 and
-    bfloat16).
+    bfloat16) and gradient values of `grad_itemsize` bytes (default
+    `itemsize`; 4 for a float32 gradient of a half table).
 
     Examples
     --------
     >>> sparse_update_bytes(True, 1) > sparse_update_bytes(True, 1, itemsize=2)
     True
+    >>> ids, values, _ = sparse_gradient(True)
+    >>> (sparse_update_bytes(True, 2, 2, grad_itemsize=4)
+    ...  - sparse_update_bytes(True, 2, 2)) == values.size * 2
+    True
     """
     ids, values, (_, width) = sparse_gradient(quick)
+    grad_itemsize = itemsize if grad_itemsize is None else grad_itemsize
     return (2 * n_state * n_distinct(ids) * width * itemsize
-            + values.size * itemsize + ids.nbytes)
+            + values.size * grad_itemsize + ids.nbytes)

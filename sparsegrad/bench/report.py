@@ -23,6 +23,26 @@ def format_seconds(seconds):
     raise AssertionError("unreachable")
 
 
+def format_bytes(n_bytes):
+    """A byte count in KiB, MiB or GiB with three or four significant digits.
+
+    Examples
+    --------
+    >>> format_bytes(3 << 20), format_bytes(1536), format_bytes(None)
+    ('3.00 MiB', '1.50 KiB', '—')
+    >>> format_bytes(-(300 << 20))
+    '-300 MiB'
+    """
+    if n_bytes is None:
+        return "—"
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(n_bytes) >= scale or unit == "KiB":
+            value = n_bytes / scale
+            digits = 2 if abs(value) < 10 else 1 if abs(value) < 100 else 0
+            return f"{value:.{digits}f} {unit}"
+    raise AssertionError("unreachable")
+
+
 def _spread(res):
     """Half the interquartile range, relative to the median."""
     return f"±{50 * (res['q3'] - res['q1']) / res['median']:.0f}%"
@@ -40,14 +60,20 @@ def format_table(rows, libraries):
 
     Columns: the case, each library's median (sparsegrad's followed by its
     spread and, when a steady-state case is among the rows, its ``blocks``:
-    the slowest block median over the fastest; a peer's followed by its time
-    over sparsegrad's), the floor and sparsegrad's time over the floor.
+    the slowest block median over the fastest, and, when a case with
+    ``memory`` is among the rows, its ``memory``: the resident-memory growth
+    of its process; a peer's followed by its time over sparsegrad's), the
+    floor and sparsegrad's time over the floor.  Under the table, a line per
+    row with a ``memory_ratio`` compares its memory with its baseline's.
     """
     peers = [lib for lib in libraries if lib != "sparsegrad"]
     steady = any(row.get("steps") is not None for row in rows)
+    ours_in = "sparsegrad" in libraries
+    memory = ours_in and any(row.get("memory") for row in rows)
     header = ["case"]
-    if "sparsegrad" in libraries:
-        header += ["sparsegrad", "spread"] + (["blocks"] if steady else [])
+    if ours_in:
+        header += (["sparsegrad", "spread"] + (["blocks"] if steady else [])
+                   + (["memory"] if memory else []))
     for lib in peers:
         header += [lib, f"{_SHORT.get(lib, lib)}/sg"]
     header += ["floor", "x floor"]
@@ -69,6 +95,9 @@ def format_table(rows, libraries):
                 line.append(_spread(res) if res["status"] == "ok" else "—")
                 if steady:
                     line.append(_ratio(res.get("block_ratio")))
+                if memory:
+                    line.append(format_bytes(res.get("rss_growth"))
+                                if row.get("memory") else "—")
             else:
                 line.append(_ratio(row["ratios"].get(lib)))
         line += [format_seconds(row["floor"]) if row["floor"] else "—",
@@ -93,8 +122,23 @@ def format_table(rows, libraries):
                       "over the blocks of every process (1.00x: every block "
                       "alike; the JSON has each process's block medians for "
                       "every library)")
+    if memory:
+        legend.append("memory: the growth of sparsegrad's resident set size "
+                      "from before the case's setup to after its warm-up, in "
+                      "its own process (median over the processes; the JSON "
+                      "has it for every library and case)")
     if legend:
         lines += [""] + legend
+    for row in rows:
+        if row.get("memory_ratio") is not None:
+            base = row["memory_baseline"]
+            (base_res,) = [r["results"]["sparsegrad"] for r in rows
+                           if r["name"] == base]
+            lines.append(
+                f"memory: {row['name']} "
+                f"{format_bytes(row['results']['sparsegrad']['rss_growth'])}, "
+                f"{row['memory_ratio']:.2f}x {base} "
+                f"({format_bytes(base_res['rss_growth'])})")
     for i, note in enumerate(notes, 1):
         lines.append(f"[{i}] {note}")
     return "\n".join(lines)

@@ -40,11 +40,21 @@
   at 0, so the setup fills them with sparsegrad's 0.1, and passes
   ``eps=1e-7`` (FBGEMM's default is 1e-8); after one step the two tables
   agree to float32 rounding.
-* ``segment/embedding_bag_step_rowwise_fp16``: FBGEMM's step with float16
-  weights (``weights_precision=SparseType.FP16``; float32 output and
-  accumulators).  sparsegrad has no setup: a float16 ``Variable`` looks up
-  and differentiates, but its optimizers update float32 and float64
-  variables only (half-precision storage is a later issue).
+* ``segment/embedding_bag_forward_float16``: the forward on the table
+  rounded to float16 (the sums taken in float32, the output float16), against
+  ``EmbeddingBag(mode="sum")`` with a float16 weight and FBGEMM with
+  ``SparseType.FP16`` weights and output.  A peer whose CPU kernels lack
+  float16 is reported missing with the reason (``case.Unsupported``).
+* ``segment/embedding_bag_step_rowwise_fp16``: the row-wise step on a float16
+  table: ``RowwiseAdagrad(0.1)`` (float32 accumulators, float32 arithmetic,
+  each weight rounded to nearest once) on a float16 ``Variable``, whose bag
+  output, upstream gradient and gradient rows are float16; FBGEMM's step
+  with float16 weights (``weights_precision=SparseType.FP16``; float32
+  output and accumulators, as in the float32 case).
+* ``segment/embedding_bag_step_rowwise_bf16``: the same on a bfloat16 table;
+  FBGEMM with ``SparseType.BF16`` weights where its CPU kernels take them
+  (1.8.0's do not: its CPU forward has no bfloat16 kernel, and the table
+  says so).
 
 The bag steps and ``end_to_end/ctr_step`` are steady-state cases
 (``Case.steps``): each process times 100 consecutive steps, and the table
@@ -59,13 +69,14 @@ bag forward reads every looked-up row and writes the output, and the step
 adds reading the upstream gradient and reading and writing the table and
 accumulator rows of every distinct id (random rows are bound by latency more
 than bandwidth, so this floor is optimistic).  Row-wise Adagrad reads and
-writes one float32 accumulator per distinct row instead of a row of them,
-and float16 table rows are half the bytes (the output, the upstream gradient
-and the accumulators stay float32).
+writes one float32 accumulator per distinct row instead of a row of them.
+On a half table, its rows, the output and the upstream gradient are half
+the bytes (sparsegrad's bag returns the table's dtype); the accumulators
+stay float32.
 """
 
 from . import inputs
-from .case import Case
+from .case import Case, Unsupported
 from .sizes import BAGS, RAGGED_ROWS, RAGGED_SEGMENT, RAGGED_VALUES, SEGMENT
 
 # ---------------------------------------------------------------------------
@@ -375,64 +386,110 @@ def _bag_inputs(quick):
     return table, ids, indptr, upstream
 
 
-def _bag_bytes(step, rowwise=False, weight_bytes=4):
+def _bag_bytes(step, rowwise=False, weight_bytes=4, out_bytes=4):
     """The floor of a bag case: `step` adds the gradient and the update;
     `rowwise` keeps one float32 accumulator per row; `weight_bytes` is the
-    size of one table element (the output and the gradient stay float32)."""
+    size of one table element and `out_bytes` that of one element of the
+    output and of the upstream gradient."""
 
     def floor(quick):
         ids, indptr = _bag_ids(quick)
         width = inputs.embedding_sizes(quick)[1]
         row = width * weight_bytes
-        out_bytes = (indptr.size - 1) * width * 4
-        n_bytes = ids.size * row + out_bytes
+        out = (indptr.size - 1) * width * out_bytes
+        n_bytes = ids.size * row + out
         if step:
             state = 4 if rowwise else width * 4
-            n_bytes += out_bytes + 2 * inputs.n_distinct(ids) * (row + state)
+            n_bytes += out + 2 * inputs.n_distinct(ids) * (row + state)
         return n_bytes
 
     return floor
 
 
-def _bag_sparsegrad(step, rowwise=False):
+def sparsegrad_bag(quick, step, rowwise=False, dtype="float32"):
+    """sparsegrad's embedding bag of the bag cases, before any call.
+
+    Parameters
+    ----------
+    quick : bool
+        The reduced size.
+    step : bool
+        The forward, its gradient and an optimizer step (else the forward
+        alone).
+    rowwise : bool, optional
+        ``RowwiseAdagrad`` (float32 accumulators) instead of ``Adagrad``.
+    dtype : str, optional
+        The table's dtype: the cases' float32 table rounded to it to nearest
+        (``"float16"``, ``"bfloat16"``).  The bag's output has this dtype,
+        and the upstream gradient of a step is rounded to it too.
+
+    Returns
+    -------
+    run : callable
+        One forward (``embedding_lookup_sparse(combiner="sum")`` of the CSR
+        bags), or one step.
+    table : sparsegrad.Variable
+        The table it reads (and updates).
+
+    Examples
+    --------
+    >>> run, table = sparsegrad_bag(True, step=True, rowwise=True, dtype="float16")
+    >>> before = table.numpy().copy()
+    >>> run()
+    >>> str(table.dtype), bool((table.numpy() != before).any())
+    ('float16', True)
+    """
+    import numpy as np
+    import scipy.sparse
+
+    import sparsegrad as sg
+
+    table, ids, indptr, upstream = _bag_inputs(quick)
+    dtype = np.dtype(dtype)
+    var = sg.Variable(table.astype(dtype))
+    upstream = upstream.astype(dtype)
+    csr = scipy.sparse.csr_array(
+        (np.ones(ids.size, np.float32), ids.astype(np.int32), indptr),
+        shape=(indptr.size - 1, table.shape[0]))
+    if not step:
+        return (lambda: sg.nn.embedding_lookup_sparse(var, csr, combiner="sum")), var
+    opt = (sg.optimizers.RowwiseAdagrad(BAG_LEARNING_RATE) if rowwise
+           else sg.optimizers.Adagrad(BAG_LEARNING_RATE))
+
+    def run():
+        with sg.GradientTape() as tape:
+            out = sg.nn.embedding_lookup_sparse(var, csr, combiner="sum")
+        grad = tape.gradient(out, var, output_gradients=upstream)
+        opt.apply_gradients([(grad, var)])
+
+    return run, var
+
+
+def _bag_sparsegrad(step, rowwise=False, dtype="float32"):
     def setup(quick):
-        import numpy as np
-        import scipy.sparse
-
-        import sparsegrad as sg
-
-        table, ids, indptr, upstream = _bag_inputs(quick)
-        var = sg.Variable(table)
-        csr = scipy.sparse.csr_array(
-            (np.ones(ids.size, np.float32), ids.astype(np.int32), indptr),
-            shape=(indptr.size - 1, table.shape[0]))
-        if not step:
-            return lambda: sg.nn.embedding_lookup_sparse(var, csr, combiner="sum")
-        opt = (sg.optimizers.RowwiseAdagrad(BAG_LEARNING_RATE) if rowwise
-               else sg.optimizers.Adagrad(BAG_LEARNING_RATE))
-
-        def run():
-            with sg.GradientTape() as tape:
-                out = sg.nn.embedding_lookup_sparse(var, csr, combiner="sum")
-            grad = tape.gradient(out, var, output_gradients=upstream)
-            opt.apply_gradients([(grad, var)])
-
-        return run
+        return sparsegrad_bag(quick, step, rowwise, dtype)[0]
 
     return setup
 
 
-def _bag_torch(step):
+def _first_line(exc):
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0][:160] if lines else ''}"
+
+
+def _bag_torch(step, dtype="float32"):
     def setup(quick):
         import warnings
 
         import torch
 
         table, ids, indptr, upstream = _bag_inputs(quick)
+        t_dtype = getattr(torch, dtype)
         t_ids = torch.from_numpy(ids)
         offsets = torch.from_numpy(indptr[:-1].copy())
-        up = torch.from_numpy(upstream)
-        bag = torch.nn.EmbeddingBag(*table.shape, mode="sum", sparse=True)
+        up = torch.from_numpy(upstream).to(t_dtype)
+        bag = torch.nn.EmbeddingBag(*table.shape, mode="sum", sparse=True,
+                                    dtype=t_dtype)
         with torch.no_grad():
             bag.weight.copy_(torch.from_numpy(table))
         warnings.filterwarnings("ignore", message="Sparse invariant checks")
@@ -441,6 +498,12 @@ def _bag_torch(step):
                 with torch.no_grad():
                     return bag(t_ids, offsets)
 
+            try:
+                forward()
+            except (RuntimeError, NotImplementedError) as exc:
+                raise Unsupported(f"torch {torch.__version__}: EmbeddingBag has no "
+                                  f"CPU kernel for {dtype} weights "
+                                  f"({_first_line(exc)})") from None
             return forward
         opt = torch.optim.Adagrad(bag.parameters(), lr=BAG_LEARNING_RATE)
 
@@ -483,22 +546,30 @@ def _bag_tensorflow(step):
     return setup
 
 
-def fbgemm_bag(quick, half=False):
+# FBGEMM's SparseType of each dtype of the cases.
+FBGEMM_TYPES = {"float32": "FP32", "float16": "FP16", "bfloat16": "BF16"}
+
+
+def fbgemm_bag(quick, weights="float32", output="float32"):
     """FBGEMM's embedding bag of the bag cases, and its inputs as tensors.
 
-    One host table of the cases' initial values (float16 with `half`), run
-    by FBGEMM's CPU kernels (``SplitTableBatchedEmbeddingBagsCodegen``), sum
-    pooling, float32 output, and the fused ``EXACT_ROWWISE_ADAGRAD`` of the
-    bag steps: learning rate 0.1, ``eps`` 1e-7 and the accumulators filled
-    with 0.1 (sparsegrad's ``RowwiseAdagrad`` defaults; FBGEMM's own are
-    1e-8 and 0).
+    One host table of the cases' initial values (rounded to nearest to
+    `weights`), run by FBGEMM's CPU kernels
+    (``SplitTableBatchedEmbeddingBagsCodegen``), sum pooling, and the fused
+    ``EXACT_ROWWISE_ADAGRAD`` of the bag steps: learning rate 0.1, ``eps``
+    1e-7 and the float32 accumulators filled with 0.1 (sparsegrad's
+    ``RowwiseAdagrad`` defaults; FBGEMM's own are 1e-8 and 0).
 
     Parameters
     ----------
     quick : bool
         The reduced size.
-    half : bool, optional
-        float16 weights (``SparseType.FP16``) instead of float32.
+    weights : str, optional
+        The table's dtype: ``"float32"``, ``"float16"`` (``SparseType.FP16``)
+        or ``"bfloat16"`` (``SparseType.BF16``).
+    output : str, optional
+        The output's dtype, one of the same three; the upstream gradient
+        returned has it too.
 
     Returns
     -------
@@ -511,6 +582,8 @@ def fbgemm_bag(quick, half=False):
     ------
     ImportError
         If ``fbgemm_gpu`` is not installed.
+    KeyError
+        If `weights` or `output` is not one of the three dtypes.
     """
     import torch
     from fbgemm_gpu.split_table_batched_embeddings_ops_training import (
@@ -522,33 +595,41 @@ def fbgemm_bag(quick, half=False):
         SplitTableBatchedEmbeddingBagsCodegen,
     )
 
+    precision = SparseType[FBGEMM_TYPES[weights]]
+    out_type = SparseType[FBGEMM_TYPES[output]]
     table, ids, indptr, upstream = _bag_inputs(quick)
     bag = SplitTableBatchedEmbeddingBagsCodegen(
         [(*table.shape, EmbeddingLocation.HOST, ComputeDevice.CPU)],
         optimizer=OptimType.EXACT_ROWWISE_ADAGRAD,
         learning_rate=BAG_LEARNING_RATE, eps=ROWWISE_EPSILON,
-        pooling_mode=PoolingMode.SUM,
-        weights_precision=SparseType.FP16 if half else SparseType.FP32,
-        output_dtype=SparseType.FP32)
+        pooling_mode=PoolingMode.SUM, weights_precision=precision,
+        output_dtype=out_type)
     with torch.no_grad():
-        (weights,) = bag.split_embedding_weights()
-        weights.copy_(torch.from_numpy(table))
+        (table_weights,) = bag.split_embedding_weights()
+        table_weights.copy_(torch.from_numpy(table))
         ((accumulator,),) = bag.split_optimizer_states()
         accumulator.fill_(ROWWISE_INITIAL_ACCUMULATOR)
     return (bag, torch.from_numpy(ids), torch.from_numpy(indptr),
-            torch.from_numpy(upstream))
+            torch.from_numpy(upstream).to(getattr(torch, output)))
 
 
-def _bag_fbgemm(step, half=False):
+def _bag_fbgemm(step, weights="float32", output="float32"):
     def setup(quick):
+        import fbgemm_gpu
         import torch
 
-        bag, ids, offsets, upstream = fbgemm_bag(quick, half)
-        if not step:
-            def forward():
-                with torch.no_grad():
-                    return bag(ids, offsets)
+        bag, ids, offsets, upstream = fbgemm_bag(quick, weights, output)
 
+        def forward():
+            with torch.no_grad():
+                return bag(ids, offsets)
+
+        try:
+            forward()       # FBGEMM builds its CPU kernels for some dtypes only
+        except (RuntimeError, NotImplementedError) as exc:
+            raise Unsupported(f"fbgemm {fbgemm_gpu.__version__}: no CPU kernel for "
+                              f"{weights} weights ({_first_line(exc)})") from None
+        if not step:
             return forward
 
         def run():
@@ -625,6 +706,16 @@ CASES = [
         _bag_bytes(False),
     ),
     Case(
+        "segment/embedding_bag_forward_float16",
+        "the bag forward on the table rounded to float16, float16 output "
+        "(torch: EmbeddingBag with a float16 weight; fbgemm: SparseType.FP16 "
+        "weights and output)",
+        {"sparsegrad": _bag_sparsegrad(False, dtype="float16"),
+         "torch": _bag_torch(False, dtype="float16"),
+         "fbgemm": _bag_fbgemm(False, weights="float16", output="float16")},
+        _bag_bytes(False, weight_bytes=2, out_bytes=2),
+    ),
+    Case(
         "segment/embedding_bag_step",
         "the bag forward, its gradient and a sparse Adagrad step "
         "(tf: in a tf.function); 100 steps per process",
@@ -645,11 +736,22 @@ CASES = [
     ),
     Case(
         "segment/embedding_bag_step_rowwise_fp16",
-        "the row-wise step with FBGEMM's float16 weights (float32 output and "
-        "accumulators); no sparsegrad setup: its optimizers update float32 "
-        "and float64 variables only; 100 steps per process",
-        {"fbgemm": _bag_fbgemm(True, half=True)},
-        _bag_bytes(True, rowwise=True, weight_bytes=2),
+        "the row-wise step on a float16 table (float32 accumulators): "
+        "sparsegrad's output and upstream gradient float16, FBGEMM's "
+        "(SparseType.FP16 weights) float32; 100 steps per process",
+        {"sparsegrad": _bag_sparsegrad(True, rowwise=True, dtype="float16"),
+         "fbgemm": _bag_fbgemm(True, weights="float16")},
+        _bag_bytes(True, rowwise=True, weight_bytes=2, out_bytes=2),
+        steps=BAG_STEPS,
+    ),
+    Case(
+        "segment/embedding_bag_step_rowwise_bf16",
+        "the row-wise step on a bfloat16 table (float32 accumulators; "
+        "bfloat16 output and upstream gradient); fbgemm: SparseType.BF16 "
+        "weights, where its CPU kernels take them; 100 steps per process",
+        {"sparsegrad": _bag_sparsegrad(True, rowwise=True, dtype="bfloat16"),
+         "fbgemm": _bag_fbgemm(True, weights="bfloat16")},
+        _bag_bytes(True, rowwise=True, weight_bytes=2, out_bytes=2),
         steps=BAG_STEPS,
     ),
 ]

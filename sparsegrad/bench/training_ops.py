@@ -21,6 +21,22 @@ ids into a 1,000,000 x 64 float32 table):
 * ``training_ops/lamb_lazy_step``: ``optimizers.Lamb(lazy=True)``, the same
   bytes again; each touched row takes two passes (its norms, then its step),
   the second over the row that the first left in cache.
+* ``training_ops/adagrad_step_bfloat16`` and
+  ``training_ops/adam_lazy_step_bfloat16``: the same steps on the table
+  rounded to bfloat16, with ``slot_dtype="bfloat16"`` and
+  ``stochastic_rounding=True`` (float32 arithmetic, one rounding per store)
+  and the same float32 gradient values, against ``torch.optim.Adagrad`` and
+  ``SparseAdam`` on a bfloat16 parameter (PyTorch takes only a bfloat16
+  gradient for it, so its gradient values are rounded to bfloat16; its
+  slots are bfloat16 too, rounded to nearest).  Floors from two-byte table
+  and slot rows and the four-byte gradient.  The ``_nearest`` variants
+  (sparsegrad alone) round to nearest: the difference is the cost of
+  stochastic rounding.
+
+``training_ops/adagrad_step`` and ``training_ops/adam_lazy_step`` report
+sparsegrad's resident-memory growth (``Case.memory``), and their
+``_bfloat16`` cases compare theirs with it (``Case.memory_baseline``): a
+bfloat16 table and its slots should take half the memory.
 
 Optimizer setups take ten steps before they return: PyTorch's first steps are
 several times slower than its steady state, which is what training sees.
@@ -242,28 +258,71 @@ def _warmed(step):
     return step
 
 
-def _optimizer_sparsegrad(make):
-    def setup(quick):
-        import sparsegrad as sg
+def optimizer_step(quick, make, dtype="float32"):
+    """The step of the optimizer cases, before any warm-up.
 
-        ids, values, shape = inputs.sparse_gradient(quick, scale=1e-2)
-        table = sg.Variable(inputs.table(quick, scale=1e-2))
-        grad = sg.IndexedSlices(values, ids, dense_shape=shape)
-        opt = make(sg)
-        opt.build([table])
-        return _warmed(lambda: opt.apply_gradients([(grad, table)]))
+    Parameters
+    ----------
+    quick : bool
+        The reduced size.
+    make : callable
+        ``make(sg)`` -> the optimizer (``sg`` is the ``sparsegrad`` module).
+    dtype : str, optional
+        The table's dtype: the float32 table of :func:`.inputs.table` rounded
+        to it (``"bfloat16"``: to nearest).  The gradient stays float32.
+
+    Returns
+    -------
+    step : callable
+        One ``apply_gradients`` of the case's gradient (an ``IndexedSlices``
+        of the 16,384 Zipf ids, float32 values) to the table.
+    table : sparsegrad.Variable
+        The table it updates (its slots built).
+
+    Examples
+    --------
+    >>> import sparsegrad as sg
+    >>> step, table = optimizer_step(
+    ...     True, lambda sg: sg.optimizers.Adagrad(0.01, **HALF_SLOTS), "bfloat16")
+    >>> before = table.numpy().copy()
+    >>> _ = step()
+    >>> str(table.dtype), bool((table.numpy() != before).any())
+    ('bfloat16', True)
+    """
+    import numpy as np
+
+    import sparsegrad as sg
+
+    ids, values, shape = inputs.sparse_gradient(quick, scale=1e-2)
+    table = sg.Variable(inputs.table(quick, scale=1e-2).astype(np.dtype(dtype)))
+    grad = sg.IndexedSlices(values, ids, dense_shape=shape)
+    opt = make(sg)
+    opt.build([table])
+    return (lambda: opt.apply_gradients([(grad, table)])), table
+
+
+def _optimizer_sparsegrad(make, dtype="float32"):
+    def setup(quick):
+        return _warmed(optimizer_step(quick, make, dtype)[0])
 
     return setup
 
 
-def _optimizer_torch(make):
+def _optimizer_torch(make, dtype="float32"):
+    """PyTorch's step on a parameter of `dtype`: the float32 table rounded to
+    it (to nearest, as ``Tensor.to`` does), and the gradient values too (a
+    half parameter takes only a gradient of its own dtype)."""
+
     def setup(quick):
         import torch
 
         ids, values, shape = inputs.sparse_gradient(quick, scale=1e-2)
-        param = torch.nn.Parameter(torch.from_numpy(inputs.table(quick, scale=1e-2)))
+        t_dtype = getattr(torch, dtype)
+        param = torch.nn.Parameter(
+            torch.from_numpy(inputs.table(quick, scale=1e-2)).to(t_dtype))
         opt = make(torch, param)
-        t_ids, t_values = torch.from_numpy(ids).reshape(1, -1), torch.from_numpy(values)
+        t_ids = torch.from_numpy(ids).reshape(1, -1)
+        t_values = torch.from_numpy(values).to(t_dtype)
 
         def step():
             param.grad = torch.sparse_coo_tensor(t_ids, t_values, shape)
@@ -272,6 +331,60 @@ def _optimizer_torch(make):
         return _warmed(step)
 
     return setup
+
+
+# The options of the half-table optimizer cases: bfloat16 slots, stochastic
+# rounding (what a user of half tables runs; the _nearest cases round to
+# nearest instead, as PyTorch does).
+HALF_SLOTS = {"slot_dtype": "bfloat16", "stochastic_rounding": True, "seed": 0}
+NEAREST_SLOTS = {"slot_dtype": "bfloat16"}
+
+
+def _half_step_cases():
+    """Adagrad and lazy Adam on a bfloat16 table with bfloat16 slots (float32
+    gradient values), with stochastic rounding against PyTorch's optimizer on
+    a bfloat16 parameter, and rounding to nearest (sparsegrad alone); floors
+    from two-byte table and slot rows and the four-byte gradient."""
+    kinds = (
+        ("adagrad_step", "Adagrad", 2,
+         lambda sg, o: sg.optimizers.Adagrad(LEARNING_RATE, **o),
+         lambda torch, p: torch.optim.Adagrad([p], lr=LEARNING_RATE),
+         "torch.optim.Adagrad"),
+        ("adam_lazy_step", "Adam(lazy=True)", 3,
+         lambda sg, o: sg.optimizers.Adam(1e-3, lazy=True, **o),
+         lambda torch, p: torch.optim.SparseAdam([p], lr=1e-3),
+         "torch.optim.SparseAdam"),
+    )
+    cases = []
+    for name, what, n_state, make, make_torch, torch_name in kinds:
+        def floor(quick, n=n_state):
+            return inputs.sparse_update_bytes(quick, n, 2, grad_itemsize=4)
+
+        cases += [
+            Case(
+                f"training_ops/{name}_bfloat16",
+                f"{what} on a bfloat16 table, bfloat16 slots, stochastic "
+                "rounding, float32 gradient values, vs "
+                f"{torch_name} on a bfloat16 parameter (bfloat16 gradient "
+                "values: torch takes no float32 gradient for it; its slots "
+                "bfloat16, rounded to nearest), after 10 steps",
+                {"sparsegrad": _optimizer_sparsegrad(
+                    lambda sg, m=make: m(sg, HALF_SLOTS), "bfloat16"),
+                 "torch": _optimizer_torch(make_torch, "bfloat16")},
+                floor,
+                memory_baseline=f"training_ops/{name}",
+            ),
+            Case(
+                f"training_ops/{name}_bfloat16_nearest",
+                f"{what} on a bfloat16 table, bfloat16 slots, rounded to "
+                f"nearest (the cost of stochastic rounding: compare with "
+                f"{name}_bfloat16), after 10 steps",
+                {"sparsegrad": _optimizer_sparsegrad(
+                    lambda sg, m=make: m(sg, NEAREST_SLOTS), "bfloat16")},
+                floor,
+            ),
+        ]
+    return cases
 
 
 CASES = [
@@ -290,6 +403,7 @@ CASES = [
          "torch": _optimizer_torch(
             lambda torch, p: torch.optim.SparseAdam([p], lr=1e-3))},
         lambda quick: inputs.sparse_update_bytes(quick, 3),
+        memory=True,
     ),
     Case(
         "training_ops/adagrad_step",
@@ -300,7 +414,9 @@ CASES = [
          "torch": _optimizer_torch(
             lambda torch, p: torch.optim.Adagrad([p], lr=LEARNING_RATE))},
         lambda quick: inputs.sparse_update_bytes(quick, 2),
+        memory=True,
     ),
+    *_half_step_cases(),
     Case(
         "training_ops/lion_lazy_step",
         "Lion(lazy=True).apply_gradients on the sparse gradient (no other "

@@ -3,13 +3,17 @@
 ``python -m sparsegrad.bench.worker MODULE CASE LIBRARY --repeat N [--warmup W]
 [--quick] [--threads T]`` imports ``LIBRARY``, gives it ``T`` threads, calls the
 case's ``setup(quick)``, warms the returned callable up, times ``N`` calls and
-prints one line of JSON: ``{"status": "ok", "times": [...], "version": ...}``.
+prints one line of JSON: ``{"status": "ok", "times": [...], "version": ...,
+"rss_growth": ..., "rss_source": ...}`` (the process's resident-memory growth
+from before the setup to after the warm-up, :mod:`~sparsegrad.bench.memory`).
 For a steady-state case the harness passes the case's steps as ``N``: the
 ``N`` calls are consecutive steps of one process, and the harness cuts their
 times into blocks.  A library that is not installed, or whose
 import fails while loading its native code (``ImportError``, ``OSError`` or
 ``RuntimeError``: an FBGEMM built for another PyTorch, say), gives
-``{"status": "missing", "reason": ...}`` (one line) and exit status 3.
+``{"status": "missing", "reason": ...}`` (one line) and exit status 3; so
+does a setup that raises :class:`~sparsegrad.bench.case.Unsupported` (the
+library cannot run that case).
 ``python -m sparsegrad.bench.worker --bandwidth`` measures
 the copy bandwidth instead.  :mod:`sparsegrad.bench.harness` starts these
 processes; nothing else should need to.
@@ -21,6 +25,7 @@ import json
 import os
 import sys
 
+from .case import Unsupported
 from .harness import (
     IMPORT_NAMES,
     MISSING_STATUS,
@@ -29,6 +34,7 @@ from .harness import (
     own_environment,
     time_calls,
 )
+from .memory import growth, resident_bytes
 from .sizes import BANDWIDTH_MIB
 
 
@@ -103,17 +109,25 @@ def measure(module, case_name, library, repeat, warmup=1, quick=False,
     Returns
     -------
     dict
-        ``status`` ``"ok"``, ``times`` (seconds per call) and ``version``;
-        or ``status`` ``"missing"`` and a one-line ``reason`` when the
-        library cannot be imported (:func:`import_failure`) or its setup
-        raises ``ImportError``.
+        ``status`` ``"ok"``, ``times`` (seconds per call), ``version`` and,
+        where the process's resident memory can be read, ``rss_growth``
+        (bytes gained from before the setup to after the warm-up) and
+        ``rss_source`` (:func:`~sparsegrad.bench.memory.growth`); or
+        ``status`` ``"missing"`` and a one-line ``reason`` when the library
+        cannot be imported (:func:`import_failure`) or its setup raises
+        ``ImportError`` (the reason is the library's name and the message)
+        or :class:`~sparsegrad.bench.case.Unsupported` (its message).
 
     Raises
     ------
     KeyError
         If the module has no case `case_name`, or the case no setup for
         `library`.
+    ValueError
+        If `warmup` is negative (or `repeat` below 1).
     """
+    if warmup < 0:
+        raise ValueError(f"warmup must be at least 0, got {warmup!r}")
     n_threads = n_threads or os.cpu_count() or 1
     cases = {c.name: c for c in importlib.import_module(module_path(module)).CASES}
     if case_name not in cases:
@@ -131,13 +145,19 @@ def measure(module, case_name, library, repeat, warmup=1, quick=False,
     except (ImportError, OSError, RuntimeError) as exc:
         return {"status": "missing", "reason": import_failure(library, name, exc)}
     _set_threads(library, lib, n_threads)
+    before = resident_bytes()
     try:
         fn = case.setups[library](quick)
     except ImportError as exc:
         return {"status": "missing", "reason": f"{library}: {exc}"}
-    times = time_calls(fn, repeat, warmup)
+    except Unsupported as exc:
+        return {"status": "missing", "reason": str(exc)}
+    for _ in range(warmup):
+        fn()
+    memory = growth(before, resident_bytes())
+    times = time_calls(fn, repeat, warmup=0)
     return {"status": "ok", "times": times,
-            "version": getattr(lib, "__version__", None)}
+            "version": getattr(lib, "__version__", None), **memory}
 
 
 def main(argv=None):

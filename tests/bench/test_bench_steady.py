@@ -58,7 +58,8 @@ def test_calls_per_process():
 def test_the_training_steps_are_steady_state_cases():
     suite = {case.name: case for _, case in harness.load_suite().entries}
     for name in ("segment/embedding_bag_step", "segment/embedding_bag_step_rowwise",
-                 "segment/embedding_bag_step_rowwise_fp16", "end_to_end/ctr_step"):
+                 "segment/embedding_bag_step_rowwise_fp16",
+                 "segment/embedding_bag_step_rowwise_bf16", "end_to_end/ctr_step"):
         assert (suite[name].steps, suite[name].block) == (100, 10), name
     assert end_to_end.CASES[0].steps == 100
     assert suite["segment/embedding_bag_forward"].steps is None
@@ -172,7 +173,10 @@ def test_bag_floors_count_rowwise_state_and_half_rows():
     # one float32 accumulator per row instead of a row of them
     assert floors["segment/embedding_bag_step_rowwise"] == (
         lookup + n_bags * width * 4 + 2 * distinct * (width * 4 + 4))
-    # float16 table rows; float32 output, upstream and accumulators
-    assert floors["segment/embedding_bag_step_rowwise_fp16"] == (
-        ids.size * width * 2 + 2 * n_bags * width * 4
-        + 2 * distinct * (width * 2 + 4))
+    # half table rows, output and upstream; float32 accumulators
+    for name in ("fp16", "bf16"):
+        assert floors[f"segment/embedding_bag_step_rowwise_{name}"] == (
+            ids.size * width * 2 + 2 * n_bags * width * 2
+            + 2 * distinct * (width * 2 + 4))
+    assert floors["segment/embedding_bag_forward_float16"] == (
+        ids.size * width * 2 + n_bags * width * 2)
