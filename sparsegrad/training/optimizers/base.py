@@ -107,26 +107,26 @@ class Optimizer:
     seed : int, default=0
         The seed of stochastic rounding, in [0, 2**64).
 
-    Half-precision variables
-    ------------------------
-    A float16 or bfloat16 variable trains in *mixed precision*: each update
-    reads the variable (and half slots) as float32, computes in float32 with
-    hyper-parameters rounded to float32, and stores each result rounded
-    once.  So the step is the float32 optimizer's on upcast arrays, then one
-    rounding per stored value.  Its gradient may be float32 or the
-    variable's type (dense or IndexedSlices; any other dtype is converted to
-    float32).  Stochastic rounding stores a value as its upper neighbour
-    with probability proportional to its distance from the lower one
-    (16 random bits for bfloat16, 13 for float16), so that updates smaller
-    than half a unit in the last place are kept on average instead of lost;
-    its random words are a hash of the seed, the step count, the variable's
-    index among the optimizer's variables (:meth:`tracked_variables`), the
-    array (the variable or one of its slots) and the element's position,
-    so the bits are the same for any thread count.  Mixed-precision updates
-    run on the host.
-
     Notes
     -----
+    **Half-precision variables.**  A float16 or bfloat16 variable trains in
+    *mixed precision*: each update reads the variable (and half slots) as
+    float32, computes in float32 with hyper-parameters rounded to float32,
+    and stores each result rounded once.  So the step is the float32
+    optimizer's on upcast arrays, then one rounding per stored value.  Its
+    gradient may be float32 or the variable's type (dense or IndexedSlices;
+    any other dtype is converted to float32).  Stochastic rounding stores a
+    value as its upper neighbour with probability proportional to its
+    distance from the lower one (16 random bits for bfloat16, 13 for
+    float16), so that updates smaller than half a unit in the last place are
+    kept on average instead of lost; its random words are a hash of the
+    seed, the step count, the variable's index among the optimizer's
+    variables (:meth:`tracked_variables`), the array (the variable or one of
+    its slots) and the element's position, so the bits are the same for any
+    thread count, CPU or GPU (see the user guide's "Half-precision tables").
+    AdamW's decay of a half variable is a store of its own, as Keras's
+    decoupled decay is an assignment of its own.
+
     For an ``IndexedSlices`` gradient, clipping acts on the tensor it
     represents (repeated indices summed first; DESIGN.md), and the gradient
     stays sparse.
