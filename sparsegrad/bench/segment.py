@@ -47,10 +47,11 @@
   float16 is reported missing with the reason (``case.Unsupported``).
 * ``segment/embedding_bag_step_rowwise_fp16``: the row-wise step on a float16
   table: ``RowwiseAdagrad(0.1)`` (float32 accumulators, float32 arithmetic,
-  each weight rounded to nearest once) on a float16 ``Variable``, whose bag
-  output, upstream gradient and gradient rows are float16; FBGEMM's step
-  with float16 weights (``weights_precision=SparseType.FP16``; float32
-  output and accumulators, as in the float32 case).
+  each weight rounded to nearest once) on a float16 ``Variable`` looked up
+  with ``dtype="float32"`` (float32 output, upstream gradient and gradient
+  rows); FBGEMM's step with float16 weights
+  (``weights_precision=SparseType.FP16``; float32 output and accumulators,
+  as in the float32 case): the same setup on both sides.
 * ``segment/embedding_bag_step_rowwise_bf16``: the same on a bfloat16 table;
   FBGEMM with ``SparseType.BF16`` weights where its CPU kernels take them
   (1.8.0's do not: its CPU forward has no bfloat16 kernel, and the table
@@ -70,9 +71,9 @@ adds reading the upstream gradient and reading and writing the table and
 accumulator rows of every distinct id (random rows are bound by latency more
 than bandwidth, so this floor is optimistic).  Row-wise Adagrad reads and
 writes one float32 accumulator per distinct row instead of a row of them.
-On a half table, its rows, the output and the upstream gradient are half
-the bytes (sparsegrad's bag returns the table's dtype); the accumulators
-stay float32.
+On a half table, its rows are half the bytes, and so are the forward's
+output (the table's dtype); the steps' output and upstream gradient are
+float32, as are the accumulators.
 """
 
 from . import inputs
@@ -420,8 +421,9 @@ def sparsegrad_bag(quick, step, rowwise=False, dtype="float32"):
         ``RowwiseAdagrad`` (float32 accumulators) instead of ``Adagrad``.
     dtype : str, optional
         The table's dtype: the cases' float32 table rounded to it to nearest
-        (``"float16"``, ``"bfloat16"``).  The bag's output has this dtype,
-        and the upstream gradient of a step is rounded to it too.
+        (``"float16"``, ``"bfloat16"``).  The forward's output has this
+        dtype; a step looks the table up with ``dtype="float32"`` (float32
+        output, upstream gradient and gradient rows, as FBGEMM's).
 
     Returns
     -------
@@ -447,7 +449,6 @@ def sparsegrad_bag(quick, step, rowwise=False, dtype="float32"):
     table, ids, indptr, upstream = _bag_inputs(quick)
     dtype = np.dtype(dtype)
     var = sg.Variable(table.astype(dtype))
-    upstream = upstream.astype(dtype)
     csr = scipy.sparse.csr_array(
         (np.ones(ids.size, np.float32), ids.astype(np.int32), indptr),
         shape=(indptr.size - 1, table.shape[0]))
@@ -458,7 +459,8 @@ def sparsegrad_bag(quick, step, rowwise=False, dtype="float32"):
 
     def run():
         with sg.GradientTape() as tape:
-            out = sg.nn.embedding_lookup_sparse(var, csr, combiner="sum")
+            out = sg.nn.embedding_lookup_sparse(var, csr, combiner="sum",
+                                                dtype="float32")
         grad = tape.gradient(out, var, output_gradients=upstream)
         opt.apply_gradients([(grad, var)])
 
@@ -736,22 +738,22 @@ CASES = [
     ),
     Case(
         "segment/embedding_bag_step_rowwise_fp16",
-        "the row-wise step on a float16 table (float32 accumulators): "
-        "sparsegrad's output and upstream gradient float16, FBGEMM's "
-        "(SparseType.FP16 weights) float32; 100 steps per process",
+        "the row-wise step on a float16 table (float32 accumulators, output "
+        "and upstream gradient; fbgemm: SparseType.FP16 weights); 100 steps "
+        "per process",
         {"sparsegrad": _bag_sparsegrad(True, rowwise=True, dtype="float16"),
          "fbgemm": _bag_fbgemm(True, weights="float16")},
-        _bag_bytes(True, rowwise=True, weight_bytes=2, out_bytes=2),
+        _bag_bytes(True, rowwise=True, weight_bytes=2),
         steps=BAG_STEPS,
     ),
     Case(
         "segment/embedding_bag_step_rowwise_bf16",
-        "the row-wise step on a bfloat16 table (float32 accumulators; "
-        "bfloat16 output and upstream gradient); fbgemm: SparseType.BF16 "
-        "weights, where its CPU kernels take them; 100 steps per process",
+        "the row-wise step on a bfloat16 table (float32 accumulators, output "
+        "and upstream gradient); fbgemm: SparseType.BF16 weights, where its "
+        "CPU kernels take them; 100 steps per process",
         {"sparsegrad": _bag_sparsegrad(True, rowwise=True, dtype="bfloat16"),
          "fbgemm": _bag_fbgemm(True, weights="bfloat16")},
-        _bag_bytes(True, rowwise=True, weight_bytes=2, out_bytes=2),
+        _bag_bytes(True, rowwise=True, weight_bytes=2),
         steps=BAG_STEPS,
     ),
 ]

@@ -173,10 +173,10 @@ def test_bag_floors_count_rowwise_state_and_half_rows():
     # one float32 accumulator per row instead of a row of them
     assert floors["segment/embedding_bag_step_rowwise"] == (
         lookup + n_bags * width * 4 + 2 * distinct * (width * 4 + 4))
-    # half table rows, output and upstream; float32 accumulators
+    # half table rows; float32 output, upstream and accumulators
     for name in ("fp16", "bf16"):
         assert floors[f"segment/embedding_bag_step_rowwise_{name}"] == (
-            ids.size * width * 2 + 2 * n_bags * width * 2
+            ids.size * width * 2 + 2 * n_bags * width * 4
             + 2 * distinct * (width * 2 + 4))
     assert floors["segment/embedding_bag_forward_float16"] == (
         ids.size * width * 2 + n_bags * width * 2)
