@@ -122,17 +122,18 @@ static inline __attribute__((always_inline)) void sg_mixed_load(
         for (; j < n; ++j) dst[j] = sg_f16_to_f32(src[j]);
 }
 
-/* Stochastic stores of n floats whose positions pos0 .. pos0 + n - 1 share
- * their high word: r = mix32((lo32(pos0) + j) ^ base). */
+/* Stochastic stores of n (< 2**32) floats whose positions pos0 .. pos0 +
+ * n - 1 share their high word: r = mix32((lo32(pos0) + j) ^ base).  (A
+ * 32-bit counter: the vectorised loop then needs no 64-bit lanes.) */
 static inline __attribute__((always_inline)) void sg_mixed_store_sr(
-        const float* src, sg_u16* dst, sg_i64 n, int bf16, sg_u32 base,
+        const float* src, sg_u16* dst, sg_u32 n, int bf16, sg_u32 base,
         sg_u32 lo) {
     if (bf16)
-        for (sg_i64 j = 0; j < n; ++j)
-            dst[j] = sg_f32_to_bf16_sr(src[j], sg_mix32((lo + (sg_u32)j) ^ base));
+        for (sg_u32 j = 0; j < n; ++j)
+            dst[j] = sg_f32_to_bf16_sr(src[j], sg_mix32((lo + j) ^ base));
     else
-        for (sg_i64 j = 0; j < n; ++j)
-            dst[j] = sg_f32_to_f16_sr(src[j], sg_mix32((lo + (sg_u32)j) ^ base));
+        for (sg_u32 j = 0; j < n; ++j)
+            dst[j] = sg_f32_to_f16_sr(src[j], sg_mix32((lo + j) ^ base));
 }
 
 /* dst[j] = src[j] stored in the mode's type and rounding, j < n; dst[0] is
@@ -148,11 +149,12 @@ static inline __attribute__((always_inline)) void sg_mixed_store(
             /* runs of positions with one high word (all of them, but for a
              * block that crosses a multiple of 2**32) */
             sg_u64 pos = pos0 + (sg_u64)j;
-            sg_u64 room = ((pos >> 32) + 1) * 4294967296ull - pos;
-            sg_i64 m = (sg_u64)(n - j) < room ? n - j : (sg_i64)room;
-            sg_mixed_store_sr(src + j, dst + j, m, bf16,
+            sg_u64 room = 4294967296ull - (pos & 0xffffffffull);
+            sg_u64 m = (sg_u64)(n - j) < room ? (sg_u64)(n - j) : room;
+            if (m > 0x80000000ull) m = 0x80000000ull;    /* fits the counter */
+            sg_mixed_store_sr(src + j, dst + j, (sg_u32)m, bf16,
                               sg_sr_base(k0, k1, (sg_u32)(pos >> 32)), (sg_u32)pos);
-            j += m;
+            j += (sg_i64)m;
         }
         return;
     }
