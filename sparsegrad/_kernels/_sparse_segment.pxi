@@ -31,7 +31,7 @@
 
 from cython cimport floating
 from cython.parallel cimport prange
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint16_t
 
 from ._openmp cimport threads_for
 from ._typedefs cimport index_t
@@ -45,6 +45,10 @@ cdef extern from *:
     #endif
     """
     void SPARSEGRAD_PREFETCH(const void *p) noexcept nogil
+
+cdef extern from "sg_half.h":
+    void sg_half_row_to_f32(const uint16_t* src, float* dst, int64_t n,
+                            int bf16) noexcept nogil
 
 cdef extern from "sg_segment.h":
     # Combiners (the same numbers in sparsegrad.ops.sparse_segment_ops).
@@ -214,6 +218,83 @@ def sparse_segment_reduce(
         _bag(data, indices, weights, splits[s], splits[s + 1],
              splits[n_segments], combiner,
              &out[s, 0], width)
+
+
+cdef inline void _bag_half(
+    const uint16_t[:, ::1] data,
+    const index_t[::1] indices,
+    const float[::1] weights,
+    int64_t lo,
+    int64_t hi,
+    int64_t end,
+    int combiner,
+    float *row,
+    Py_ssize_t width,
+    bint bf16,
+) noexcept nogil:
+    """_bag of float16 or bfloat16 rows (their bits): each row read as
+    float32 (BLOCK columns at a time, through `tmp`), everything else as
+    _bag's float32 arithmetic, so the bits of _bag on the upcast table."""
+    cdef Py_ssize_t j, j0 = 0, n
+    cdef int64_t k
+    cdef float w, denom = 0
+    cdef bint weighted = weights.shape[0] > 0
+    cdef Py_ssize_t row_bytes = width * sizeof(uint16_t)
+    if row_bytes > PREFETCH_LINES * 64:
+        row_bytes = PREFETCH_LINES * 64
+    cdef float acc[BLOCK]
+    cdef float tmp[BLOCK]
+    while j0 < width:
+        n = width - j0
+        if n > BLOCK:
+            n = BLOCK
+        for j in range(n):
+            acc[j] = 0
+        for k in range(lo, hi):
+            if j0 == 0 and k + PREFETCH_AHEAD < end:
+                _prefetch_row(&data[indices[k + PREFETCH_AHEAD], 0], row_bytes)
+            sg_half_row_to_f32(&data[indices[k], j0], tmp, n, bf16)
+            if weighted:
+                w = weights[k]
+                for j in range(n):
+                    acc[j] = sg_bag_add_f32(acc[j], w, tmp[j])
+            else:
+                for j in range(n):
+                    acc[j] += tmp[j]
+        for j in range(n):
+            row[j0 + j] = acc[j]
+        j0 = j0 + n
+    if weighted and combiner != COMBINER_SUM:
+        for k in range(lo, hi):
+            denom = sg_bag_denom_add_f32(combiner, denom, weights[k])
+    if combiner == COMBINER_SUM or hi == lo:
+        return
+    denom = sg_bag_denom_f32(combiner, weighted, denom, hi - lo)
+    for j in range(width):
+        row[j] = sg_bag_scale_f32(row[j], denom)
+
+
+def sparse_segment_reduce_half(
+    const uint16_t[:, ::1] data,        # IN  (n_rows, width) float16/bfloat16 bits
+    const index_t[::1] indices,         # IN  (nnz,), each in [0, n_rows)
+    const float[::1] weights,           # IN  (nnz,), or (0,) when unweighted
+    const int64_t[::1] splits,          # IN  (n_segments + 1,), rising in [0, nnz]
+    int combiner,                       # IN  COMBINER_SUM, _MEAN or _SQRTN
+    float[:, ::1] out,                  # OUT (n_segments, width), every row written
+    bint bf16,                          # IN  bfloat16 bits (else float16)
+    int n_threads,
+):
+    """sparse_segment_reduce of a half table in float32: the bits of the
+    float32 kernel on the upcast table, reading only the bags' rows."""
+    cdef Py_ssize_t n_segments = out.shape[0], width = out.shape[1]
+    cdef Py_ssize_t s
+    cdef int threads = threads_for(
+        (splits[n_segments] - splits[0] + n_segments) * width, n_threads)
+    if width == 0:
+        return
+    for s in prange(n_segments, nogil=True, schedule="static", num_threads=threads):
+        _bag_half(data, indices, weights, splits[s], splits[s + 1],
+                  splits[n_segments], combiner, &out[s, 0], width, bf16)
 
 
 def sparse_segment_reduce_grad(

@@ -144,3 +144,34 @@ def test_integer_sums_keep_their_dtype():
     assert got.dtype == np.int32 and got.numpy().tolist() == [[4, 6], [3, 4]]
     with pytest.raises(InvalidArgumentError, match="floating-point tensor"):
         sg.sparse.segment_mean(data, [0], [0], dtype=np.int32)
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)],
+                         ids=["float16", "bfloat16"])
+@pytest.mark.parametrize("width", [1, 7, 8, 13, 64, 70, 130])
+def test_the_half_bag_kernel_of_both_builds_reads_rows_as_float32(dtype, width):
+    # sparse_segment_reduce_half of the baseline and AVX2 builds (F16C's
+    # eight-wide conversions) against the float32 kernel on the upcast table
+    from sparsegrad._kernels import parallel, segment
+    builds = [segment]
+    if parallel.cpu_has_avx2():
+        from sparsegrad._kernels import segment_avx2
+        builds.append(segment_avx2)
+    rng = np.random.default_rng(width)
+    bits = rng.integers(0, 2**16, (50, width), dtype=np.uint64).astype(np.uint16)
+    table = bits.view(dtype)
+    table[~np.isfinite(table.astype(np.float32))] = 1     # finite rows
+    ids = rng.integers(0, 50, 300).astype(np.int64)
+    splits = np.array([0, 0, 5, 90, 91, 300], np.int64)
+    weights = rng.normal(size=300).astype(np.float32)
+    for combiner in (0, 1, 2):
+        for w in (np.zeros(0, np.float32), weights):
+            want = np.empty((5, width), np.float32)
+            segment.sparse_segment_reduce(table.astype(np.float32), ids, w, splits,
+                                          combiner, want, 2)
+            for build in builds:
+                got = np.full((5, width), np.nan, np.float32)
+                build.sparse_segment_reduce_half(table.view(np.uint16), ids, w, splits,
+                                                 combiner, got, dtype != np.float16, 2)
+                np.testing.assert_array_equal(got.view(np.uint32),
+                                              want.view(np.uint32))

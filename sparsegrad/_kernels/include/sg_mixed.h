@@ -31,7 +31,8 @@
  * CPU or GPU.
  *
  * The element functions below are C++ for the host and the device; the
- * block loads and stores at the end are the host's (eight lanes at once
+ * block stores at the end are the host's (the loads are
+ * sg_half.h's sg_half_row_to_f32) (eight lanes at once
  * with AVX2 and F16C, the same bits as one at a time).
  */
 #ifndef SG_MIXED_H
@@ -105,22 +106,6 @@ typedef struct {
 
 #if defined(__cplusplus) && !defined(__CUDACC__)
 /* ---- the host's blocks ------------------------------------------------- */
-
-/* dst[j] = the float of half bits src[j], j < n. */
-static inline __attribute__((always_inline)) void sg_mixed_load(
-        const sg_u16* src, float* dst, sg_i64 n, int bf16) {
-    sg_i64 j = 0;
-#ifdef SG_LANES_SIMD
-    if (bf16)
-        for (; j + 8 <= n; j += 8) _mm256_storeu_ps(dst + j, sg_v_load_bf16(src + j));
-    else
-        for (; j + 8 <= n; j += 8) _mm256_storeu_ps(dst + j, sg_v_load_f16(src + j));
-#endif
-    if (bf16)
-        for (; j < n; ++j) dst[j] = sg_bf16_to_f32(src[j]);
-    else
-        for (; j < n; ++j) dst[j] = sg_f16_to_f32(src[j]);
-}
 
 /* Stochastic stores of n (< 2**32) floats whose positions pos0 .. pos0 +
  * n - 1 share their high word: r = mix32((lo32(pos0) + j) ^ base).  (A

@@ -5,11 +5,12 @@ weighted bag again).  Every function takes the call's backend `be`: the host
 runs the bag kernels of ``_kernels.segment`` (the AVX2 build where the CPU
 has it), a GPU the CUDA twins of ``_cuda.segment``, with the same bits.
 
-Half tables (float16, bfloat16): the gathered rows, never the table, are
-converted to float32; the bags (and the gradient's sums) accumulate in
-float32 and are rounded once to the output's dtype (the table's, or float32
-when asked).  The bits are those of the float32 path on the upcast table,
-rounded once."""
+Half tables (float16, bfloat16): the host's bag kernel reads the bags' half
+rows as float32 as it sums them (``sparse_segment_reduce_half``; on the GPU
+the gathered rows are converted first), never the whole table; the bags
+(and the gradient's sums) accumulate in float32 and are rounded once to the
+output's dtype (the table's, or float32 when asked).  The bits are those of
+the float32 path on the upcast table, rounded once."""
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from ...autodiff.recording import record_operation
 from ...autodiff.registry import register_gradient
 from ...framework import buffers, sparse_rows
 from ...framework.backend import backend_of
-from ...framework.dtypes import is_half, is_kernel_float
+from ...framework.dtypes import BFLOAT16, is_half, is_kernel_float
 from ...framework.indexed_slices import IndexedSlices
 from ...framework.tensor import wrap
 from ...framework.threads import get_num_threads
@@ -42,8 +43,9 @@ def reduce_bags(be, table, indices, weights, splits, combiner, out_dtype=None):
     (None: the table's; float32 for a half table, checked by the caller).
 
     float32/float64 go to the kernel (a non-contiguous table has its rows
-    gathered first, O(nnz)); float16 and bfloat16 rows are gathered,
-    converted to float32, reduced by the float32 kernel and rounded once;
+    gathered first, O(nnz)); a C-contiguous float16 or bfloat16 table goes
+    to the half kernel (float32 sums, rounded once to `out_dtype`); other
+    half tables have their rows gathered and converted to float32 first;
     integers (sum only) take a NumPy path.
     """
     n_bags = splits.shape[0] - 1
@@ -53,6 +55,9 @@ def reduce_bags(be, table, indices, weights, splits, combiner, out_dtype=None):
     if be.on_gpu:
         return _reduce_device(be, table, indices, weights, splits, combiner,
                               out_dtype)
+    if is_half(dtype) and table.flags.c_contiguous and table.ndim >= 1:
+        return _reduce_half(be, table, indices, weights, splits, combiner,
+                            out_dtype)
     if not is_kernel_float(dtype) or not table.flags.c_contiguous:
         rows = table[indices]  # O(nnz x width), never a copy of the table
         if dtype.kind in "iub":  # sum of integers, unweighted (checked)
@@ -77,6 +82,25 @@ def reduce_bags(be, table, indices, weights, splits, combiner, out_dtype=None):
         COMBINERS[combiner], out.reshape(n_bags, width), get_num_threads(),
     )
     return out
+
+
+def _reduce_half(be, table, indices, weights, splits, combiner, out_dtype):
+    """:func:`reduce_bags` of a C-contiguous half host table: the half bag
+    kernel (float32 sums of the rows it reads), rounded once to
+    `out_dtype`."""
+    n_bags = splits.shape[0] - 1
+    row_shape = table.shape[1:]
+    width = int(np.prod(row_shape, dtype=np.int64))
+    if n_bags == 0 or width == 0:
+        return np.zeros((n_bags,) + row_shape, dtype=out_dtype)
+    f32 = np.dtype(np.float32)
+    out = buffers.empty((n_bags,) + row_shape, f32)
+    be.kernels("bags").sparse_segment_reduce_half(
+        table.reshape(table.shape[0], width).view(np.uint16), indices,
+        _EMPTY[f32] if weights is None else weights.astype(f32, copy=False),
+        splits, COMBINERS[combiner], out.reshape(n_bags, width),
+        table.dtype == BFLOAT16, get_num_threads())
+    return out if out_dtype == f32 else out.astype(out_dtype)
 
 
 def _reduce_device(be, table, indices, weights, splits, combiner, out_dtype):
@@ -119,6 +143,11 @@ def bag_buffers(table, nnz, n_bags, what, what_rows, out_dtype=None):
     row_shape = tuple(table.shape[1:])
     out_dtype = table.dtype if out_dtype is None else out_dtype
     out = [((n_bags,) + row_shape, out_dtype, what)]
+    if is_half(table.dtype) and table.flags.c_contiguous:
+        # the half kernel's float32 bags, before their rounding
+        if out_dtype != np.float32:
+            out.append(((n_bags,) + row_shape, np.float32, what))
+        return out
     if not is_kernel_float(table.dtype) or not table.flags.c_contiguous:
         out.append(((nnz,) + row_shape, table.dtype, what_rows))
         if is_half(table.dtype):
