@@ -49,6 +49,8 @@ cdef extern from *:
 cdef extern from "sg_half.h":
     void sg_half_row_to_f32(const uint16_t* src, float* dst, int64_t n,
                             int bf16) noexcept nogil
+    void sg_half_row_from_f32(const float* src, uint16_t* dst, int64_t n,
+                              int bf16) noexcept nogil
 
 cdef extern from "sg_segment.h":
     # Combiners (the same numbers in sparsegrad.ops.sparse_segment_ops).
@@ -281,20 +283,26 @@ def sparse_segment_reduce_half(
     const int64_t[::1] splits,          # IN  (n_segments + 1,), rising in [0, nnz]
     int combiner,                       # IN  COMBINER_SUM, _MEAN or _SQRTN
     float[:, ::1] out,                  # OUT (n_segments, width), every row written
+    uint16_t[:, ::1] out_half,          # OUT (n_segments, width) or (0, width)
     bint bf16,                          # IN  bfloat16 bits (else float16)
     int n_threads,
 ):
     """sparse_segment_reduce of a half table in float32: the bits of the
-    float32 kernel on the upcast table, reading only the bags' rows."""
+    float32 kernel on the upcast table, reading only the bags' rows.  With
+    rows in `out_half`, each bag is also rounded to the table's type there
+    (to nearest, once), right after it is summed."""
     cdef Py_ssize_t n_segments = out.shape[0], width = out.shape[1]
     cdef Py_ssize_t s
     cdef int threads = threads_for(
         (splits[n_segments] - splits[0] + n_segments) * width, n_threads)
     if width == 0:
         return
+    cdef bint rounded = out_half.shape[0] > 0
     for s in prange(n_segments, nogil=True, schedule="static", num_threads=threads):
         _bag_half(data, indices, weights, splits[s], splits[s + 1],
                   splits[n_segments], combiner, &out[s, 0], width, bf16)
+        if rounded:
+            sg_half_row_from_f32(&out[s, 0], &out_half[s, 0], width, bf16)
 
 
 def sparse_segment_reduce_grad(

@@ -171,7 +171,12 @@ def test_the_half_bag_kernel_of_both_builds_reads_rows_as_float32(dtype, width):
                                           combiner, want, 2)
             for build in builds:
                 got = np.full((5, width), np.nan, np.float32)
+                rounded = np.zeros((5, width), np.uint16)
                 build.sparse_segment_reduce_half(table.view(np.uint16), ids, w, splits,
-                                                 combiner, got, dtype != np.float16, 2)
+                                                 combiner, got, rounded,
+                                                 dtype != np.float16, 2)
                 np.testing.assert_array_equal(got.view(np.uint32),
                                               want.view(np.uint32))
+                # rounded once to the table's type (sg_half.h's nearest)
+                np.testing.assert_array_equal(rounded,
+                                              want.astype(dtype).view(np.uint16))

@@ -161,6 +161,23 @@ static inline void sg_half_row_to_f32(const sg_u16* src, float* dst, sg_i64 n,
 #endif
     for (; j < n; ++j) dst[j] = sg_f16_to_f32(src[j]);
 }
+
+/* dst[j] = src[j] rounded to the half type (to nearest, ties to even), j <
+ * n: sg_f32_to_f16 / sg_f32_to_bf16 of each value, float16 eight at a time
+ * with F16C where the build has AVX2 and F16C (the same bits). */
+static inline void sg_half_row_from_f32(const float* src, sg_u16* dst, sg_i64 n,
+                                        int bf16) {
+    sg_i64 j = 0;
+    if (bf16) {
+        for (; j < n; ++j) dst[j] = sg_f32_to_bf16(src[j]);
+        return;
+    }
+#if defined(SG_HAVE_F16C) && defined(__AVX2__)
+    for (; j + 8 <= n; j += 8)
+        _mm_storeu_si128((__m128i*)(dst + j), _mm256_cvtps_ph(_mm256_loadu_ps(src + j), 0));
+#endif
+    for (; j < n; ++j) dst[j] = sg_f32_to_f16(src[j]);
+}
 #endif
 
 /* ---- from double, one rounding ----------------------------------------- */

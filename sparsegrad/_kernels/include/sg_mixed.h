@@ -143,17 +143,7 @@ static inline __attribute__((always_inline)) void sg_mixed_store(
         }
         return;
     }
-#ifdef SG_LANES_SIMD
-    if (bf16)
-        for (; j + 8 <= n; j += 8)
-            sg_v_store_bf16(dst + j, sg_v_round_bf16(_mm256_loadu_ps(src + j)));
-    else
-        for (; j + 8 <= n; j += 8) sg_v_store_f16(dst + j, _mm256_loadu_ps(src + j));
-#endif
-    if (bf16)
-        for (; j < n; ++j) dst[j] = sg_f32_to_bf16(src[j]);
-    else
-        for (; j < n; ++j) dst[j] = sg_f32_to_f16(src[j]);
+    sg_half_row_from_f32(src, dst, n, bf16);
 }
 #endif /* host C++ */
 

@@ -84,6 +84,10 @@ def reduce_bags(be, table, indices, weights, splits, combiner, out_dtype=None):
     return out
 
 
+# "No rounded rows" for the half kernel.
+_NO_HALF_ROWS = np.zeros(0, np.uint16)
+
+
 def _reduce_half(be, table, indices, weights, splits, combiner, out_dtype):
     """:func:`reduce_bags` of a C-contiguous half host table: the half bag
     kernel (float32 sums of the rows it reads), rounded once to
@@ -95,12 +99,15 @@ def _reduce_half(be, table, indices, weights, splits, combiner, out_dtype):
         return np.zeros((n_bags,) + row_shape, dtype=out_dtype)
     f32 = np.dtype(np.float32)
     out = buffers.empty((n_bags,) + row_shape, f32)
+    rounded = (_NO_HALF_ROWS if out_dtype == f32
+               else buffers.empty((n_bags,) + row_shape, out_dtype))
     be.kernels("bags").sparse_segment_reduce_half(
         table.reshape(table.shape[0], width).view(np.uint16), indices,
         _EMPTY[f32] if weights is None else weights.astype(f32, copy=False),
         splits, COMBINERS[combiner], out.reshape(n_bags, width),
-        table.dtype == BFLOAT16, get_num_threads())
-    return out if out_dtype == f32 else out.astype(out_dtype)
+        rounded.reshape(-1, width).view(np.uint16), table.dtype == BFLOAT16,
+        get_num_threads())
+    return out if out_dtype == f32 else rounded
 
 
 def _reduce_device(be, table, indices, weights, splits, combiner, out_dtype):
