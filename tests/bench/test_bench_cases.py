@@ -23,18 +23,13 @@ def test_cases_are_well_formed():
                 assert isinstance(n_bytes, int) and n_bytes > 0, case.name
 
 
-# Cases that need sparsegrad's bags on bfloat16 tables.
-BFLOAT16_BAG_CASES = {"segment/embedding_bag_step_rowwise_bf16"}
-
 PAIRS = [(case, library) for _, case in SUITE.entries
          for library in ("sparsegrad", "numpy") if library in case.setups]
 
 
 @pytest.mark.parametrize("case, library", PAIRS,
                          ids=[f"{case.name}-{library}" for case, library in PAIRS])
-def test_quick_setup_runs(case, library, bfloat16_bags):
-    if case.name in BFLOAT16_BAG_CASES and bfloat16_bags:
-        pytest.skip(bfloat16_bags)
+def test_quick_setup_runs(case, library):
     run = case.setups[library](True)
     run()
     run()                       # the timed callable is called repeatedly
