@@ -34,7 +34,8 @@ from ...framework.backend import backend_of
 from ...framework.dtypes import BFLOAT16, is_half
 from ...framework.threads import get_num_threads
 
-__all__ = ["Rounding", "stream_keys", "check_seed", "run", "MATH_DTYPE"]
+__all__ = ["Rounding", "NEAREST", "stream_keys", "check_seed", "run",
+           "through_copies", "update_rows", "THROUGH_COPIES", "MATH_DTYPE"]
 
 #: The arithmetic of every mixed-precision update.
 MATH_DTYPE = np.dtype(np.float32)
