@@ -676,7 +676,15 @@ class Optimizer:
         Variable
             :attr:`iterations`.
         """
+        loss, var_list, tape = self._loss_and_variables(loss, var_list, tape)
+        grads = tape.gradient(loss, var_list)
+        return self.apply_gradients(zip(grads, var_list))
 
+    @staticmethod
+    def _loss_and_variables(loss, var_list, tape):
+        """:meth:`minimize`'s arguments resolved: the loss (a callable
+        evaluated under the tape, which watches `var_list`), the variables
+        as a list, and the tape (a new one unless given)."""
         if not callable(loss) and tape is None:
             raise InvalidArgumentError(
                 "minimize: a tape is required when loss is a Tensor; pass "
@@ -693,8 +701,7 @@ class Optimizer:
         elif callable(var_list):
             var_list = var_list()
         var_list = list(var_list)
-        grads = tape.gradient(loss, var_list)
-        return self.apply_gradients(zip(grads, var_list))
+        return loss, var_list, tape
 
     # -- config ----------------------------------------------------------------
 

@@ -14,7 +14,6 @@ import numbers
 
 import numpy as np
 
-from ...autodiff.tape import GradientTape
 from ...errors import InvalidArgumentError
 from ...framework import sparse_rows
 from ...framework.backend import backend_of
@@ -498,22 +497,7 @@ class LossScaleOptimizer(Optimizer):
         >>> w.numpy()
         array([ 0.5, -0.5])
         """
-        if not callable(loss) and tape is None:
-            raise InvalidArgumentError(
-                "minimize: a tape is required when loss is a Tensor; pass "
-                "tape=... or make loss a callable"
-            )
-        tape = tape if tape is not None else GradientTape()
-        if callable(loss):
-            with tape:
-                if not callable(var_list):
-                    tape.watch(var_list)
-                loss = loss()
-                if callable(var_list):
-                    var_list = var_list()
-        elif callable(var_list):
-            var_list = var_list()
-        var_list = list(var_list)
+        loss, var_list, tape = self._loss_and_variables(loss, var_list, tape)
         loss = convert_to_tensor(loss, name="loss")
         xp = backend_of(loss._value).xp
         with np.errstate(over="ignore"):
