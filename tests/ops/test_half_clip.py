@@ -22,6 +22,9 @@ from sparsegrad.errors import InvalidArgumentError
 from sparsegrad.ops.clip_ops import rows as clip_rows
 from sparsegrad.ops.clip_ops import sum_of_squares
 
+from .half_bits import assert_half_bits as assert_bits
+from .half_bits import half_bits as bits
+
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F16 = np.dtype(np.float16)
 HALVES = [F16, BF16]
@@ -30,19 +33,6 @@ GOLDEN = np.load(os.path.join(os.path.dirname(__file__), "data",
 A = [[1.0, 2.0], [3.0, -4.0]]
 B = [2.0, 0.0, -1.0]
 ROWS = [[1.0, 2.0], [3.0, 4.0], [5.0, -6.0]]
-
-
-def bits(x):
-    """The bits of a half array (-0.0 and NaN payloads included)."""
-    x = np.asarray(x.numpy() if hasattr(x, "numpy") else x)
-    assert x.dtype in HALVES, x.dtype
-    return x.view(np.uint16)
-
-
-def assert_bits(actual, expected, dtype):
-    actual = actual.numpy() if hasattr(actual, "numpy") else actual
-    assert np.asarray(actual).dtype == dtype
-    np.testing.assert_array_equal(bits(actual), bits(np.asarray(expected, dtype)))
 
 
 def golden(dtype, case, what):

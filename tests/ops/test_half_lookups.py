@@ -23,22 +23,13 @@ import sparsegrad as sg
 from sparsegrad.errors import InvalidArgumentError
 from sparsegrad.ops.sparse_segment_ops import embedding_bag
 
+from .half_bits import assert_same_bits as _assert_same_bits
+
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F16 = np.dtype(np.float16)
 F32 = np.dtype(np.float32)
 HALVES = pytest.mark.parametrize("half", [BF16, F16], ids=["bfloat16", "float16"])
 OUT = pytest.mark.parametrize("dtype", [None, "float32"], ids=["half", "float32"])
-
-
-def _bits(array):
-    array = np.asarray(array)
-    return array.view(np.uint16) if array.dtype.itemsize == 2 else array
-
-
-def _assert_same_bits(got, want):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == want.dtype and got.shape == want.shape
-    np.testing.assert_array_equal(_bits(got), _bits(want))
 
 
 def _table(half, shape=(7, 3), seed=0):

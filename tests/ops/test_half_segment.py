@@ -19,6 +19,9 @@ from sparsegrad.ops.segment_ops.unsorted_reductions import (
     unsorted_segment_reduce_rows,
 )
 
+from .half_bits import assert_half_bits as assert_bits
+from .half_bits import half_bits as bits
+
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F16 = np.dtype(np.float16)
 HALVES = [F16, BF16]
@@ -33,18 +36,6 @@ SORTED = ["segment_sum", "segment_mean", "segment_max", "segment_min",
 UNSORTED = ["unsorted_segment_sum", "unsorted_segment_mean",
             "unsorted_segment_max", "unsorted_segment_min",
             "unsorted_segment_prod", "unsorted_segment_sqrt_n"]
-
-
-def bits(x):
-    x = np.asarray(x.numpy() if hasattr(x, "numpy") else x)
-    assert x.dtype in HALVES, x.dtype
-    return x.view(np.uint16)
-
-
-def assert_bits(actual, expected, dtype):
-    actual = actual.numpy() if hasattr(actual, "numpy") else actual
-    assert np.asarray(actual).dtype == dtype
-    np.testing.assert_array_equal(bits(actual), bits(np.asarray(expected, dtype)))
 
 
 def call(name, data, ids, n_segments=None):

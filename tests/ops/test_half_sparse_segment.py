@@ -18,6 +18,8 @@ import pytest
 import sparsegrad as sg
 from sparsegrad.errors import InvalidArgumentError
 
+from .half_bits import assert_same_bits as _assert_same_bits
+
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F16 = np.dtype(np.float16)
 F32 = np.dtype(np.float32)
@@ -26,17 +28,6 @@ OUT = pytest.mark.parametrize("dtype", [None, "float32"], ids=["half", "float32"
 OPS = pytest.mark.parametrize("op", [sg.sparse.segment_sum, sg.sparse.segment_mean,
                                      sg.sparse.segment_sqrt_n],
                               ids=["sum", "mean", "sqrt_n"])
-
-
-def _bits(array):
-    array = np.asarray(array)
-    return array.view(np.uint16) if array.dtype.itemsize == 2 else array
-
-
-def _assert_same_bits(got, want):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == want.dtype and got.shape == want.shape
-    np.testing.assert_array_equal(_bits(got), _bits(want))
 
 
 def _case(half, seed=0):
