@@ -41,20 +41,9 @@ def _nvcc_version():
     return subprocess.run([NVCC, "--version"], capture_output=True, text=True).stdout
 
 
-def _headers():
-    """The text of every header a module may include."""
-    names = sorted(glob.glob(os.path.join(_cuda.source_dir(), "*.cuh"))
-                   + glob.glob(os.path.join(_cuda.include_dir(), "*.h")))
-    texts = []
-    for name in names:
-        with open(name) as f:
-            texts.append(f.read())
-    return texts
-
-
 def _key(text, arch):
     """A digest of everything a compile depends on."""
-    parts = [_nvcc_version(), arch, *_cuda.compile_options(), text, *_headers()]
+    parts = [_nvcc_version(), arch, *_cuda.compile_options(), text, *_cuda.headers()]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
 
 
@@ -185,3 +174,22 @@ def test_sources_compile_with_nvrtc():
                                 f"{log.value.decode(errors='replace')}")
             lib.nvrtcDestroyProgram(ctypes.byref(prog))
     assert not failures, "\n".join(failures)
+
+
+def test_binary_cache_round_trip_and_torn_files(tmp_path, monkeypatch):
+    # _cuda keeps NVRTC's binaries behind their SHA-256; a torn or altered
+    # file reads as missing (compiled again), never as a module
+    monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path / "cache"))
+    path = _cuda._cache_path("abc")
+    assert path.startswith(str(tmp_path / "cache"))
+    assert _cuda._read_cached(path) is None
+    _cuda._write_cached(path, b"\x7fELF binary")
+    assert _cuda._read_cached(path) == b"\x7fELF binary"
+    with open(path, "r+b") as f:
+        f.seek(40)
+        f.write(b"X")
+    assert _cuda._read_cached(path) is None
+    with open(path, "wb") as f:
+        f.write(b"short")
+    assert _cuda._read_cached(path) is None
+    assert not [p for p in os.listdir(tmp_path / "cache") if p.endswith(".tmp")]

@@ -328,7 +328,9 @@ def _compile(code, options):
     base = os.path.join(_cache_dir(), digest)
     so, sigs = base + ".so", base + ".sig"
     if not (os.path.exists(so) and os.path.exists(sigs)):
-        src = base + ".cpp"
+        # a file of this process's own: xdist workers compile the same
+        # module side by side, and the trampolines are appended below
+        src = base + f".{os.getpid()}.cpp"
         with open(src, "w") as f:
             f.write('#include "cuda_emu.h"\n' + code)
         common = ["g++", "-std=c++17", f"-I{HERE}", *flags, "-w"]
@@ -359,6 +361,7 @@ def _compile(code, options):
                 f.write(name + "\t" + params.replace("\n", " ") + "\n")
         os.replace(sigs + f".{os.getpid()}.tmp", sigs)
         os.replace(tmp, so)
+        os.remove(src)
     kernels = {}
     with open(sigs) as f:
         for line in f:
