@@ -60,6 +60,15 @@ class Case:
         ``floor_bytes(quick) -> int``: the bytes the operation must move at
         least (read plus written); the harness divides them by the measured
         bandwidth to give the floor.  None where no floor makes sense.
+    floor_flops : callable, optional
+        ``floor_flops(quick) -> int``: the floating-point operations of the
+        operation's matrix products; the harness divides them by the
+        measured float32 matrix-product rate and adds the result to the
+        floor.  None where the operation has no matrix product.
+    threads : int, optional
+        Threads every library gets for this case, whatever ``--threads``
+        says (a case about what surrounds a kernel runs on one).  None (the
+        default) for the run's.
     steps : int, optional
         Timed calls per process for a steady-state case (each process makes
         them one after the other, after the warm-up), instead of the
@@ -87,6 +96,8 @@ class Case:
     description: str
     setups: dict[str, Callable] = field(default_factory=dict)
     floor_bytes: Optional[Callable] = None
+    floor_flops: Optional[Callable] = None
+    threads: Optional[int] = None
     steps: Optional[int] = None
     block: int = 10
     memory: bool = False

@@ -9,7 +9,10 @@ steady-state case (a training step) times --steps consecutive steps in each
 process instead of --repeat calls; its "blocks" column is sparsegrad's
 slowest median of 10 consecutive steps over its fastest.  The floor
 of a case is the bytes it must move divided by the better of a one-thread
-``np.copyto`` and a copy on all cores, measured once per run.  A peer that is
+and an all-core in-place update of a large array (each byte read, then
+written: how the updates use memory), plus, for a case with matrix products,
+their operations divided by NumPy's float32 matrix-product rate; both are
+measured before and after the cases, and the better figure counts.  A peer that is
 not installed (nor given an interpreter with --python) is not started; its
 cells say so.  --list describes each case at its full size; --quick runs
 every case smaller (its help lists the sizes).
@@ -243,12 +246,13 @@ def run(args):
     )
 
     progress = _Progress(sys.stderr)
-    # The bandwidth is measured before and after the cases (the all-core copy
-    # on every processor, whatever --threads says); the floor uses the better
-    # measurement, since a neighbour's load only ever lowers it.
+    # The floor's rates are measured before and after the cases (the
+    # all-core update on every processor, whatever --threads says); the
+    # floor uses the better measurement, since a neighbour's load only ever
+    # lowers it.
     measurements = []
     for when in ("before", "after"):
-        progress(f"measuring the copy bandwidth ({when} the cases)")
+        progress(f"measuring the update bandwidth and GEMM rate ({when} the cases)")
         out = harness.run_worker(
             ["--bandwidth", "--quick"] if args.quick else ["--bandwidth"])
         if out["status"] != "ok":
@@ -260,11 +264,13 @@ def run(args):
         measurements.append(out)
         if when == "before":
             machine = harness.describe_machine(settings.threads)
-            rows = harness.run_cases(entries, settings, out["bandwidth"], progress)
+            rows = harness.run_cases(entries, settings, out["bandwidth"], progress,
+                                     out.get("gemm"))
     progress.done()
     bandwidth = dict(max(measurements, key=lambda m: m["bandwidth"]))
+    bandwidth["gemm"] = max(m["gemm"] for m in measurements)
     bandwidth["measurements"] = measurements
-    harness.set_floors(rows, bandwidth["bandwidth"])
+    harness.set_floors(rows, bandwidth["bandwidth"], bandwidth["gemm"])
     for row in rows:
         for lib, res in row["results"].items():
             if res.get("version"):

@@ -44,7 +44,7 @@ import numpy as np
 from .case import Case
 from .sizes import END_TO_END
 
-__all__ = ["CASES", "make_batches", "initial_values", "floor_bytes"]
+__all__ = ["CASES", "make_batches", "initial_values", "floor_bytes", "floor_flops"]
 
 FIELDS, WIDTH, HIDDEN = 26, 16, 64
 LEARNING_RATE, EPSILON, CLIP_NORM = 1e-3, 1e-7, 1.0
@@ -111,6 +111,18 @@ def floor_bytes(quick):
         distinct = np.unique(ids).size
         total += n_ids * 8 * 2 + n_ids * row * 3 + distinct * row * 6
     return total // len(batches)
+
+
+def floor_flops(quick):
+    """The floating-point operations of a step's matrix products: the
+    forward product of each layer, and in the backward pass the product for
+    its weights' gradient and the one for its input's gradient (the lookup's
+    rows need theirs), ``2 m n k`` each: three 4,096 x 416 x 64 products, and
+    three 4,096 x 64 x 1 ones.
+    """
+    batch, _ = _sizes(quick)
+    features = FIELDS * WIDTH
+    return 3 * 2 * batch * (features * HIDDEN + HIDDEN * 1)
 
 
 def _cycle(batches):
@@ -263,6 +275,7 @@ CASES = [
         setups={"sparsegrad": setup_sparsegrad, "torch": setup_torch,
                 "tensorflow": setup_tensorflow},
         floor_bytes=floor_bytes,
+        floor_flops=floor_flops,
         steps=100,
     ),
 ]

@@ -31,12 +31,13 @@ from typing import Optional
 from .case import LIBRARIES
 from .machine import (  # noqa: F401 (the harness's API: cli and worker use them)
     BANDWIDTH_BYTES,
-    copy_bandwidth,
     cpu_model,
     describe_machine,
+    gemm_rate,
     machine_line,
     measure_bandwidth,
     own_environment,
+    update_bandwidth,
 )
 from .report import (  # noqa: F401
     format_bytes,
@@ -356,7 +357,7 @@ def _blocks(processes, block):
             "block_ratio_within": max(within) if within else None}
 
 
-def run_cases(entries, settings, bandwidth, progress=None):
+def run_cases(entries, settings, bandwidth, progress=None, gemm=None):
     """Time every (case, library) pair, library after library, round after round.
 
     Parameters
@@ -368,6 +369,9 @@ def run_cases(entries, settings, bandwidth, progress=None):
         Bytes per second of the floor.
     progress : callable, optional
         Called with one line before each worker starts.
+    gemm : float, optional
+        Floating-point operations per second of the floor's matrix products
+        (needed only by a case with ``floor_flops``).
 
     Returns
     -------
@@ -454,6 +458,8 @@ def run_cases(entries, settings, bandwidth, progress=None):
             "description": case.description,
             "floor_bytes": (case.floor_bytes(settings.quick) if case.floor_bytes
                             else None),
+            "floor_flops": (case.floor_flops(settings.quick) if case.floor_flops
+                            else None),
             "results": results,
             "ratios": ratios,
             "steps": n_calls if case.steps is not None else None,
@@ -461,7 +467,7 @@ def run_cases(entries, settings, bandwidth, progress=None):
             "memory": case.memory,
             "memory_baseline": case.memory_baseline,
         })
-    set_floors(rows, bandwidth)
+    set_floors(rows, bandwidth, gemm)
     set_memory_ratios(rows)
     return rows
 
@@ -490,12 +496,25 @@ def set_memory_ratios(rows):
                                and base is not None and base > 0 else None)
 
 
-def set_floors(rows, bandwidth):
-    """Set each row's ``floor`` (seconds: its ``floor_bytes`` over `bandwidth`)
-    and ``x_floor`` (sparsegrad's median over the floor), or None for both
-    where the row has no floor or no sparsegrad timing."""
+def set_floors(rows, bandwidth, gemm=None):
+    """Set each row's ``floor`` (seconds: its ``floor_bytes`` over `bandwidth`,
+    plus its ``floor_flops`` over `gemm` where it has them) and ``x_floor``
+    (sparsegrad's median over the floor), or None for both where the row has
+    no floor, no sparsegrad timing, or operations but no `gemm` rate.
+
+    Examples
+    --------
+    >>> ok = {"sparsegrad": {"status": "ok", "median": 0.003}}
+    >>> rows = [{"floor_bytes": 2e6, "floor_flops": 1e7, "results": ok}]
+    >>> set_floors(rows, bandwidth=1e9, gemm=1e10)
+    >>> round(rows[0]["floor"], 6), round(rows[0]["x_floor"], 3)
+    (0.003, 1.0)
+    """
     for row in rows:
         floor = row["floor_bytes"] / bandwidth if row["floor_bytes"] else None
+        flops = row.get("floor_flops")
+        if flops:
+            floor = (floor or 0.0) + flops / gemm if gemm else None
         ours = row["results"].get("sparsegrad", {})
         ours_t = ours.get("median") if ours.get("status") == "ok" else None
         row["floor"] = floor

@@ -1,14 +1,15 @@
-"""The machine a benchmark runs on: its CPU, its memory copy bandwidth (the
-floor each case is compared with) and the environment the libraries see."""
+"""The machine a benchmark runs on: its CPU, the rates of the floor each case
+is compared with (the bandwidth of an in-place update, the matrix-product
+rate) and the environment the libraries see."""
 
 import os
 import platform
 from concurrent.futures import ThreadPoolExecutor
 
-from .sizes import BANDWIDTH_MIB
+from .sizes import BANDWIDTH_MIB, GEMM_N
 from .timing import time_calls
 
-# Bytes copied by each bandwidth measurement (a copy reads and writes them).
+# Bytes updated by each bandwidth measurement (an update reads and writes them).
 BANDWIDTH_BYTES = BANDWIDTH_MIB.full << 20
 
 
@@ -35,23 +36,27 @@ def cpu_model():
     return platform.processor() or "unknown CPU"
 
 
-def copy_bandwidth(n_bytes=BANDWIDTH_BYTES, repeat=9, n_threads=1):
-    """Bytes per second of a large ``np.copyto``, split over `n_threads` threads.
+def update_bandwidth(n_bytes=BANDWIDTH_BYTES, repeat=9, n_threads=1):
+    """Bytes per second of an in-place update of a large array, split over
+    `n_threads` threads: the way an optimizer's update uses memory.
 
-    Each thread copies one contiguous chunk (``np.copyto`` releases the GIL);
-    the bytes counted are those read plus those written (twice `n_bytes`).
-    The figure is that of the fastest of `repeat` copies, after one warm-up
-    copy that also touches every page of the destination: the floor is a
-    bound, and on a shared machine the slower copies measure the neighbours.
+    Each thread adds one to a contiguous chunk of a float32 array in place
+    (``np.add(a, 1, out=a)``, which releases the GIL): every byte is read and
+    then written back, and the bytes counted are both (twice `n_bytes`).  A
+    copy would also read each destination line before writing it, a transfer
+    it does not count; an update has no such hidden cost, so no case that
+    reads and writes its bytes once can run below this floor.  The figure is
+    that of the fastest of `repeat` updates, after one warm-up update that
+    also touches every page.
 
     Parameters
     ----------
     n_bytes : int, optional
-        Size of the copied array.
+        Size of the updated array.
     repeat : int, optional
-        Number of timed copies.
+        Number of timed updates.
     n_threads : int, optional
-        Threads sharing the copy (1: a plain single-threaded ``np.copyto``).
+        Threads sharing the update (1: a plain single-threaded ``np.add``).
 
     Returns
     -------
@@ -65,12 +70,12 @@ def copy_bandwidth(n_bytes=BANDWIDTH_BYTES, repeat=9, n_threads=1):
 
     Notes
     -----
-    The best of the `repeat` copies counts: the floor is what the memory can
+    The best of the `repeat` updates counts: the floor is what the memory can
     do, not what it did on average.
 
     Examples
     --------
-    >>> copy_bandwidth(n_bytes=1 << 20, repeat=3) > 0
+    >>> update_bandwidth(n_bytes=1 << 20, repeat=3) > 0
     True
     """
     import numpy as np
@@ -79,46 +84,89 @@ def copy_bandwidth(n_bytes=BANDWIDTH_BYTES, repeat=9, n_threads=1):
         raise ValueError(f"n_bytes must be at least 4096, got {n_bytes!r}")
     if n_threads < 1:
         raise ValueError(f"n_threads must be at least 1, got {n_threads!r}")
-    src = np.ones(n_bytes // 4, dtype=np.float32)
-    dst = np.empty_like(src)
+    data = np.ones(n_bytes // 4, dtype=np.float32)
+    one = np.float32(1)
     if n_threads == 1:
-        times = time_calls(lambda: np.copyto(dst, src), repeat)
+        times = time_calls(lambda: np.add(data, one, out=data), repeat)
     else:
-        edges = np.linspace(0, src.size, n_threads + 1).astype(np.int64)
-        chunks = [(dst[a:b], src[a:b]) for a, b in zip(edges[:-1], edges[1:])]
+        edges = np.linspace(0, data.size, n_threads + 1).astype(np.int64)
+        chunks = [data[a:b] for a, b in zip(edges[:-1], edges[1:])]
         with ThreadPoolExecutor(n_threads) as pool:
-            times = time_calls(
-                lambda: list(pool.map(lambda c: np.copyto(*c), chunks)), repeat)
-    return 2 * src.nbytes / min(times)
+            times = time_calls(lambda: list(pool.map(
+                lambda c: np.add(c, one, out=c), chunks)), repeat)
+    return 2 * data.nbytes / min(times)
 
 
-def measure_bandwidth(n_threads=None, n_bytes=BANDWIDTH_BYTES, repeat=9):
-    """The bandwidth of the floor: the better of a one-thread and an all-core copy.
+def gemm_rate(n=GEMM_N.full, repeat=5):
+    """Floating-point operations per second of NumPy's float32 matrix product
+    (its BLAS, on the threads that BLAS chooses): the rate the matrix products
+    of a case are bounded by.
+
+    Parameters
+    ----------
+    n : int, optional
+        The side of the square matrices multiplied (``2 n**3`` operations).
+    repeat : int, optional
+        Number of timed products; the fastest counts.
+
+    Returns
+    -------
+    float
+        Operations per second.
+
+    Raises
+    ------
+    ValueError
+        If `n` is below 16.
+
+    Examples
+    --------
+    >>> gemm_rate(n=64, repeat=3) > 0
+    True
+    """
+    import numpy as np
+
+    if n < 16:
+        raise ValueError(f"n must be at least 16, got {n!r}")
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
+    out = np.empty((n, n), np.float32)
+    return 2.0 * n ** 3 / min(time_calls(lambda: np.matmul(a, b, out=out), repeat))
+
+
+def measure_bandwidth(n_threads=None, n_bytes=BANDWIDTH_BYTES, repeat=9,
+                      gemm_n=GEMM_N.full):
+    """The rates of the floor: the better of a one-thread and an all-core
+    in-place update (:func:`update_bandwidth`), and the matrix-product rate
+    (:func:`gemm_rate`).
 
     Parameters
     ----------
     n_threads : int, optional
-        Threads of the all-core copy (default: every processor).
+        Threads of the all-core update (default: every processor).
     n_bytes, repeat : int, optional
-        As for :func:`copy_bandwidth`.
+        As for :func:`update_bandwidth`.
+    gemm_n : int, optional
+        As `n` for :func:`gemm_rate`.
 
     Returns
     -------
     dict
-        ``single`` and ``all_cores`` (bytes per second of each copy),
-        ``threads`` (of the all-core copy) and ``bandwidth`` (the larger).
+        ``single`` and ``all_cores`` (bytes per second of each update),
+        ``threads`` (of the all-core update), ``bandwidth`` (the larger) and
+        ``gemm`` (operations per second).
 
     Examples
     --------
-    >>> b = measure_bandwidth(n_threads=2, n_bytes=1 << 20, repeat=3)
-    >>> b["bandwidth"] == max(b["single"], b["all_cores"])
+    >>> b = measure_bandwidth(n_threads=2, n_bytes=1 << 20, repeat=3, gemm_n=64)
+    >>> b["bandwidth"] == max(b["single"], b["all_cores"]) and b["gemm"] > 0
     True
     """
     n_threads = n_threads or os.cpu_count() or 1
-    single = copy_bandwidth(n_bytes, repeat, 1)
-    every = copy_bandwidth(n_bytes, repeat, n_threads)
+    single = update_bandwidth(n_bytes, repeat, 1)
+    every = update_bandwidth(n_bytes, repeat, n_threads)
     return {"single": single, "all_cores": every, "threads": n_threads,
-            "bandwidth": max(single, every)}
+            "bandwidth": max(single, every), "gemm": gemm_rate(gemm_n)}
 
 
 def machine_line(machine, bandwidth):
@@ -131,13 +179,15 @@ def machine_line(machine, bandwidth):
         f"{machine['threads']} (sparsegrad OpenMP {machine['openmp']}); Python "
         f"{machine['python']}; {versions}"
         f"{'; ' + env if env else ''}\n"
-        f"bandwidth: np.copyto {bandwidth['single'] / 1e9:.2f} GB/s, on "
+        f"floor: in-place update {bandwidth['single'] / 1e9:.2f} GB/s, on "
         f"{bandwidth['threads']} threads {bandwidth['all_cores'] / 1e9:.2f} GB/s; "
         f"the floor uses {bandwidth['bandwidth'] / 1e9:.2f} GB/s"
         + ("" if "measurements" not in bandwidth else
            " (the better of the measurements before and after the cases: "
            + ", ".join(f"{m['bandwidth'] / 1e9:.2f}" for m in bandwidth["measurements"])
            + " GB/s)")
+        + ("" if "gemm" not in bandwidth else
+           f" and float32 matrix products at {bandwidth['gemm'] / 1e9:.1f} GFLOP/s")
     )
 
 

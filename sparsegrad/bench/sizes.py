@@ -71,8 +71,10 @@ BAGS = Size(16_384, 128, "embedding bag {0} bags")
 #: The end-to-end CTR step: (batch, table rows).
 END_TO_END = Size((4_096, 1_000_000), (256, 10_000),
                   "CTR step batch {0}, table {1} rows")
-#: MiB of each copy that measures the bandwidth.
-BANDWIDTH_MIB = Size(256, 16, "bandwidth copy {0} MiB")
+#: MiB of each in-place update that measures the bandwidth.
+BANDWIDTH_MIB = Size(256, 16, "bandwidth update {0} MiB")
+#: Side of the square float32 matrix product that measures the GEMM rate.
+GEMM_N = Size(1_024, 128, "GEMM rate {0} x {0} float32")
 
 #: The most timed steps per process of a steady-state case (one with
 #: ``Case.steps``) in a ``--quick`` run: two blocks of ten.
@@ -80,7 +82,7 @@ QUICK_STEPS = 20
 
 #: Every size, in the order :func:`describe` names them.
 ALL = (EMBEDDING, DENSE_UPDATE, CLIP_SIDE, SEGMENT, RAGGED_ROWS, RAGGED_VALUES, BAGS,
-       END_TO_END, BANDWIDTH_MIB)
+       END_TO_END, BANDWIDTH_MIB, GEMM_N)
 
 
 def describe(quick):

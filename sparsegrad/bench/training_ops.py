@@ -14,6 +14,10 @@ ids into a 1,000,000 x 64 float32 table):
   ``torch.optim.SparseAdam`` with the gradient as a sparse COO tensor.
 * ``training_ops/adagrad_step``: ``optimizers.Adagrad`` against
   ``torch.optim.Adagrad`` on the same sparse gradient.
+* ``training_ops/small_adagrad_step``: ``optimizers.Adagrad`` on a 64 x 16
+  gradient of a 100,000 x 16 table, on one thread (the time around the
+  kernel), against ``torch.optim.Adagrad`` and TensorFlow's raw op; a
+  steady-state case of 1,000 steps per process.
 * ``training_ops/lion_lazy_step``: ``optimizers.Lion(lazy=True).apply_gradients``
   (only the touched rows of the table and ``m``), against its floor alone.
 * ``training_ops/nadam_lazy_step``: ``optimizers.Nadam(lazy=True)``, which
@@ -333,6 +337,68 @@ def _optimizer_torch(make, dtype="float32"):
     return setup
 
 
+# The small step (issue 9's setting): 64 distinct rows of 16 float32 of a
+# 100,000-row table, on one thread, where what surrounds the kernel is the cost.
+SMALL_ROWS, SMALL_WIDTH, SMALL_IDS = 100_000, 16, 64
+
+
+def _small_inputs():
+    """The small step's (ids, gradient values, table): the same at every size
+    (it is small already)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    ids = rng.choice(SMALL_ROWS, size=SMALL_IDS, replace=False).astype(np.int64)
+    values = (rng.standard_normal((SMALL_IDS, SMALL_WIDTH)) * 1e-2).astype(np.float32)
+    table = (rng.standard_normal((SMALL_ROWS, SMALL_WIDTH)) * 1e-2).astype(np.float32)
+    return ids, values, table
+
+
+def _small_sparsegrad(quick):
+    import sparsegrad as sg
+
+    ids, values, table = _small_inputs()
+    var = sg.Variable(table)
+    grad = sg.IndexedSlices(values, ids, dense_shape=table.shape)
+    opt = sg.optimizers.Adagrad(LEARNING_RATE)
+    return _warmed(lambda: opt.apply_gradients([(grad, var)]))
+
+
+def _small_torch(quick):
+    import torch
+
+    ids, values, table = _small_inputs()
+    param = torch.nn.Parameter(torch.from_numpy(table))
+    opt = torch.optim.Adagrad([param], lr=LEARNING_RATE)
+    t_ids, t_values = torch.from_numpy(ids).reshape(1, -1), torch.from_numpy(values)
+
+    def step():
+        param.grad = torch.sparse_coo_tensor(t_ids, t_values, table.shape)
+        opt.step()
+
+    return _warmed(step)
+
+
+def _small_tensorflow(quick):
+    import tensorflow as tf
+
+    ids, values, table = _small_inputs()
+    var = tf.Variable(table)
+    accum = tf.Variable(tf.fill(table.shape, 0.1))
+    lr, eps = tf.constant(LEARNING_RATE), tf.constant(1e-7)
+    t_ids, t_values = tf.constant(ids), tf.constant(values)
+    return _warmed(lambda: tf.raw_ops.ResourceSparseApplyAdagradV2(
+        var=var.handle, accum=accum.handle, lr=lr, epsilon=eps, grad=t_values,
+        indices=t_ids))
+
+
+def _small_bytes(quick):
+    """Each touched row of the table and the accumulator read and written,
+    the gradient and the ids read."""
+    row = SMALL_WIDTH * 4
+    return 2 * 2 * SMALL_IDS * row + SMALL_IDS * row + SMALL_IDS * 8
+
+
 # The options of the half-table optimizer cases: bfloat16 slots, stochastic
 # rounding (what a user of half tables runs; the _nearest cases round to
 # nearest instead, as PyTorch does).
@@ -417,6 +483,20 @@ CASES = [
         memory=True,
     ),
     *_half_step_cases(),
+    Case(
+        "training_ops/small_adagrad_step",
+        "a small sparse step on one thread, where the cost is what surrounds "
+        "the kernel: Adagrad.apply_gradients of a 64 x 16 float32 "
+        "IndexedSlices (64 distinct rows) on a 100,000 x 16 table, vs "
+        "torch.optim.Adagrad (sparse COO grad) and TensorFlow's "
+        "ResourceSparseApplyAdagradV2 op; 1,000 consecutive steps per process",
+        {"sparsegrad": _small_sparsegrad, "torch": _small_torch,
+         "tensorflow": _small_tensorflow},
+        _small_bytes,
+        threads=1,
+        steps=1000,
+        block=100,
+    ),
     Case(
         "training_ops/lion_lazy_step",
         "Lion(lazy=True).apply_gradients on the sparse gradient (no other "

@@ -14,9 +14,9 @@ import fails while loading its native code (``ImportError``, ``OSError`` or
 ``{"status": "missing", "reason": ...}`` (one line) and exit status 3; so
 does a setup that raises :class:`~sparsegrad.bench.case.Unsupported` (the
 library cannot run that case).
-``python -m sparsegrad.bench.worker --bandwidth`` measures
-the copy bandwidth instead.  :mod:`sparsegrad.bench.harness` starts these
-processes; nothing else should need to.
+``python -m sparsegrad.bench.worker --bandwidth`` measures the floor's
+rates instead (update bandwidth, GEMM).  :mod:`sparsegrad.bench.harness`
+starts these processes; nothing else should need to.
 """
 
 import argparse
@@ -35,7 +35,7 @@ from .harness import (
     time_calls,
 )
 from .memory import growth, resident_bytes
-from .sizes import BANDWIDTH_MIB
+from .sizes import BANDWIDTH_MIB, GEMM_N
 
 
 def _set_threads(library, module, n_threads):
@@ -137,6 +137,7 @@ def measure(module, case_name, library, repeat, warmup=1, quick=False,
     if library not in case.setups:
         raise KeyError(f"case {case_name!r} has no setup for library {library!r}; "
                        f"it has {sorted(case.setups)}")
+    n_threads = case.threads or n_threads
     if library != "sparsegrad":
         own_environment(os.environ)   # before the peer loads its OpenMP runtime
     name = IMPORT_NAMES.get(library, library)
@@ -171,11 +172,12 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--bandwidth", action="store_true",
-                        help="measure the copy bandwidth instead of a case")
+                        help="measure the floor's rates (update bandwidth, "
+                        "GEMM) instead of a case")
     args = parser.parse_args(argv)
     if args.bandwidth:
-        kwargs = ({"n_bytes": BANDWIDTH_MIB.quick << 20, "repeat": 3}
-                  if args.quick else {})
+        kwargs = ({"n_bytes": BANDWIDTH_MIB.quick << 20, "repeat": 3,
+                   "gemm_n": GEMM_N.quick} if args.quick else {})
         print(json.dumps({"status": "ok",
                           **measure_bandwidth(args.threads, **kwargs)}))
         return 0

@@ -25,7 +25,8 @@ def test_quick_run_writes_consistent_json(tmp_path, capsys):
                     "sparsegrad,numpy", "--repeat", "2", "--json", str(out)])
     assert status == 0
     table = capsys.readouterr().out
-    assert "slices/deduplicate" in table and "bandwidth:" in table
+    assert "slices/deduplicate" in table and "floor: in-place update" in table
+    assert "GFLOP/s" in table
 
     data = json.loads(out.read_text())
     assert data["settings"]["libraries"] == ["sparsegrad", "numpy"]
@@ -35,6 +36,7 @@ def test_quick_run_writes_consistent_json(tmp_path, capsys):
     assert bandwidth["bandwidth"] > 0
     before, after = bandwidth["measurements"]
     assert bandwidth["bandwidth"] == max(before["bandwidth"], after["bandwidth"])
+    assert bandwidth["gemm"] == max(before["gemm"], after["gemm"]) > 0
     (case,) = data["cases"]
     assert case["name"] == "slices/deduplicate"
     from sparsegrad.bench import slices
@@ -288,7 +290,8 @@ def test_quick_help_states_the_sizes(capsys):
         "float32; clip 10 dense 64 x 64 float32; segment sums 10,000 values into "
         "200 segments; ragged.range 2,000 rows; ragged reduce 20,000 float32 "
         "values; embedding bag 128 bags; CTR step "
-        "batch 256, table 10,000 rows; bandwidth copy 16 MiB")
+        "batch 256, table 10,000 rows; bandwidth update 16 MiB; GEMM rate 128 x 128 "
+        "float32")
     assert sizes.describe(False).startswith(
         "embedding table 1,000,000 x 64 float32, 16,384 Zipf ids")
 
@@ -308,3 +311,62 @@ def test_the_stated_sizes_are_those_run():
     # var, m and v read and written, the gradient read: 7 float32 per element
     assert adam.floor_bytes(True) == 7 * 4 * sizes.DENSE_UPDATE.quick
     assert adam.floor_bytes(False) == 7 * 4 * sizes.DENSE_UPDATE.full
+
+
+def test_the_update_floor_counts_bytes_read_and_written(monkeypatch):
+    # update_bandwidth adds one in place: 2 x n_bytes over the fastest call
+    from sparsegrad.bench import machine
+
+    seen = []
+
+    def fake_time_calls(fn, repeat):
+        fn()
+        seen.append(repeat)
+        return [0.5, 0.25, 1.0]
+
+    monkeypatch.setattr(machine, "time_calls", fake_time_calls)
+    assert machine.update_bandwidth(n_bytes=1 << 20, repeat=3) == 2 * (1 << 20) / 0.25
+    assert machine.update_bandwidth(n_bytes=1 << 20, repeat=3, n_threads=2) == \
+        2 * (1 << 20) / 0.25
+    assert machine.gemm_rate(n=64, repeat=3) == 2 * 64 ** 3 / 0.25
+    assert seen == [3, 3, 3]
+    for bad in (dict(n_bytes=100), dict(n_threads=0)):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            machine.update_bandwidth(**bad)
+    with pytest.raises(ValueError, match="n must be"):
+        machine.gemm_rate(n=8)
+
+
+def test_the_ctr_floor_adds_its_matrix_products():
+    from sparsegrad.bench import end_to_end
+
+    (case,) = end_to_end.CASES
+    batch, _ = sizes.END_TO_END.full
+    # forward, weights' gradient and input's gradient of 416 -> 64 -> 1
+    assert case.floor_flops(False) == 3 * 2 * batch * (416 * 64 + 64)
+    rows = [{"floor_bytes": 1e9, "floor_flops": case.floor_flops(False),
+             "results": {"sparsegrad": {"status": "ok", "median": 1.0}}}]
+    harness.set_floors(rows, bandwidth=1e10, gemm=1e11)
+    assert rows[0]["floor"] == pytest.approx(0.1 + case.floor_flops(False) / 1e11)
+    harness.set_floors(rows, bandwidth=1e10)     # no rate: no floor
+    assert rows[0]["floor"] is None and rows[0]["x_floor"] is None
+
+
+def test_small_step_case_runs_on_one_thread():
+    from sparsegrad.bench import training_ops
+
+    (case,) = [c for c in training_ops.CASES
+               if c.name == "training_ops/small_adagrad_step"]
+    assert case.steps == 1000 and case.threads == 1
+    assert set(case.setups) == {"sparsegrad", "torch", "tensorflow"}
+    assert case.floor_bytes(True) == 4 * 64 * 16 * 4 + 64 * 16 * 4 + 64 * 8
+    import sparsegrad as sg
+
+    before = sg.get_num_threads()
+    try:
+        out = worker.measure("training_ops", case.name, "sparsegrad", repeat=3,
+                             warmup=0, quick=True, n_threads=2)
+        assert out["status"] == "ok" and len(out["times"]) == 3
+        assert sg.get_num_threads() == 1        # the case's, not the run's 2
+    finally:
+        sg.set_num_threads(before)
