@@ -1199,12 +1199,15 @@ def test_more_indices_than_the_by_row_kernel_links(n_threads, monkeypatch, zipf)
 def test_by_row_scratch_is_linear_in_the_indices_for_any_thread_count():
     # The by-row kernels' grouping scratch is at most 8 n + 16 int32 words per
     # thread however the rows split between threads (each thread's part is
-    # sized after counting), not n words per thread.
+    # sized after counting), not n words per thread; its head holds each
+    # thread's counts (4 int64 each, and 2 more) and work row (R values of
+    # at most 8 bytes).
     from sparsegrad.training.training_ops import core
 
     for n_threads in (1, 2, 16, 64):
         words = core.kernels().by_row_scratch_size(1_000_000, 64, n_threads)
-        assert words == 8 * 1_000_000 + 16 * n_threads
+        head = 2 * (4 * n_threads + 2) + 2 * n_threads * 64
+        assert words == 8 * 1_000_000 + 16 * n_threads + head
 
 
 # ---------------------------------------------------------------------------

@@ -533,13 +533,17 @@ class Optimizer:
         # registered, and kernels run, only when every pair has passed.
         new_slots = {}
         updates = []
-        indices = {uid: k for k, uid in enumerate(self._slots)}
+        indices = None      # the variables' numbers, for half ones alone
         for grad, scale, (_, be, var) in zip(grads, scales, pairs):
             entry = self._slots.get(var._uid)
             if entry is None:
-                indices[var._uid] = len(indices)
                 entry = new_slots[var._uid] = (var, self._create_slots(var))
-            rounding = self._rounding(var, indices[var._uid])
+            rounding = None
+            if is_half(var.dtype):
+                if indices is None or var._uid not in indices:
+                    indices = {uid: k for k, uid in enumerate(
+                        [*self._slots, *new_slots])}
+                rounding = self._rounding(var, indices[var._uid])
             if isinstance(grad, tuple):
                 # The update kernel coalesces on the groups the gradient
                 # carries (the global norm, or a clip op before this step,
