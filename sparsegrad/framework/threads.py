@@ -8,7 +8,9 @@ depend on the count: every kernel gives the same bits for any value.
 
 import ctypes
 import os
+import threading
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 from .._kernels import parallel as _parallel
 
@@ -117,6 +119,67 @@ def get_num_threads():
     return n if n <= MAX_THREADS else MAX_THREADS
 
 
+# Worker threads of run_parts: (executor, its workers), made on first use and
+# forgotten in a forked child (the threads are not copied into it).
+_executor = [None, 0]
+_executor_lock = threading.Lock()
+
+
+def run_parts(parts):
+    """Call every zero-argument callable of `parts`, side by side: the first
+    in the calling thread, the others on worker threads.
+
+    For NumPy calls on large arrays, which release the GIL (a binary ufunc
+    over rows of its operands, say): each part must touch memory no other
+    part writes, so the result does not depend on the count or the order.
+
+    Parameters
+    ----------
+    parts : sequence of callable
+
+    Returns
+    -------
+    list
+        What each part returned, in order.
+
+    Raises
+    ------
+    Exception
+        The first part's exception (in order) that raised, after every part
+        has finished.
+
+    Examples
+    --------
+    >>> from sparsegrad.framework.threads import run_parts
+    >>> run_parts([lambda: 1, lambda: 2, lambda: 3])
+    [1, 2, 3]
+    """
+    if len(parts) == 1:
+        return [parts[0]()]
+    workers = len(parts) - 1
+    with _executor_lock:
+        pool, size = _executor
+        if pool is None or size < workers:
+            if pool is not None:
+                pool.shutdown(wait=False)
+            pool = ThreadPoolExecutor(workers, thread_name_prefix="sparsegrad")
+            _executor[:] = [pool, workers]
+    futures = [pool.submit(part) for part in parts[1:]]
+    results, error = [None] * len(parts), None
+    try:
+        results[0] = parts[0]()
+    except Exception as exc:      # the others still run to their end
+        error = exc
+    for k, future in enumerate(futures, 1):
+        try:
+            results[k] = future.result()
+        except Exception as exc:
+            error = exc if error is None else error
+    if error is not None:
+        raise error
+    return results
+
+
 def _init_from_environment():
     value = os.environ.get("SPARSEGRAD_NUM_THREADS", "").strip()
     if not value:
@@ -192,6 +255,7 @@ def _share_blas_threads():
 
 def _after_fork_in_child():
     _parallel.mark_forked_child()
+    _executor[:] = [None, 0]
     for setter in _blas_setters:
         setter(None)
 

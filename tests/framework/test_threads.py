@@ -188,3 +188,34 @@ def test_forked_child_runs_kernels_and_products():
                          text=True, check=True, timeout=60,
                          cwd=os.path.expanduser("~"))
     assert out.stdout.split()[0] == "0", out.stdout + out.stderr
+
+
+def test_run_parts_returns_in_order_and_raises_after_all_finish():
+    import threading
+    import time
+
+    from sparsegrad.framework.threads import run_parts
+
+    names = []
+
+    def part(k, delay):
+        def run():
+            time.sleep(delay)
+            names.append(threading.current_thread().name)
+            return k * k
+        return run
+
+    assert run_parts([part(k, 0.01 * (3 - k)) for k in range(4)]) == [0, 1, 4, 9]
+    assert names[-1] == threading.current_thread().name or len(set(names)) > 1
+    done = []
+
+    def slow():
+        time.sleep(0.05)
+        done.append(True)
+
+    def bad():
+        raise ValueError("band 1")
+
+    with pytest.raises(ValueError, match="band 1"):
+        run_parts([slow, bad, slow])
+    assert done == [True, True]            # every part ran to its end

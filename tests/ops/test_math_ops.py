@@ -3,6 +3,7 @@ against finite differences (first and second order), broadcasting, dtypes and
 errors."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -639,3 +640,50 @@ def test_unary_ops_of_a_broadcast_view_check_their_result(op):
         op(_view())
     np.testing.assert_array_equal(op(sg.broadcast_to(np.float32(1), (3,))).numpy(),
                                   op(np.ones(3, np.float32)).numpy())
+
+
+# ---------------------------------------------------------------------------
+# Large binary ops run in bands of rows on several threads (NumPy's loops are
+# single-threaded): the bits of one thread for every count and broadcast.
+
+
+@pytest.mark.parametrize("shapes", [
+    ((1 << 21, 2), (1 << 21, 2)),     # same shape
+    ((1 << 20, 4), (1 << 20, 1)),     # a column broadcast along the rows
+    ((1 << 20, 4), (4,)),             # a row broadcast over every row
+    ((1, 1 << 22), (3, 1)),           # the first operand broadcast along axis 0
+    ((), (1 << 22,)),                 # a scalar
+])
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide", "maximum"])
+def test_large_binary_ops_give_one_threads_bits(shapes, op):
+    from sparsegrad.ops.math_ops import broadcasting
+
+    rng = np.random.default_rng(5)
+    x, y = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+    want = getattr(np, op)(x, y)
+    assert want.nbytes >= broadcasting.PARALLEL_BYTES
+    before = sg.get_num_threads()
+    for n in (1, 2, 3, 7):
+        sg.set_num_threads(n)
+        try:
+            got = getattr(sg, op)(sg.constant(x), sg.constant(y)).numpy()
+        finally:
+            sg.set_num_threads(before)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_large_binary_op_bands_keep_the_callers_error_state():
+    # every band runs under the calling thread's np.errstate: "raise" raises
+    # (from whichever band hit it), "ignore" stays silent
+    x = np.ones((1 << 21, 2), np.float32)
+    y = np.ones((1 << 21, 2), np.float32)
+    x[-1, -1], y[-1, -1] = 3e38, 10.0     # overflows, in the last band
+    with np.errstate(over="raise"):
+        with pytest.raises(FloatingPointError):
+            sg.multiply(sg.constant(x), sg.constant(y))
+    with np.errstate(over="ignore"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            z = sg.multiply(sg.constant(x), sg.constant(y)).numpy()
+    assert np.isinf(z[-1, -1]) and (z.reshape(-1)[:-1] == 1).all()

@@ -10,6 +10,7 @@ from ...framework import buffers, dispatch
 from ...framework.backend import backend_of
 from ...framework.buffers import UNCHECKED_BYTES, check_allocation
 from ...framework.tensor import wrap
+from ...framework.threads import get_num_threads, run_parts
 from .._helpers import binary_operands
 from ..array_ops.shapes import unbroadcast
 from .unary import elementwise_doc
@@ -88,6 +89,33 @@ def pooled_result(ufunc, x, y):
     return buffers.empty(shape, result_dtype(ufunc, x, y))
 
 
+#: Bytes of a host result from which a binary ufunc runs on several threads
+#: (NumPy's loops are single-threaded; each thread takes a band of rows).
+PARALLEL_BYTES = 1 << 23
+
+
+def _ufunc_in_bands(ufunc, xv, yv, out, n_threads):
+    """``ufunc(xv, yv, out=out)`` in `n_threads` bands of out's first axis,
+    side by side; each element is computed as NumPy computes it alone, so
+    the bits are NumPy's for any count.  The floating-point error state of
+    the calling thread holds in every band."""
+    n = out.shape[0]
+    edges = [n * k // n_threads for k in range(n_threads + 1)]
+    errors = np.geterr()
+
+    def band(a, b):
+        xs = xv[a:b] if xv.ndim == out.ndim and xv.shape[0] == n else xv
+        ys = yv[a:b] if yv.ndim == out.ndim and yv.shape[0] == n else yv
+
+        def run():
+            with np.errstate(**errors):
+                ufunc(xs, ys, out=out[a:b])
+        return run
+
+    run_parts([band(a, b) for a, b in zip(edges[:-1], edges[1:])])
+    return out
+
+
 def apply_binary(ufunc, x, y, op_name, be=None):
     """`ufunc` (NumPy's, or CuPy's of that name for GPU operands) of the
     values of Tensors `x` and `y`, its result checked and, when large, in
@@ -104,6 +132,10 @@ def apply_binary(ufunc, x, y, op_name, be=None):
         out = None if be.on_gpu else pooled_result(ufunc, x, y)
         if out is None:
             return ufunc(x._value, y._value)
+        if out.nbytes >= PARALLEL_BYTES and out.ndim and out.shape[0] > 1:
+            n_threads = min(get_num_threads(), out.shape[0])
+            if n_threads > 1:
+                return _ufunc_in_bands(ufunc, x._value, y._value, out, n_threads)
         return ufunc(x._value, y._value, out=out)
     except ValueError as exc:
         raise InvalidArgumentError(
