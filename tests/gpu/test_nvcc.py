@@ -154,25 +154,32 @@ def test_sources_compile_with_nvrtc():
     lib = _find_nvrtc()
     if lib is None:
         pytest.skip("libnvrtc not found (pip install nvidia-cuda-nvrtc)")
-    failures = []
-    for name in FAMILIES:
-        for arch in ("compute_90",):   # the architectures: test_sources_compile
-            prog = ctypes.c_void_p()
-            code = _cuda.source(name).encode()
-            assert lib.nvrtcCreateProgram(ctypes.byref(prog), code,
-                                          f"{name}.cu".encode(), 0, None,
-                                          None) == 0
-            options = [*_cuda.compile_options(), f"--gpu-architecture={arch}"]
-            argv = (ctypes.c_char_p * len(options))(*[o.encode() for o in options])
-            rc = lib.nvrtcCompileProgram(prog, len(options), argv)
-            if rc:
-                size = ctypes.c_size_t()
-                lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
-                log = ctypes.create_string_buffer(size.value)
-                lib.nvrtcGetProgramLog(prog, log)
-                failures.append(f"{name}.cu ({arch}):\n"
-                                f"{log.value.decode(errors='replace')}")
-            lib.nvrtcDestroyProgram(ctypes.byref(prog))
+    from concurrent.futures import ThreadPoolExecutor
+
+    def compile_one(name, arch="compute_90"):   # test_sources_compile's arch
+        # one program per call: NVRTC compiles programs side by side (ctypes
+        # releases the GIL), which halves the test's time on two cores
+        prog = ctypes.c_void_p()
+        code = _cuda.source(name).encode()
+        assert lib.nvrtcCreateProgram(ctypes.byref(prog), code,
+                                      f"{name}.cu".encode(), 0, None, None) == 0
+        options = [*_cuda.compile_options(), f"--gpu-architecture={arch}"]
+        argv = (ctypes.c_char_p * len(options))(*[o.encode() for o in options])
+        rc = lib.nvrtcCompileProgram(prog, len(options), argv)
+        failure = None
+        if rc:
+            size = ctypes.c_size_t()
+            lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+            log = ctypes.create_string_buffer(size.value)
+            lib.nvrtcGetProgramLog(prog, log)
+            failure = f"{name}.cu ({arch}):\n{log.value.decode(errors='replace')}"
+        lib.nvrtcDestroyProgram(ctypes.byref(prog))
+        return failure
+
+    # the largest sources first, so that no long compile starts last
+    names = sorted(FAMILIES, key=lambda name: -len(_cuda.source(name)))
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        failures = [f for f in pool.map(compile_one, names) if f]
     assert not failures, "\n".join(failures)
 
 
