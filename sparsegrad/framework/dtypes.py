@@ -27,6 +27,8 @@ TRAINABLE_DTYPES = HALF_DTYPES + FLOAT_DTYPES
 
 def is_half(dtype):
     """True for the half-precision storage types, float16 and bfloat16."""
+    if isinstance(dtype, np.dtype):     # the common call: a dtype, and fast
+        return dtype.itemsize == 2 and dtype in HALF_DTYPES
     return np.dtype(dtype) in HALF_DTYPES
 
 

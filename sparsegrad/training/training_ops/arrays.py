@@ -7,11 +7,13 @@ the call chose at its entry.  Nothing is ever copied between host and device.
 import numpy as np
 
 from ..._kernels import training as baseline_kernels
-from ...framework.buffers import check_allocation
+from ...framework.buffers import UNCHECKED_BYTES, check_allocation
 
 __all__ = ["as_array", "kernel_arrays"]
 
 _INT64 = np.dtype(np.int64)
+# Bytes of the by-row kernels' scratch per index (8 int32 words: _buffers).
+_SCRATCH_BYTES_PER_INDEX = 8 * 4
 
 
 def as_array(value, be):
@@ -32,6 +34,11 @@ def kernel_arrays(grad, indices, dtype, be, driver=None, *, trusted=False):
     broadcast view of 2**31 indices costs nothing, its copy 16 GiB.  A
     `trusted` gradient (an optimizer's) is already C-contiguous in `dtype`."""
     if trusted and indices is None:
+        return grad, indices
+    if (trusted and indices.dtype == _INT64 and indices.flags.c_contiguous
+            and indices.shape[0] * _SCRATCH_BYTES_PER_INDEX < UNCHECKED_BYTES):
+        # nothing to copy, and a scratch below what check_allocation
+        # checks: the common optimizer step, which pays for every call
         return grad, indices
     check_allocation(*_buffers(grad, indices, dtype, _public_name(driver)))
     if not trusted and (grad.dtype != dtype or not grad.flags.c_contiguous):
