@@ -12,8 +12,8 @@ from ...framework.buffers import UNCHECKED_BYTES, check_allocation
 __all__ = ["as_array", "kernel_arrays"]
 
 _INT64 = np.dtype(np.int64)
-# Bytes of the by-row kernels' scratch per index (8 int32 words: _buffers).
-_SCRATCH_BYTES_PER_INDEX = 8 * 4
+# int32 words of the by-row kernels' scratch per index (_buffers counts them).
+_SCRATCH_WORDS_PER_INDEX = 8
 
 
 def as_array(value, be):
@@ -36,7 +36,7 @@ def kernel_arrays(grad, indices, dtype, be, driver=None, *, trusted=False):
     if trusted and indices is None:
         return grad, indices
     if (trusted and indices.dtype == _INT64 and indices.flags.c_contiguous
-            and indices.shape[0] * _SCRATCH_BYTES_PER_INDEX < UNCHECKED_BYTES):
+            and 4 * _SCRATCH_WORDS_PER_INDEX * indices.shape[0] < UNCHECKED_BYTES):
         # nothing to copy, and a scratch below what check_allocation
         # checks: the common optimizer step, which pays for every call
         return grad, indices
@@ -73,7 +73,7 @@ def _buffers(grad, indices, dtype, what):
     n = indices.shape[0]
     if indices.dtype != _INT64 or not indices.flags.c_contiguous:
         out.append((indices.shape, _INT64, f"{what}: indices"))
-    out.append(((n, 8), np.int32, f"{what}: indices"))
+    out.append(((n, _SCRATCH_WORDS_PER_INDEX), np.int32, f"{what}: indices"))
     if n >= baseline_kernels.BY_ROW_MAX_N:
         out += [((n, 7), np.int64, f"{what}: indices"),
                 (grad.shape, dtype, f"{what}: grad")]
